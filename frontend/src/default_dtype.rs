@@ -1,0 +1,43 @@
+//! The default floating dtype (`torch.set_default_dtype`). It is per thread, so tests running
+//! in parallel cannot disturb each other; [`with_default_dtype`] scopes a change.
+
+use smelt_ir::{DType, Error, Result};
+use std::cell::Cell;
+
+thread_local! {
+    static DEFAULT_DTYPE: Cell<DType> = const { Cell::new(DType::F32) };
+}
+
+/// The current thread's default floating dtype (float32 unless changed).
+pub fn get_default_dtype() -> DType {
+    DEFAULT_DTYPE.with(|d| d.get())
+}
+
+/// Sets the current thread's default floating dtype; only floating dtypes are accepted.
+pub fn try_set_default_dtype(dtype: DType) -> Result<()> {
+    if !dtype.is_float() {
+        return Err(Error::dtype(format!(
+            "only floating-point types are supported as the default type, got {dtype}"
+        )));
+    }
+    DEFAULT_DTYPE.with(|d| d.set(dtype));
+    Ok(())
+}
+
+#[track_caller]
+pub fn set_default_dtype(dtype: DType) {
+    crate::tensor::ok(try_set_default_dtype(dtype))
+}
+
+/// Runs `f` with `dtype` as the default dtype, restoring the previous one afterwards.
+pub fn with_default_dtype<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
+    struct Restore(DType);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DEFAULT_DTYPE.with(|d| d.set(self.0));
+        }
+    }
+    let _restore = Restore(get_default_dtype());
+    crate::tensor::ok(try_set_default_dtype(dtype));
+    f()
+}

@@ -1,0 +1,478 @@
+//! Elementwise ops: unary math, binary arithmetic and comparisons with broadcasting and type
+//! promotion, `where`, `clamp`, casts, `contiguous` and `clone`. Output strides follow
+//! TensorIterator (SEMANTICS.md §4.1).
+
+use crate::default_dtype::get_default_dtype;
+use crate::promote::{Operand, result_type};
+use crate::tensor::{Tensor, ok};
+use smelt_ir::graph::Op;
+use smelt_ir::view::{broadcast_shapes, elementwise_out_strides};
+use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, Result, Scalar, UnaryOp, View};
+
+/// Broadcast shape of several operands.
+pub(crate) fn broadcast_all(operands: &[&Operand]) -> Result<Vec<usize>> {
+    let mut shape: Vec<usize> = vec![];
+    for op in operands {
+        shape = broadcast_shapes(&shape, op.shape())?;
+    }
+    Ok(shape)
+}
+
+/// Records one elementwise node: `op` over `operands` (scalars become fills of `scalar_dtype`),
+/// output of `dtype` with TensorIterator's strides.
+#[track_caller]
+pub(crate) fn record(op: Op, dtype: DType, scalar_dtype: DType, operands: &[&Operand]) -> Result<Tensor> {
+    let shape = broadcast_all(operands)?;
+    let views: Vec<View> = operands.iter().map(|o| o.view()).collect();
+    let view_refs: Vec<&View> = views.iter().collect();
+    let strides = elementwise_out_strides(&shape, &view_refs);
+    let inputs = operands.iter().map(|o| o.source(&shape, scalar_dtype)).collect();
+    Ok(Tensor::computed(op, dtype, &shape, strides, inputs))
+}
+
+/// Which dtype family an op accepts and what it returns for ints.
+fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
+    let float_out = || if input.is_float() { input } else { get_default_dtype() };
+    let bool_error = |what: &str| {
+        Err(Error::dtype(format!("{what} on a bool tensor is not supported (op {}, dtype bool)", op.name())))
+    };
+    Ok(match op {
+        UnaryOp::Exp
+        | UnaryOp::Expm1
+        | UnaryOp::Log
+        | UnaryOp::Log2
+        | UnaryOp::Log1p
+        | UnaryOp::Sqrt
+        | UnaryOp::Rsqrt
+        | UnaryOp::Reciprocal
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tan
+        | UnaryOp::Tanh
+        | UnaryOp::Sigmoid
+        | UnaryOp::Erf => (float_out(), float_out()),
+        UnaryOp::Neg => {
+            if input.is_bool() {
+                return Err(Error::dtype(
+                    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                ));
+            }
+            (input, input)
+        }
+        UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc | UnaryOp::Relu => {
+            if input.is_bool() {
+                return bool_error(&format!("\"{}\" not implemented for 'Bool':", op.name()));
+            }
+            (input, input)
+        }
+        UnaryOp::Sign => (input, input),
+        UnaryOp::Square => {
+            if input.is_bool() {
+                (DType::I64, DType::I64)
+            } else {
+                (input, input)
+            }
+        }
+        UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => (input, DType::Bool),
+        UnaryOp::BitwiseNot => {
+            if input.is_float() {
+                return Err(Error::dtype(format!("\"bitwise_not_cpu\" not implemented for '{}'", input.torch_name())));
+            }
+            (input, input)
+        }
+    })
+}
+
+macro_rules! unary_ops {
+    ($($name:ident, $try_name:ident => $op:expr;)*) => {
+        impl Tensor {
+            $(
+                #[track_caller]
+                pub fn $try_name(&self) -> Result<Tensor> {
+                    self.try_unary($op)
+                }
+                #[track_caller]
+                pub fn $name(&self) -> Tensor {
+                    ok(self.$try_name())
+                }
+            )*
+        }
+    };
+}
+
+unary_ops! {
+    neg, try_neg => UnaryOp::Neg;
+    abs, try_abs => UnaryOp::Abs;
+    sign, try_sign => UnaryOp::Sign;
+    exp, try_exp => UnaryOp::Exp;
+    expm1, try_expm1 => UnaryOp::Expm1;
+    log, try_log => UnaryOp::Log;
+    log2, try_log2 => UnaryOp::Log2;
+    log1p, try_log1p => UnaryOp::Log1p;
+    sqrt, try_sqrt => UnaryOp::Sqrt;
+    rsqrt, try_rsqrt => UnaryOp::Rsqrt;
+    reciprocal, try_reciprocal => UnaryOp::Reciprocal;
+    square, try_square => UnaryOp::Square;
+    sin, try_sin => UnaryOp::Sin;
+    cos, try_cos => UnaryOp::Cos;
+    tan, try_tan => UnaryOp::Tan;
+    tanh, try_tanh => UnaryOp::Tanh;
+    sigmoid, try_sigmoid => UnaryOp::Sigmoid;
+    relu, try_relu => UnaryOp::Relu;
+    erf, try_erf => UnaryOp::Erf;
+    floor, try_floor => UnaryOp::Floor;
+    ceil, try_ceil => UnaryOp::Ceil;
+    trunc, try_trunc => UnaryOp::Trunc;
+    logical_not, try_logical_not => UnaryOp::LogicalNot;
+    bitwise_not, try_bitwise_not => UnaryOp::BitwiseNot;
+    isnan, try_isnan => UnaryOp::IsNan;
+    isinf, try_isinf => UnaryOp::IsInf;
+    isfinite, try_isfinite => UnaryOp::IsFinite;
+}
+
+/// The kinds of binary op, for dtype rules.
+fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DType, DType)> {
+    let name = op.name();
+    Ok(match op {
+        BinaryOp::Div | BinaryOp::Atan2 => {
+            let c = if common.is_float() { common } else { get_default_dtype() };
+            (c, c)
+        }
+        BinaryOp::Sub => {
+            if a.is_bool() && b.is_bool() {
+                return Err(Error::dtype(
+                    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead.",
+                ));
+            }
+            if a.is_bool() || b.is_bool() {
+                return Err(Error::dtype(
+                    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+                ));
+            }
+            (common, common)
+        }
+        BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod => {
+            if common.is_bool() {
+                let kernel = match op {
+                    BinaryOp::DivTrunc => "div_trunc_cpu",
+                    BinaryOp::DivFloor => "div_floor_cpu",
+                    BinaryOp::Remainder => "remainder_cpu",
+                    _ => "fmod_cpu",
+                };
+                return Err(Error::dtype(format!("\"{kernel}\" not implemented for 'Bool'")));
+            }
+            (common, common)
+        }
+        BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+            if common.is_float() {
+                return Err(Error::dtype(format!("\"{name}_cpu\" not implemented for '{}'", common.torch_name())));
+            }
+            (common, common)
+        }
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => (common, DType::Bool),
+        BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => (common, DType::Bool),
+        BinaryOp::Add | BinaryOp::Mul | BinaryOp::Pow | BinaryOp::Maximum | BinaryOp::Minimum => (common, common),
+    })
+}
+
+impl Tensor {
+    /// A unary elementwise op with PyTorch's dtype rules.
+    #[track_caller]
+    pub fn try_unary(&self, op: UnaryOp) -> Result<Tensor> {
+        let (compute, out) = unary_dtypes(op, self.dtype())?;
+        record(Op::Unary { op, compute }, out, compute, &[&Operand::from(self)])
+    }
+
+    /// A binary elementwise op with broadcasting, promotion and PyTorch's dtype rules.
+    #[track_caller]
+    pub fn try_binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
+        let a = Operand::from(self);
+        let b = other.into();
+        let common = result_type(&[&a, &b]);
+        if op == BinaryOp::Pow
+            && !common.is_float()
+            && let Operand::Scalar(Scalar::Int(e)) = b
+            && e < 0
+        {
+            return Err(Error::value("Integers to negative integer powers are not allowed."));
+        }
+        let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
+        record(Op::Binary { op, compute }, out, compute, &[&a, &b])
+    }
+
+    /// `self + alpha * other`.
+    #[track_caller]
+    pub fn try_add_scaled(&self, other: impl Into<Operand>, alpha: impl Into<Scalar>, op: BinaryOp) -> Result<Tensor> {
+        let a = Operand::from(self);
+        let b = other.into();
+        let alpha = alpha.into();
+        let common = result_type(&[&a, &b]);
+        let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
+        if !compute.is_float() && matches!(alpha, Scalar::Float(_)) {
+            return Err(Error::dtype("For integral input tensors, argument alpha must not be a floating point number."));
+        }
+        if compute.is_bool() && matches!(alpha, Scalar::Int(i) if i != 0 && i != 1) {
+            return Err(Error::dtype("Boolean alpha only supported for Boolean results."));
+        }
+        let b = if alpha == Scalar::Int(1) || alpha == Scalar::Bool(true) {
+            b
+        } else {
+            Operand::Tensor(record(Op::Binary { op: BinaryOp::Mul, compute }, compute, compute, &[&b, &Operand::Scalar(alpha)])?)
+        };
+        record(Op::Binary { op, compute }, out, compute, &[&a, &b])
+    }
+
+    /// `torch.where(condition, self, other)` as a method of the condition.
+    #[track_caller]
+    pub fn try_where_(&self, a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Tensor> {
+        Tensor::try_where(self, a, b)
+    }
+
+    /// `torch.where(condition, a, b)`.
+    #[track_caller]
+    pub fn try_where(condition: &Tensor, a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Tensor> {
+        if condition.dtype() != DType::Bool && condition.dtype() != DType::U8 {
+            return Err(Error::dtype(format!(
+                "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+                condition.dtype().torch_name()
+            )));
+        }
+        let (a, b) = (a.into(), b.into());
+        let dtype = result_type(&[&a, &b]);
+        let c = Operand::from(condition);
+        record(Op::Where, dtype, dtype, &[&c, &a, &b])
+    }
+
+    #[track_caller]
+    pub fn r#where(condition: &Tensor, a: impl Into<Operand>, b: impl Into<Operand>) -> Tensor {
+        ok(Tensor::try_where(condition, a, b))
+    }
+
+    /// `clamp(min, max)`: when `min > max` every element becomes `max`.
+    #[track_caller]
+    pub fn try_clamp(&self, min: Option<Operand>, max: Option<Operand>) -> Result<Tensor> {
+        if min.is_none() && max.is_none() {
+            return Err(Error::value("torch.clamp: At least one of 'min' or 'max' must not be None"));
+        }
+        let x = Operand::from(self);
+        let mut all = vec![&x];
+        all.extend(min.iter());
+        all.extend(max.iter());
+        let dtype = result_type(&all);
+        if self.dtype().is_bool() && dtype.is_bool() {
+            return Err(Error::dtype("\"clamp_cpu\" not implemented for 'Bool'"));
+        }
+        let shape = broadcast_all(&all)?;
+        let views: Vec<View> = all.iter().map(|o| o.view()).collect();
+        let refs: Vec<&View> = views.iter().collect();
+        let strides = elementwise_out_strides(&shape, &refs);
+        let mut cur = x.clone();
+        if let Some(lo) = &min {
+            cur = Operand::Tensor(record(Op::Binary { op: BinaryOp::Maximum, compute: dtype }, dtype, dtype, &[&cur, lo])?);
+        }
+        if let Some(hi) = &max {
+            cur = Operand::Tensor(record(Op::Binary { op: BinaryOp::Minimum, compute: dtype }, dtype, dtype, &[&cur, hi])?);
+        }
+        let Operand::Tensor(t) = cur else { unreachable!("clamp records at least one node") };
+        // The chain's last node writes with the layout of all operands together.
+        Ok(t.relayout(&shape, strides))
+    }
+
+    #[track_caller]
+    pub fn clamp(&self, min: Option<Operand>, max: Option<Operand>) -> Tensor {
+        ok(self.try_clamp(min, max))
+    }
+
+    /// Re-targets the output layout of a freshly computed, unshared tensor.
+    pub(crate) fn relayout(self, shape: &[usize], strides: Vec<isize>) -> Tensor {
+        if self.view.strides == strides {
+            return self;
+        }
+        let node = self.storage.current();
+        let inputs = match &*node.state() {
+            crate::lazy::NodeState::Pending(inputs) => inputs.clone(),
+            crate::lazy::NodeState::Realized(_) => return self,
+        };
+        Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)
+    }
+
+    /// `round(decimals)`: half to even, after scaling by 10^decimals.
+    #[track_caller]
+    pub fn try_round(&self, decimals: i64) -> Result<Tensor> {
+        if decimals == 0 {
+            return self.try_unary(UnaryOp::Round);
+        }
+        if !self.dtype().is_float() {
+            return Err(Error::dtype(format!("round with decimals is not implemented for '{}'", self.dtype().torch_name())));
+        }
+        let scale = 10f64.powi(decimals as i32);
+        self.try_mul(scale)?.try_unary(UnaryOp::Round)?.try_div(scale)
+    }
+
+    #[track_caller]
+    pub fn round(&self) -> Tensor {
+        ok(self.try_round(0))
+    }
+
+    /// `to(dtype)`: self when the dtype is unchanged (unless `copy`), else a converted copy
+    /// with preserve-format strides.
+    #[track_caller]
+    pub fn try_to_dtype(&self, dtype: DType, copy: bool) -> Result<Tensor> {
+        if dtype == self.dtype() && !copy {
+            return Ok(self.clone());
+        }
+        let strides = self.view.preserve_format_strides();
+        Ok(Tensor::computed(Op::Cast, dtype, &self.view.shape, strides, vec![self.source()]))
+    }
+
+    #[track_caller]
+    pub fn to_dtype(&self, dtype: DType) -> Tensor {
+        ok(self.try_to_dtype(dtype, false))
+    }
+
+    /// `clone(memory_format)`: a fresh copy (preserve format by default).
+    #[track_caller]
+    pub fn try_clone_format(&self, format: MemoryFormat) -> Result<Tensor> {
+        let strides = self.view.like_strides(format)?;
+        Ok(Tensor::computed(Op::Cast, self.dtype(), &self.view.shape, strides, vec![self.source()]))
+    }
+
+    /// A copy of the data (PyTorch's `clone()`; `Clone::clone` copies only the handle).
+    #[track_caller]
+    pub fn deep_clone(&self) -> Tensor {
+        ok(self.try_clone_format(MemoryFormat::Preserve))
+    }
+
+    /// `contiguous(memory_format)`: self when already contiguous in that format.
+    #[track_caller]
+    pub fn try_contiguous_format(&self, format: MemoryFormat) -> Result<Tensor> {
+        if format == MemoryFormat::Preserve {
+            if self.is_contiguous() {
+                return Ok(self.clone());
+            }
+            return Err(Error::value("preserve memory format is unsupported by the contiguous operator"));
+        }
+        if self.view.is_contiguous_as(format) {
+            // The rank check still applies to an already-contiguous tensor.
+            smelt_ir::view::format_strides(&self.view.shape, format)?;
+            return Ok(self.clone());
+        }
+        self.try_clone_format(format)
+    }
+
+    #[track_caller]
+    pub fn contiguous(&self) -> Tensor {
+        ok(self.try_contiguous_format(MemoryFormat::Contiguous))
+    }
+}
+
+macro_rules! binary_ops {
+    ($($name:ident, $try_name:ident => $op:expr;)*) => {
+        impl Tensor {
+            $(
+                #[track_caller]
+                pub fn $try_name(&self, other: impl Into<Operand>) -> Result<Tensor> {
+                    self.try_binary(other, $op)
+                }
+                #[track_caller]
+                pub fn $name(&self, other: impl Into<Operand>) -> Tensor {
+                    ok(self.$try_name(other))
+                }
+            )*
+        }
+    };
+}
+
+binary_ops! {
+    add, try_add => BinaryOp::Add;
+    sub, try_sub => BinaryOp::Sub;
+    mul, try_mul => BinaryOp::Mul;
+    div, try_div => BinaryOp::Div;
+    floor_divide, try_floor_divide => BinaryOp::DivFloor;
+    remainder, try_remainder => BinaryOp::Remainder;
+    fmod, try_fmod => BinaryOp::Fmod;
+    pow, try_pow => BinaryOp::Pow;
+    maximum, try_maximum => BinaryOp::Maximum;
+    minimum, try_minimum => BinaryOp::Minimum;
+    atan2, try_atan2 => BinaryOp::Atan2;
+    eq, try_eq => BinaryOp::Eq;
+    ne, try_ne => BinaryOp::Ne;
+    lt, try_lt => BinaryOp::Lt;
+    le, try_le => BinaryOp::Le;
+    gt, try_gt => BinaryOp::Gt;
+    ge, try_ge => BinaryOp::Ge;
+    logical_and, try_logical_and => BinaryOp::LogicalAnd;
+    logical_or, try_logical_or => BinaryOp::LogicalOr;
+    logical_xor, try_logical_xor => BinaryOp::LogicalXor;
+    bitwise_and, try_bitwise_and => BinaryOp::BitAnd;
+    bitwise_or, try_bitwise_or => BinaryOp::BitOr;
+    bitwise_xor, try_bitwise_xor => BinaryOp::BitXor;
+}
+
+/// Division rounding modes of `div`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundingMode {
+    Trunc,
+    Floor,
+}
+
+impl Tensor {
+    /// `div(other, rounding_mode)`.
+    #[track_caller]
+    pub fn try_div_mode(&self, other: impl Into<Operand>, mode: Option<RoundingMode>) -> Result<Tensor> {
+        let op = match mode {
+            None => BinaryOp::Div,
+            Some(RoundingMode::Trunc) => BinaryOp::DivTrunc,
+            Some(RoundingMode::Floor) => BinaryOp::DivFloor,
+        };
+        self.try_binary(other, op)
+    }
+}
+
+macro_rules! operator_traits {
+    ($($trait:ident, $method:ident, $op:ident;)*) => {
+        $(
+            impl<O: Into<Operand>> std::ops::$trait<O> for &Tensor {
+                type Output = Tensor;
+                #[track_caller]
+                fn $method(self, rhs: O) -> Tensor {
+                    self.$op(rhs)
+                }
+            }
+            impl<O: Into<Operand>> std::ops::$trait<O> for Tensor {
+                type Output = Tensor;
+                #[track_caller]
+                fn $method(self, rhs: O) -> Tensor {
+                    (&self).$op(rhs)
+                }
+            }
+        )*
+    };
+}
+
+operator_traits! {
+    Add, add, add;
+    Sub, sub, sub;
+    Mul, mul, mul;
+    Div, div, div;
+    Rem, rem, remainder;
+    BitAnd, bitand, bitwise_and;
+    BitOr, bitor, bitwise_or;
+    BitXor, bitxor, bitwise_xor;
+}
+
+impl std::ops::Neg for &Tensor {
+    type Output = Tensor;
+    #[track_caller]
+    fn neg(self) -> Tensor {
+        Tensor::neg(self)
+    }
+}
+
+impl std::ops::Neg for Tensor {
+    type Output = Tensor;
+    #[track_caller]
+    fn neg(self) -> Tensor {
+        Tensor::neg(&self)
+    }
+}

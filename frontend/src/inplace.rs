@@ -1,0 +1,270 @@
+//! In-place ops, functionalised (DESIGN §4): writing through a view appends an `Assign` node
+//! that produces the storage's next version; every handle on the storage reads it from then
+//! on, nodes recorded earlier keep the old version.
+
+use crate::elementwise::broadcast_all;
+use crate::promote::{Operand, result_type};
+use crate::tensor::{Tensor, ok};
+use crate::views::TensorIndex;
+use crate::lazy::LazyNode;
+use smelt_ir::graph::Op;
+use smelt_ir::view::fmt_list;
+use smelt_ir::{BinaryOp, DType, Error, Result, Scalar, UnaryOp, View};
+
+const INTERNAL_OVERLAP: &str = "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.";
+const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+
+impl Tensor {
+    /// Makes `values` (of self's shape) the contents of self's elements: the storage's next version.
+    #[track_caller]
+    pub(crate) fn assign(&self, values: &Operand) -> Result<()> {
+        let old = self.storage.current();
+        let whole = View::contiguous(&[self.storage.len]);
+        let src = values.source(&self.view.shape, self.dtype());
+        let node = LazyNode::pending(Op::Assign, self.dtype(), self.storage.len, self.view.clone(), vec![(old, whole), src]);
+        self.storage.set_current(node);
+        Ok(())
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.view.internal_overlap() == Some(true) {
+            return Err(Error::overlap(INTERNAL_OVERLAP));
+        }
+        Ok(())
+    }
+
+    fn check_partial_overlap(&self, other: &Operand) -> Result<()> {
+        let Operand::Tensor(o) = other else { return Ok(()) };
+        if !o.shares_storage(self) || o.view == self.view {
+            return Ok(());
+        }
+        if let (Some((a0, a1)), Some((b0, b1))) = (self.view.address_range(), o.view.address_range())
+            && a0 <= b1
+            && b0 <= a1
+        {
+            return Err(Error::overlap(PARTIAL_OVERLAP));
+        }
+        Ok(())
+    }
+
+    /// Checks that the broadcast of self and `others` is self's shape.
+    fn check_inplace_shape(&self, others: &[&Operand]) -> Result<()> {
+        let me = Operand::from(self);
+        let mut all = vec![&me];
+        all.extend_from_slice(others);
+        let shape = broadcast_all(&all)?;
+        if shape != self.view.shape {
+            return Err(Error::shape(format!(
+                "output with shape {} doesn't match the broadcast shape {}",
+                fmt_list(&self.view.shape),
+                fmt_list(&shape)
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_cast(&self, result: DType) -> Result<()> {
+        if !result.can_cast_to(self.dtype()) {
+            return Err(Error::dtype(format!(
+                "result type {} can't be cast to the desired output type {}",
+                result.torch_name(),
+                self.dtype().torch_name()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes `result` (computed from self's current values) back into self.
+    #[track_caller]
+    fn write_back(&self, result: Result<Tensor>) -> Result<&Tensor> {
+        let r = result?;
+        self.check_cast(r.dtype())?;
+        self.assign(&Operand::Tensor(r))?;
+        Ok(self)
+    }
+
+    /// `self op= other` for a binary op (alpha scales `other` for add/sub).
+    #[track_caller]
+    pub fn try_binary_(&self, other: impl Into<Operand>, op: BinaryOp, alpha: Option<Scalar>) -> Result<&Tensor> {
+        let other = other.into();
+        self.check_inplace_shape(&[&other])?;
+        let r = match alpha {
+            Some(a) => self.try_add_scaled(other.clone(), a, op),
+            None => self.try_binary(other.clone(), op),
+        };
+        let r = r?;
+        self.check_cast(r.dtype())?;
+        self.check_writable()?;
+        self.check_partial_overlap(&other)?;
+        self.assign(&Operand::Tensor(r))?;
+        Ok(self)
+    }
+
+    /// `self = op(self)` for a unary op.
+    #[track_caller]
+    pub fn try_unary_(&self, op: UnaryOp) -> Result<&Tensor> {
+        let r = self.try_unary(op)?;
+        self.check_cast(r.dtype())?;
+        self.check_writable()?;
+        self.write_back(Ok(r))
+    }
+
+    #[track_caller]
+    pub fn try_add_(&self, other: impl Into<Operand>, alpha: Option<Scalar>) -> Result<&Tensor> {
+        self.try_binary_(other, BinaryOp::Add, alpha)
+    }
+    #[track_caller]
+    pub fn add_(&self, other: impl Into<Operand>) -> &Tensor {
+        ok(self.try_add_(other, None))
+    }
+    #[track_caller]
+    pub fn try_sub_(&self, other: impl Into<Operand>, alpha: Option<Scalar>) -> Result<&Tensor> {
+        self.try_binary_(other, BinaryOp::Sub, alpha)
+    }
+    #[track_caller]
+    pub fn sub_(&self, other: impl Into<Operand>) -> &Tensor {
+        ok(self.try_sub_(other, None))
+    }
+    #[track_caller]
+    pub fn try_mul_(&self, other: impl Into<Operand>) -> Result<&Tensor> {
+        self.try_binary_(other, BinaryOp::Mul, None)
+    }
+    #[track_caller]
+    pub fn mul_(&self, other: impl Into<Operand>) -> &Tensor {
+        ok(self.try_mul_(other))
+    }
+    #[track_caller]
+    pub fn try_div_(&self, other: impl Into<Operand>, mode: Option<crate::elementwise::RoundingMode>) -> Result<&Tensor> {
+        let op = match mode {
+            None => BinaryOp::Div,
+            Some(crate::elementwise::RoundingMode::Trunc) => BinaryOp::DivTrunc,
+            Some(crate::elementwise::RoundingMode::Floor) => BinaryOp::DivFloor,
+        };
+        self.try_binary_(other, op, None)
+    }
+    #[track_caller]
+    pub fn div_(&self, other: impl Into<Operand>) -> &Tensor {
+        ok(self.try_div_(other, None))
+    }
+
+    #[track_caller]
+    pub fn try_neg_(&self) -> Result<&Tensor> {
+        self.try_unary_(UnaryOp::Neg)
+    }
+    #[track_caller]
+    pub fn try_abs_(&self) -> Result<&Tensor> {
+        self.try_unary_(UnaryOp::Abs)
+    }
+    #[track_caller]
+    pub fn try_exp_(&self) -> Result<&Tensor> {
+        self.try_unary_(UnaryOp::Exp)
+    }
+
+    /// `clamp_(min, max)`.
+    #[track_caller]
+    pub fn try_clamp_(&self, min: Option<Operand>, max: Option<Operand>) -> Result<&Tensor> {
+        let others: Vec<&Operand> = min.iter().chain(max.iter()).collect();
+        self.check_inplace_shape(&others)?;
+        let r = self.try_clamp(min.clone(), max.clone())?;
+        self.check_cast(r.dtype())?;
+        self.check_writable()?;
+        for o in &others {
+            self.check_partial_overlap(o)?;
+        }
+        self.assign(&Operand::Tensor(r))?;
+        Ok(self)
+    }
+
+    /// `copy_(src)`: src broadcasts to self and converts to self's dtype.
+    #[track_caller]
+    pub fn try_copy_(&self, src: &Tensor) -> Result<&Tensor> {
+        let src_op = Operand::from(src);
+        self.check_inplace_shape(&[&src_op])?;
+        self.check_writable()?;
+        self.check_partial_overlap(&src_op)?;
+        self.assign(&src_op)?;
+        Ok(self)
+    }
+    #[track_caller]
+    pub fn copy_(&self, src: &Tensor) -> &Tensor {
+        ok(self.try_copy_(src))
+    }
+
+    /// `fill_(value)`: allowed on expanded tensors. A tensor value must be 0-dim.
+    #[track_caller]
+    pub fn try_fill_(&self, value: impl Into<Operand>) -> Result<&Tensor> {
+        let value = value.into();
+        if let Operand::Tensor(t) = &value
+            && t.ndim() != 0
+        {
+            return Err(Error::shape(format!(
+                "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+                t.ndim()
+            )));
+        }
+        self.assign(&value)?;
+        Ok(self)
+    }
+    #[track_caller]
+    pub fn fill_(&self, value: impl Into<Operand>) -> &Tensor {
+        ok(self.try_fill_(value))
+    }
+    #[track_caller]
+    pub fn try_zero_(&self) -> Result<&Tensor> {
+        self.try_fill_(Scalar::Int(0))
+    }
+    #[track_caller]
+    pub fn zero_(&self) -> &Tensor {
+        ok(self.try_zero_())
+    }
+
+    /// `self[items] = value` with basic items; the value broadcasts and converts freely.
+    #[track_caller]
+    pub fn try_setitem(&self, items: &[TensorIndex], value: impl Into<Operand>) -> Result<()> {
+        if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
+            return self.try_index_put(items, value.into());
+        }
+        let target = self.with_view(self.basic_index_view(items)?);
+        match value.into() {
+            Operand::Scalar(s) => {
+                target.try_fill_(s)?;
+            }
+            Operand::Tensor(t) => {
+                let src = Operand::from(&t);
+                target.check_inplace_shape(&[&src])?;
+                target.check_partial_overlap(&src)?;
+                target.assign(&src)?;
+            }
+        }
+        Ok(())
+    }
+    #[track_caller]
+    pub fn setitem(&self, items: &[TensorIndex], value: impl Into<Operand>) {
+        ok(self.try_setitem(items, value))
+    }
+}
+
+macro_rules! assign_ops {
+    ($($trait:ident, $method:ident, $op:expr;)*) => {
+        $(
+            impl<O: Into<Operand>> std::ops::$trait<O> for Tensor {
+                #[track_caller]
+                fn $method(&mut self, rhs: O) {
+                    ok(self.try_binary_(rhs, $op, None));
+                }
+            }
+        )*
+    };
+}
+
+assign_ops! {
+    AddAssign, add_assign, BinaryOp::Add;
+    SubAssign, sub_assign, BinaryOp::Sub;
+    MulAssign, mul_assign, BinaryOp::Mul;
+    DivAssign, div_assign, BinaryOp::Div;
+}
+
+/// `result_type` re-exported for in-place promotion checks in callers.
+pub fn inplace_result_type(a: &Tensor, b: &Operand) -> DType {
+    result_type(&[&Operand::from(a), b])
+}

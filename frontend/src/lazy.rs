@@ -1,0 +1,172 @@
+//! The lazy graph: nodes recorded by ops, storages whose current version is a node, and
+//! realisation (collect the pending subgraph into graph IR, run passes, schedule, execute).
+
+use smelt_ir::graph::{Graph, Node, NodeId, Op};
+use smelt_ir::{DType, Result, View};
+use smelt_runtime::Buffer;
+use std::collections::HashMap;
+use std::panic::Location;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// What a lazy node still needs, or what it produced.
+#[derive(Debug)]
+pub(crate) enum NodeState {
+    /// Not computed yet: its inputs and the views it reads them through.
+    Pending(Vec<(Arc<LazyNode>, View)>),
+    /// Computed: the buffer stays, the inputs are dropped.
+    Realized(Arc<Buffer>),
+}
+
+/// One recorded op. Its buffer holds `len` elements of `dtype`; its logical result is written
+/// through `out`.
+#[derive(Debug)]
+pub struct LazyNode {
+    pub(crate) op: Op,
+    pub(crate) dtype: DType,
+    pub(crate) len: usize,
+    pub(crate) out: View,
+    pub(crate) location: &'static Location<'static>,
+    pub(crate) state: Mutex<NodeState>,
+}
+
+impl LazyNode {
+    #[track_caller]
+    pub(crate) fn pending(op: Op, dtype: DType, len: usize, out: View, inputs: Vec<(Arc<LazyNode>, View)>) -> Arc<LazyNode> {
+        Arc::new(LazyNode { op, dtype, len, out, location: Location::caller(), state: Mutex::new(NodeState::Pending(inputs)) })
+    }
+
+    /// A node that already has its buffer (data from the host).
+    #[track_caller]
+    pub(crate) fn realized(buffer: Buffer, out: View) -> Arc<LazyNode> {
+        Arc::new(LazyNode {
+            op: Op::Input { slot: 0 },
+            dtype: buffer.dtype(),
+            len: buffer.len(),
+            out,
+            location: Location::caller(),
+            state: Mutex::new(NodeState::Realized(Arc::new(buffer))),
+        })
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, NodeState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The buffer, if realized.
+    pub(crate) fn buffer(&self) -> Option<Arc<Buffer>> {
+        match &*self.state() {
+            NodeState::Realized(b) => Some(b.clone()),
+            NodeState::Pending(_) => None,
+        }
+    }
+}
+
+/// A storage: the flat allocation several tensors may share. Its contents are the output of
+/// its current version node; an in-place write makes a new version.
+#[derive(Debug)]
+pub struct Storage {
+    pub(crate) dtype: DType,
+    pub(crate) len: usize,
+    version: Mutex<Arc<LazyNode>>,
+}
+
+impl Storage {
+    pub(crate) fn new(node: Arc<LazyNode>) -> Arc<Storage> {
+        Arc::new(Storage { dtype: node.dtype, len: node.len, version: Mutex::new(node) })
+    }
+
+    pub(crate) fn current(&self) -> Arc<LazyNode> {
+        self.version.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn set_current(&self, node: Arc<LazyNode>) {
+        *self.version.lock().unwrap_or_else(|p| p.into_inner()) = node;
+    }
+}
+
+/// A pending subgraph turned into graph IR, with the lazy node behind every graph node.
+pub(crate) struct Collected {
+    pub graph: Graph,
+    pub lazy: Vec<Arc<LazyNode>>,
+    /// Buffers of the graph's `Input` nodes, by slot.
+    pub buffers: Vec<Arc<Buffer>>,
+}
+
+/// Collects every node reachable from `roots` that is not realized yet into graph IR;
+/// realized nodes at the frontier become `Input` nodes.
+pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
+    let mut graph = Graph::new();
+    let mut lazy: Vec<Arc<LazyNode>> = vec![];
+    let mut buffers = vec![];
+    let mut ids: HashMap<*const LazyNode, NodeId> = HashMap::new();
+    // Iterative post-order DFS so that long eager chains do not overflow the stack.
+    let mut stack: Vec<(Arc<LazyNode>, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
+    while let Some((node, expanded)) = stack.pop() {
+        let key = Arc::as_ptr(&node);
+        if ids.contains_key(&key) {
+            continue;
+        }
+        let inputs = match &*node.state() {
+            NodeState::Realized(b) => {
+                let id = graph.add_node(
+                    Node { op: Op::Input { slot: buffers.len() }, dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location) },
+                    vec![],
+                );
+                buffers.push(b.clone());
+                ids.insert(key, id);
+                lazy.push(node.clone());
+                continue;
+            }
+            NodeState::Pending(inputs) => inputs.clone(),
+        };
+        if !expanded {
+            stack.push((node.clone(), true));
+            for (input, _) in inputs.iter().rev() {
+                if !ids.contains_key(&Arc::as_ptr(input)) {
+                    stack.push((input.clone(), false));
+                }
+            }
+            continue;
+        }
+        let edges = inputs.iter().map(|(input, view)| (ids[&Arc::as_ptr(input)], view.clone())).collect();
+        let id = graph.add_node(
+            Node { op: node.op.clone(), dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location) },
+            edges,
+        );
+        ids.insert(key, id);
+        lazy.push(node.clone());
+    }
+    graph.outputs = roots.iter().map(|r| ids[&Arc::as_ptr(r)]).collect();
+    // A pending node that something outside this graph still holds (a tensor handle, a
+    // storage) must keep its buffer: count references beyond the graph's own edges.
+    for (i, node) in lazy.iter().enumerate() {
+        let id = NodeId::new(i);
+        let in_graph = graph.graph.edges_directed(id, petgraph::Direction::Outgoing).count();
+        if !matches!(node.op, Op::Input { .. } | Op::Fill { .. }) && Arc::strong_count(node) > in_graph + 1 && !graph.outputs.contains(&id) {
+            graph.outputs.push(id);
+        }
+    }
+    Collected { graph, lazy, buffers }
+}
+
+/// Realizes `roots`: compiles and runs everything they still need, then stores each computed
+/// buffer in its lazy node and drops that node's inputs.
+pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
+    if roots.iter().all(|r| r.buffer().is_some()) {
+        return Ok(());
+    }
+    let collected = collect(roots);
+    let mut graph = collected.graph;
+    smelt_passes::optimize(&mut graph);
+    let schedule = smelt_passes::schedule(&graph);
+    let buffers = smelt_runtime::execute(&graph, &schedule, &collected.buffers)?;
+    for (i, node) in collected.lazy.iter().enumerate() {
+        if let Some(buffer) = &buffers[i] {
+            let mut state = node.state();
+            if matches!(*state, NodeState::Pending(_)) {
+                *state = NodeState::Realized(buffer.clone());
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,21 @@
+//! smelt's frontend: the lazy `Tensor` with PyTorch's semantics. Ops check shapes, dtypes and
+//! strides eagerly and record graph nodes; `realize()` compiles and runs what is needed.
+
+pub mod creation;
+pub mod default_dtype;
+pub mod display;
+pub mod elementwise;
+pub mod index;
+pub mod inplace;
+pub mod lazy;
+pub mod promote;
+pub mod tensor;
+pub mod views;
+
+pub use creation::{Generator, TensorData};
+pub use default_dtype::{get_default_dtype, set_default_dtype, try_set_default_dtype, with_default_dtype};
+pub use elementwise::RoundingMode;
+pub use promote::{Operand, result_type};
+pub use smelt_ir::{DType, Error, ErrorKind, MemoryFormat, Result, Scalar};
+pub use tensor::{Element, Tensor, realize};
+pub use views::TensorIndex;

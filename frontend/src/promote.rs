@@ -1,0 +1,138 @@
+//! Operands of elementwise ops (tensors or Python-style scalars) and `result_type`
+//! (SEMANTICS.md §5.3): dimensioned tensors outrank 0-dim tensors, which outrank scalars; a
+//! lower bucket only counts when its category is higher.
+
+use crate::default_dtype::get_default_dtype;
+use crate::lazy::LazyNode;
+use crate::tensor::Tensor;
+use smelt_ir::graph::Op;
+use smelt_ir::{Category, DType, Scalar, View, promote_types};
+use std::sync::Arc;
+
+/// A tensor or a scalar argument.
+#[derive(Clone, Debug)]
+pub enum Operand {
+    Tensor(Tensor),
+    Scalar(Scalar),
+}
+
+impl From<&Tensor> for Operand {
+    fn from(t: &Tensor) -> Self {
+        Operand::Tensor(t.clone())
+    }
+}
+impl From<Tensor> for Operand {
+    fn from(t: Tensor) -> Self {
+        Operand::Tensor(t)
+    }
+}
+impl From<Scalar> for Operand {
+    fn from(s: Scalar) -> Self {
+        Operand::Scalar(s)
+    }
+}
+impl From<f64> for Operand {
+    fn from(v: f64) -> Self {
+        Operand::Scalar(Scalar::Float(v))
+    }
+}
+impl From<f32> for Operand {
+    fn from(v: f32) -> Self {
+        Operand::Scalar(Scalar::Float(v as f64))
+    }
+}
+impl From<i64> for Operand {
+    fn from(v: i64) -> Self {
+        Operand::Scalar(Scalar::Int(v))
+    }
+}
+impl From<i32> for Operand {
+    fn from(v: i32) -> Self {
+        Operand::Scalar(Scalar::Int(v as i64))
+    }
+}
+impl From<bool> for Operand {
+    fn from(v: bool) -> Self {
+        Operand::Scalar(Scalar::Bool(v))
+    }
+}
+
+impl Operand {
+    /// The shape the operand contributes to broadcasting (`[]` for scalars).
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Operand::Tensor(t) => t.shape(),
+            Operand::Scalar(_) => &[],
+        }
+    }
+
+    /// The operand's own view (scalars are 0-dim).
+    pub(crate) fn view(&self) -> View {
+        match self {
+            Operand::Tensor(t) => t.view.clone(),
+            Operand::Scalar(_) => View::contiguous(&[]),
+        }
+    }
+
+    /// The dtype it has on its own (scalars: bool, int64 or the default float).
+    pub fn dtype(&self) -> DType {
+        match self {
+            Operand::Tensor(t) => t.dtype(),
+            Operand::Scalar(s) => s.wrapped_dtype(get_default_dtype()),
+        }
+    }
+
+    /// What a kernel reads for this operand, broadcast to `shape`; scalars become constant
+    /// fills of `dtype`.
+    #[track_caller]
+    pub(crate) fn source(&self, shape: &[usize], scalar_dtype: DType) -> (Arc<LazyNode>, View) {
+        match self {
+            Operand::Tensor(t) => (t.storage.current(), t.view.broadcast_to(shape)),
+            Operand::Scalar(s) => {
+                let node = LazyNode::pending(Op::Fill { value: s.cast(scalar_dtype) }, scalar_dtype, 1, View::contiguous(&[]), vec![]);
+                (node, View::new(shape.to_vec(), vec![0; shape.len()], 0))
+            }
+        }
+    }
+}
+
+fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
+    match (hi, lo) {
+        (None, lo) => lo,
+        (hi, None) => hi,
+        (Some(h), Some(l)) => {
+            if h.is_float() {
+                Some(h)
+            } else if h.is_bool() || l.is_float() {
+                Some(promote_types(h, l))
+            } else {
+                Some(h)
+            }
+        }
+    }
+}
+
+/// `torch.result_type` over several operands.
+pub fn result_type(operands: &[&Operand]) -> DType {
+    let mut dim: Option<DType> = None;
+    let mut zero: Option<DType> = None;
+    let mut wrapped: Option<DType> = None;
+    for op in operands {
+        let (bucket, dt) = match op {
+            Operand::Tensor(t) if t.ndim() > 0 => (&mut dim, t.dtype()),
+            Operand::Tensor(t) => (&mut zero, t.dtype()),
+            Operand::Scalar(s) => (&mut wrapped, s.wrapped_dtype(get_default_dtype())),
+        };
+        *bucket = Some(bucket.map_or(dt, |b| promote_types(b, dt)));
+    }
+    combine(dim, combine(zero, wrapped)).unwrap_or_else(get_default_dtype)
+}
+
+/// The category of a dtype, for messages.
+pub fn category_name(c: Category) -> &'static str {
+    match c {
+        Category::Bool => "bool",
+        Category::Integer => "integer",
+        Category::Floating => "floating",
+    }
+}

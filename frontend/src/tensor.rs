@@ -1,0 +1,234 @@
+//! `Tensor`: a cheap handle `{storage, view}` onto a lazily computed storage, its metadata
+//! accessors (all PyTorch-observable), and materialisation.
+
+use crate::lazy::{LazyNode, Storage, realize_nodes};
+use smelt_ir::graph::Op;
+use smelt_ir::{DType, Error, MemoryFormat, Result, Scalar, View};
+use smelt_runtime::Buffer;
+use std::fmt;
+use std::sync::Arc;
+
+/// A tensor: a view over a storage. Cloning the handle copies no data; views share storage.
+#[derive(Clone)]
+pub struct Tensor {
+    pub(crate) storage: Arc<Storage>,
+    pub(crate) view: View,
+}
+
+/// Unwraps a `try_` result in a plain op: panics with the error's message at the caller's line.
+#[track_caller]
+pub(crate) fn ok<T>(r: Result<T>) -> T {
+    match r {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+impl Tensor {
+    /// A tensor viewing the whole output of a fresh node.
+    pub(crate) fn from_node(node: Arc<LazyNode>) -> Tensor {
+        let view = node.out.clone();
+        Tensor { storage: Storage::new(node), view }
+    }
+
+    /// A tensor of `dtype` holding host `buffer` with view `view`.
+    #[track_caller]
+    pub(crate) fn from_buffer(buffer: Buffer, view: View) -> Tensor {
+        Tensor::from_node(LazyNode::realized(buffer, view))
+    }
+
+    /// A new handle on the same storage with another view (a view op).
+    pub(crate) fn with_view(&self, view: View) -> Tensor {
+        Tensor { storage: self.storage.clone(), view }
+    }
+
+    /// What a consumer reads: the storage's current version through this tensor's view.
+    pub(crate) fn source(&self) -> (Arc<LazyNode>, View) {
+        (self.storage.current(), self.view.clone())
+    }
+
+    /// A computing op's output: a fresh storage of `shape` with `strides` (dense), produced by
+    /// `op` from `inputs`.
+    #[track_caller]
+    pub(crate) fn computed(op: Op, dtype: DType, shape: &[usize], strides: Vec<isize>, inputs: Vec<(Arc<LazyNode>, View)>) -> Tensor {
+        let out = View::new(shape.to_vec(), strides, 0);
+        let len = out.address_range().map(|(_, hi)| hi as usize + 1).unwrap_or(0);
+        Tensor::from_node(LazyNode::pending(op, dtype, len, out, inputs))
+    }
+
+    // ---- metadata -------------------------------------------------------------------------
+
+    pub fn dtype(&self) -> DType {
+        self.storage.dtype
+    }
+    pub fn shape(&self) -> &[usize] {
+        &self.view.shape
+    }
+    /// `size()`, as PyTorch spells it.
+    pub fn size(&self) -> Vec<usize> {
+        self.view.shape.clone()
+    }
+    pub fn stride(&self) -> Vec<isize> {
+        self.view.strides.clone()
+    }
+    pub fn storage_offset(&self) -> usize {
+        self.view.offset
+    }
+    pub fn view_meta(&self) -> &View {
+        &self.view
+    }
+    pub fn dim(&self) -> usize {
+        self.view.ndim()
+    }
+    pub fn ndim(&self) -> usize {
+        self.view.ndim()
+    }
+    pub fn numel(&self) -> usize {
+        self.view.numel()
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.view.is_contiguous()
+    }
+    pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
+        self.view.is_contiguous_as(format)
+    }
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        self.view.is_non_overlapping_and_dense()
+    }
+    /// Number of elements of the underlying storage.
+    pub fn storage_len(&self) -> usize {
+        self.storage.len
+    }
+    /// Do the two tensors use the same storage allocation?
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+    /// Is this the very same handle geometry on the same storage (PyTorch's `is`, as far as a
+    /// value type can tell)?
+    pub fn is_same(&self, other: &Tensor) -> bool {
+        self.shares_storage(other) && self.view == other.view
+    }
+
+    // ---- materialisation ------------------------------------------------------------------
+
+    /// Computes this tensor's storage now (and everything it depends on).
+    pub fn try_realize(&self) -> Result<&Tensor> {
+        realize_nodes(&[self.storage.current()])?;
+        Ok(self)
+    }
+
+    #[track_caller]
+    pub fn realize(&self) -> &Tensor {
+        ok(self.try_realize())
+    }
+
+    /// Is the storage's current version computed?
+    pub fn is_realized(&self) -> bool {
+        self.storage.current().buffer().is_some()
+    }
+
+    fn realized_buffer(&self) -> Result<Arc<Buffer>> {
+        let node = self.storage.current();
+        realize_nodes(std::slice::from_ref(&node))?;
+        node.buffer().ok_or_else(|| Error::device("realisation produced no buffer"))
+    }
+
+    /// All elements in logical row-major order as scalars.
+    pub fn try_to_scalars(&self) -> Result<Vec<Scalar>> {
+        let buf = self.realized_buffer()?;
+        let mut out = Vec::with_capacity(self.numel());
+        if self.numel() == 0 {
+            return Ok(out);
+        }
+        let shape = &self.view.shape;
+        let mut idx = vec![0usize; shape.len()];
+        loop {
+            out.push(buf.get(self.view.address(&idx) as usize));
+            let mut d = shape.len();
+            loop {
+                if d == 0 {
+                    return Ok(out);
+                }
+                d -= 1;
+                idx[d] += 1;
+                if idx[d] < shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+    }
+
+    #[track_caller]
+    pub fn to_scalars(&self) -> Vec<Scalar> {
+        ok(self.try_to_scalars())
+    }
+
+    /// Elements converted to `T` in logical row-major order.
+    #[track_caller]
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        self.to_scalars().into_iter().map(T::from_scalar).collect()
+    }
+
+    /// The value of a one-element tensor.
+    pub fn try_item(&self) -> Result<Scalar> {
+        if self.numel() != 1 {
+            return Err(Error::value(format!(
+                "a Tensor with {} elements cannot be converted to Scalar",
+                self.numel()
+            )));
+        }
+        Ok(self.try_to_scalars()?[0])
+    }
+
+    #[track_caller]
+    pub fn item(&self) -> Scalar {
+        ok(self.try_item())
+    }
+}
+
+/// Realizes several tensors in one graph (one compilation, shared work).
+pub fn realize(tensors: &[&Tensor]) -> Result<()> {
+    let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
+    realize_nodes(&nodes)
+}
+
+/// Host element types a tensor can be built from or read into.
+pub trait Element: Copy {
+    const DTYPE: DType;
+    fn to_scalar(self) -> Scalar;
+    fn from_scalar(s: Scalar) -> Self;
+}
+
+macro_rules! element {
+    ($t:ty, $dt:expr, $to:expr, $from:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            fn to_scalar(self) -> Scalar {
+                let f: fn($t) -> Scalar = $to;
+                f(self)
+            }
+            fn from_scalar(s: Scalar) -> Self {
+                let f: fn(Scalar) -> $t = $from;
+                f(s.cast($dt))
+            }
+        }
+    };
+}
+
+element!(bool, DType::Bool, Scalar::Bool, |s| s.as_bool());
+element!(u8, DType::U8, |v| Scalar::Int(v as i64), |s| s.as_i64() as u8);
+element!(i8, DType::I8, |v| Scalar::Int(v as i64), |s| s.as_i64() as i8);
+element!(i16, DType::I16, |v| Scalar::Int(v as i64), |s| s.as_i64() as i16);
+element!(i32, DType::I32, |v| Scalar::Int(v as i64), |s| s.as_i64() as i32);
+element!(i64, DType::I64, Scalar::Int, |s| s.as_i64());
+element!(half::f16, DType::F16, |v| Scalar::Float(v.to_f64()), |s| half::f16::from_f64(s.as_f64()));
+element!(half::bf16, DType::BF16, |v| Scalar::Float(v.to_f64()), |s| half::bf16::from_f64(s.as_f64()));
+element!(f32, DType::F32, |v| Scalar::Float(v as f64), |s| s.as_f64() as f32);
+element!(f64, DType::F64, Scalar::Float, |s| s.as_f64());
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Tensor({} {} {})", self.dtype(), self.view, if self.is_realized() { "realized" } else { "lazy" })
+    }
+}

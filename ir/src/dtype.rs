@@ -1,0 +1,198 @@
+//! Element types and PyTorch's type-promotion lattice (SEMANTICS.md §5.2).
+
+use std::fmt;
+
+/// An element type. The order of variants is the order of PyTorch's `ScalarType` for the
+/// types smelt has; it is not used for promotion (see [`promote_types`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    U8,
+    I8,
+    I16,
+    I32,
+    I64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+/// The three categories that decide promotion between buckets: bool < integer < floating.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Category {
+    Bool,
+    Integer,
+    Floating,
+}
+
+impl DType {
+    pub const ALL: [DType; 10] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+    ];
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::I16 | DType::F16 | DType::BF16 => 2,
+            DType::I32 | DType::F32 => 4,
+            DType::I64 | DType::F64 => 8,
+        }
+    }
+
+    pub fn category(self) -> Category {
+        match self {
+            DType::Bool => Category::Bool,
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => Category::Integer,
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Category::Floating,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        self.category() == Category::Floating
+    }
+
+    pub fn is_int(self) -> bool {
+        self.category() == Category::Integer
+    }
+
+    pub fn is_bool(self) -> bool {
+        self == DType::Bool
+    }
+
+    /// PyTorch's name without the `torch.` prefix (`float32`, `int64`, `bool` …).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "uint8",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+        }
+    }
+
+    /// PyTorch's C++ type name as it appears in error messages (`Float`, `Long` …).
+    pub fn torch_name(self) -> &'static str {
+        match self {
+            DType::Bool => "Bool",
+            DType::U8 => "Byte",
+            DType::I8 => "Char",
+            DType::I16 => "Short",
+            DType::I32 => "Int",
+            DType::I64 => "Long",
+            DType::F16 => "Half",
+            DType::BF16 => "BFloat16",
+            DType::F32 => "Float",
+            DType::F64 => "Double",
+        }
+    }
+
+    /// Parses the names of [`DType::name`] (also accepts `float`, `double`, `long`, `int`, `half`).
+    pub fn parse(s: &str) -> Option<DType> {
+        Some(match s {
+            "bool" => DType::Bool,
+            "uint8" => DType::U8,
+            "int8" => DType::I8,
+            "int16" | "short" => DType::I16,
+            "int32" | "int" => DType::I32,
+            "int64" | "long" => DType::I64,
+            "float16" | "half" => DType::F16,
+            "bfloat16" => DType::BF16,
+            "float32" | "float" => DType::F32,
+            "float64" | "double" => DType::F64,
+            _ => return None,
+        })
+    }
+
+    /// May a value of `self` be written into a tensor of `to` by an in-place op
+    /// (c10 `canCast`: no floating → integral, no non-bool → bool)?
+    pub fn can_cast_to(self, to: DType) -> bool {
+        !(self.is_float() && !to.is_float() || !self.is_bool() && to.is_bool())
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// `torch.promote_types(a, b)`: the pairwise promotion table of SEMANTICS.md §5.2.
+pub fn promote_types(a: DType, b: DType) -> DType {
+    use DType::*;
+    if a == b {
+        return a;
+    }
+    match (a.category(), b.category()) {
+        (Category::Bool, _) => b,
+        (_, Category::Bool) => a,
+        (Category::Integer, Category::Floating) => b,
+        (Category::Floating, Category::Integer) => a,
+        (Category::Integer, Category::Integer) => match (a, b) {
+            (U8, I8) | (I8, U8) => I16,
+            (U8, x) | (x, U8) => x,
+            _ => {
+                if a.size() >= b.size() {
+                    a
+                } else {
+                    b
+                }
+            }
+        },
+        (Category::Floating, Category::Floating) => match (a, b) {
+            (F16, BF16) | (BF16, F16) => F32,
+            _ => {
+                if a.size() >= b.size() {
+                    a
+                } else {
+                    b
+                }
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotion_table_rows() {
+        use DType::*;
+        assert_eq!(promote_types(U8, I8), I16);
+        assert_eq!(promote_types(I64, F16), F16);
+        assert_eq!(promote_types(F16, BF16), F32);
+        assert_eq!(promote_types(Bool, U8), U8);
+        assert_eq!(promote_types(I16, U8), I16);
+        assert_eq!(promote_types(BF16, F64), F64);
+        for a in DType::ALL {
+            for b in DType::ALL {
+                assert_eq!(promote_types(a, b), promote_types(b, a));
+            }
+        }
+    }
+
+    #[test]
+    fn can_cast_rules() {
+        assert!(!DType::F32.can_cast_to(DType::I32));
+        assert!(!DType::I64.can_cast_to(DType::Bool));
+        assert!(DType::I64.can_cast_to(DType::I8));
+        assert!(DType::F64.can_cast_to(DType::F16));
+        assert!(DType::Bool.can_cast_to(DType::Bool));
+    }
+}

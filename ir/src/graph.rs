@@ -1,0 +1,209 @@
+//! Graph IR: one node per computing op on a petgraph graph, the views its inputs are read
+//! through on the edges. Built by the frontend at realisation from the pending lazy nodes.
+
+use crate::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp, View};
+use petgraph::Direction;
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use std::fmt::{self, Write as _};
+use std::panic::Location;
+
+/// A node of the graph; typed index into the petgraph arena.
+pub type NodeId = NodeIndex<u32>;
+
+/// What a graph node computes. Every variant is handled without wildcards by the lowering,
+/// the interpreter and the dumps.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// A buffer that already exists (realized earlier); `slot` indexes the graph's inputs.
+    Input { slot: usize },
+    /// Every element is `value` (already of the node's dtype).
+    Fill { value: Scalar },
+    /// `dtype(op(cast(x, compute)))`.
+    Unary { op: UnaryOp, compute: DType },
+    /// `op(cast(a, compute), cast(b, compute))`.
+    Binary { op: BinaryOp, compute: DType },
+    /// `cond ? a : b`, with `a` and `b` cast to the node's dtype.
+    Where,
+    /// Converts the input to the node's dtype (a copy when the dtype is the same).
+    Cast,
+    /// The next version of a storage: input 0 is the old version (read whole), input 1 the
+    /// values written through the node's `out` view (`copy_`, in-place ops, setitem).
+    Assign,
+    /// Reduces input 0 over its trailing `axes` dims (the frontend permutes them last).
+    Reduce { op: ReduceOp, axes: usize },
+}
+
+impl Op {
+    pub fn name(&self) -> String {
+        match self {
+            Op::Input { slot } => format!("input[{slot}]"),
+            Op::Fill { value } => format!("fill({value})"),
+            Op::Unary { op, .. } => op.name().to_string(),
+            Op::Binary { op, .. } => op.name().to_string(),
+            Op::Where => "where".to_string(),
+            Op::Cast => "cast".to_string(),
+            Op::Assign => "assign".to_string(),
+            Op::Reduce { op, axes } => format!("reduce_{}[{axes}]", op.name()),
+        }
+    }
+}
+
+/// One graph node: it produces a buffer of `len` elements of `dtype` and writes its logical
+/// result (of shape `out.shape`) through the view `out` into that buffer.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub op: Op,
+    pub dtype: DType,
+    pub len: usize,
+    pub out: View,
+    /// The user's source line that created the node.
+    pub location: Option<&'static Location<'static>>,
+}
+
+/// An edge: input `slot` of the consumer reads the producer's buffer through `view`.
+#[derive(Clone, Debug)]
+pub struct Edge {
+    pub slot: usize,
+    pub view: View,
+}
+
+/// A computation graph with its requested outputs.
+#[derive(Clone, Debug, Default)]
+pub struct Graph {
+    pub graph: DiGraph<Node, Edge, u32>,
+    pub outputs: Vec<NodeId>,
+}
+
+impl Graph {
+    pub fn new() -> Graph {
+        Graph::default()
+    }
+
+    pub fn add_node(&mut self, node: Node, inputs: Vec<(NodeId, View)>) -> NodeId {
+        let id = self.graph.add_node(node);
+        for (slot, (src, view)) in inputs.into_iter().enumerate() {
+            self.graph.add_edge(src, id, Edge { slot, view });
+        }
+        id
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.graph[id]
+    }
+
+    /// Inputs of `id` in slot order, with the views they are read through.
+    pub fn inputs(&self, id: NodeId) -> Vec<(NodeId, View)> {
+        let mut ins: Vec<(usize, NodeId, View)> = self
+            .graph
+            .edges_directed(id, Direction::Incoming)
+            .map(|e| (e.weight().slot, e.source(), e.weight().view.clone()))
+            .collect();
+        ins.sort_by_key(|(slot, _, _)| *slot);
+        ins.into_iter().map(|(_, n, v)| (n, v)).collect()
+    }
+
+    /// Nodes in a topological order (inputs before consumers).
+    pub fn topo_order(&self) -> Vec<NodeId> {
+        petgraph::algo::toposort(&self.graph, None).expect("graph IR is acyclic")
+    }
+
+    /// Checks the graph's invariants and lists every violation (empty = valid).
+    pub fn verify(&self) -> Vec<String> {
+        let mut errors = vec![];
+        if petgraph::algo::is_cyclic_directed(&self.graph) {
+            errors.push("graph has a cycle".to_string());
+        }
+        for id in self.graph.node_indices() {
+            let node = &self.graph[id];
+            if !node.out.fits_in(node.len) {
+                errors.push(format!("%{}: output view {} outside its buffer of {}", id.index(), node.out, node.len));
+            }
+            for (src, view) in self.inputs(id) {
+                let p = &self.graph[src];
+                if !view.fits_in(p.len) {
+                    errors.push(format!(
+                        "%{}: reads %{} through {} outside its buffer of {}",
+                        id.index(),
+                        src.index(),
+                        view,
+                        p.len
+                    ));
+                }
+            }
+            let arity = self.inputs(id).len();
+            let expected = match node.op {
+                Op::Input { .. } | Op::Fill { .. } => 0,
+                Op::Unary { .. } | Op::Cast | Op::Reduce { .. } => 1,
+                Op::Binary { .. } | Op::Assign => 2,
+                Op::Where => 3,
+            };
+            if arity != expected {
+                errors.push(format!("%{}: {} has {arity} inputs, expects {expected}", id.index(), node.op.name()));
+            }
+        }
+        errors
+    }
+
+    /// Stable text form, one line per node: `%3 = add %1(view), %2(view) : f32[4,4] (view) @ file:line`.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        for id in self.topo_order() {
+            let n = &self.graph[id];
+            let ins: Vec<String> = self
+                .inputs(id)
+                .iter()
+                .map(|(src, v)| format!("%{}{}", src.index(), v))
+                .collect();
+            let _ = write!(
+                s,
+                "%{} = {} {} : {}{} out {} len {}",
+                id.index(),
+                n.op.name(),
+                ins.join(", "),
+                n.dtype,
+                crate::view::fmt_list(&n.out.shape),
+                n.out,
+                n.len
+            );
+            if let Some(loc) = n.location {
+                let _ = write!(s, " @ {}:{}", loc.file(), loc.line());
+            }
+            if self.outputs.contains(&id) {
+                s.push_str(" [output]");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Graphviz DOT form.
+    pub fn to_dot(&self) -> String {
+        let mut s = String::from("digraph smelt {\n  node [shape=box, fontname=monospace];\n");
+        for id in self.graph.node_indices() {
+            let n = &self.graph[id];
+            let loc = n.location.map(|l| format!("\\n{}:{}", l.file(), l.line())).unwrap_or_default();
+            let _ = writeln!(
+                s,
+                "  n{} [label=\"%{} {}\\n{}{}{}\"];",
+                id.index(),
+                id.index(),
+                n.op.name().replace('"', "'"),
+                n.dtype,
+                crate::view::fmt_list(&n.out.shape),
+                loc
+            );
+        }
+        for e in self.graph.edge_references() {
+            let _ = writeln!(s, "  n{} -> n{} [label=\"{}\"];", e.source().index(), e.target().index(), e.weight().view);
+        }
+        s.push_str("}\n");
+        s
+    }
+}
+
+impl fmt::Display for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}

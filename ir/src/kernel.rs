@@ -1,0 +1,221 @@
+//! Kernel IR: an iteration space, buffer arguments, and a small SSA body of loads, scalar ops,
+//! an optional reduction and stores. Sizes and strides are data, so one kernel structure
+//! serves every size. Codegen and the reference interpreter match on [`Instr`] only.
+
+use crate::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
+use std::fmt::{self, Write as _};
+
+/// An SSA value: the index of the instruction that produced it.
+pub type ValueId = usize;
+
+/// How a kernel uses one buffer argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Access {
+    Read,
+    /// A fresh output buffer.
+    Write,
+    /// An output that starts as a copy of argument `from` (an in-place update of a storage
+    /// version; the runtime reuses `from`'s memory when nothing else reads it).
+    Update { from: usize },
+}
+
+/// One buffer argument.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Arg {
+    pub dtype: DType,
+    pub len: usize,
+    pub access: Access,
+}
+
+/// An affine address: `offset + Σ index[d]·strides[d]` over the kernel's iteration dims.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Index {
+    pub strides: Vec<isize>,
+    pub offset: isize,
+}
+
+/// One kernel instruction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Instr {
+    /// Reads argument `arg` at `index`; the value has the argument's dtype.
+    Load { arg: usize, index: Index },
+    Const { value: Scalar, dtype: DType },
+    /// `x` must already have dtype `compute`.
+    Unary { op: UnaryOp, x: ValueId, compute: DType },
+    /// `a` and `b` must already have dtype `compute`.
+    Binary { op: BinaryOp, a: ValueId, b: ValueId, compute: DType },
+    /// `cond` is bool; `a` and `b` have the same dtype.
+    Where { cond: ValueId, a: ValueId, b: ValueId },
+    Cast { x: ValueId, to: DType },
+    /// Combines `x` over the kernel's reduced (trailing) dims. Instructions before it run for
+    /// every point of the iteration space; instructions after it once per kept point.
+    Reduce { op: ReduceOp, x: ValueId },
+    /// Writes `x` (of the argument's dtype) to argument `arg` at `index`.
+    Store { arg: usize, index: Index, x: ValueId },
+}
+
+/// A kernel: loops over `shape`, of which the trailing `reduce_axes` dims are reduced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub reduce_axes: usize,
+    pub args: Vec<Arg>,
+    pub body: Vec<Instr>,
+}
+
+impl Kernel {
+    /// The dtype of every SSA value, in body order (`None` for stores).
+    pub fn value_dtypes(&self) -> Vec<Option<DType>> {
+        let mut out: Vec<Option<DType>> = Vec::with_capacity(self.body.len());
+        for instr in &self.body {
+            let t = match instr {
+                Instr::Load { arg, .. } => Some(self.args[*arg].dtype),
+                Instr::Const { dtype, .. } => Some(*dtype),
+                Instr::Unary { op, compute, .. } => Some(op.result_dtype(*compute)),
+                Instr::Binary { op, compute, .. } => Some(op.result_dtype(*compute)),
+                Instr::Where { a, .. } => out[*a],
+                Instr::Cast { to, .. } => Some(*to),
+                Instr::Reduce { x, .. } => out[*x],
+                Instr::Store { .. } => None,
+            };
+            out.push(t);
+        }
+        out
+    }
+
+    /// Position of the reduction instruction, if any.
+    pub fn reduce_at(&self) -> Option<usize> {
+        self.body.iter().position(|i| matches!(i, Instr::Reduce { .. }))
+    }
+
+    /// Checks typing, SSA order, arity of indices and that every access stays inside its buffer;
+    /// lists every violation.
+    pub fn verify(&self) -> Vec<String> {
+        let mut errors = vec![];
+        let types = self.value_dtypes();
+        let n = self.shape.len();
+        if self.reduce_axes > n {
+            errors.push(format!("reduce_axes {} > rank {n}", self.reduce_axes));
+        }
+        let check_index = |errors: &mut Vec<String>, i: usize, arg: usize, index: &Index| {
+            if arg >= self.args.len() {
+                errors.push(format!("%{i}: argument {arg} does not exist"));
+                return;
+            }
+            if index.strides.len() != n {
+                errors.push(format!("%{i}: index has {} strides for rank {n}", index.strides.len()));
+                return;
+            }
+            if self.shape.iter().product::<usize>() == 0 {
+                return;
+            }
+            let (mut lo, mut hi) = (index.offset, index.offset);
+            for (&s, &st) in self.shape.iter().zip(&index.strides) {
+                let span = (s as isize - 1) * st;
+                if span < 0 { lo += span } else { hi += span }
+            }
+            if lo < 0 || hi as usize >= self.args[arg].len {
+                errors.push(format!("%{i}: index reaches [{lo}, {hi}] outside buffer of {}", self.args[arg].len));
+            }
+        };
+        let expect = |errors: &mut Vec<String>, i: usize, v: ValueId, t: Option<DType>| {
+            if v >= i {
+                errors.push(format!("%{i}: uses %{v} before it is defined"));
+            } else if types[v] != t {
+                errors.push(format!("%{i}: %{v} has type {:?}, expected {:?}", types[v], t));
+            }
+        };
+        let mut reduces = 0;
+        for (i, instr) in self.body.iter().enumerate() {
+            match instr {
+                Instr::Load { arg, index } => check_index(&mut errors, i, *arg, index),
+                Instr::Const { .. } => {}
+                Instr::Unary { x, compute, .. } => expect(&mut errors, i, *x, Some(*compute)),
+                Instr::Binary { a, b, compute, .. } => {
+                    expect(&mut errors, i, *a, Some(*compute));
+                    expect(&mut errors, i, *b, Some(*compute));
+                }
+                Instr::Where { cond, a, b } => {
+                    expect(&mut errors, i, *cond, Some(DType::Bool));
+                    if *a < i {
+                        expect(&mut errors, i, *b, types[*a]);
+                    }
+                }
+                Instr::Cast { x, .. } => {
+                    if *x >= i {
+                        errors.push(format!("%{i}: uses %{x} before it is defined"));
+                    }
+                }
+                Instr::Reduce { x, .. } => {
+                    reduces += 1;
+                    if *x >= i {
+                        errors.push(format!("%{i}: uses %{x} before it is defined"));
+                    }
+                }
+                Instr::Store { arg, index, x } => {
+                    check_index(&mut errors, i, *arg, index);
+                    if let Some(a) = self.args.get(*arg) {
+                        if a.access == Access::Read {
+                            errors.push(format!("%{i}: stores to read-only argument {arg}"));
+                        }
+                        expect(&mut errors, i, *x, Some(a.dtype));
+                    }
+                }
+            }
+        }
+        if reduces > 1 {
+            errors.push(format!("{reduces} reductions in one kernel"));
+        }
+        if (reduces == 1) != (self.reduce_axes > 0) {
+            errors.push("reduce_axes and Reduce instructions disagree".to_string());
+        }
+        errors
+    }
+
+    /// Stable text form (`docs/ir.md`).
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "kernel {} space {} reduce {}",
+            self.name,
+            crate::view::fmt_list(&self.shape),
+            self.reduce_axes
+        );
+        for (i, a) in self.args.iter().enumerate() {
+            let access = match a.access {
+                Access::Read => "read".to_string(),
+                Access::Write => "write".to_string(),
+                Access::Update { from } => format!("update from a{from}"),
+            };
+            let _ = writeln!(s, "  a{i}: {}[{}] {access}", a.dtype, a.len);
+        }
+        let types = self.value_dtypes();
+        for (i, instr) in self.body.iter().enumerate() {
+            let ty = types[i].map(|t| format!(" : {t}")).unwrap_or_default();
+            let text = match instr {
+                Instr::Load { arg, index } => format!("load a{arg}{}", fmt_index(index)),
+                Instr::Const { value, dtype } => format!("const {value} {dtype}"),
+                Instr::Unary { op, x, .. } => format!("{} %{x}", op.name()),
+                Instr::Binary { op, a, b, .. } => format!("{} %{a}, %{b}", op.name()),
+                Instr::Where { cond, a, b } => format!("where %{cond}, %{a}, %{b}"),
+                Instr::Cast { x, to } => format!("cast %{x} to {to}"),
+                Instr::Reduce { op, x } => format!("reduce_{} %{x}", op.name()),
+                Instr::Store { arg, index, x } => format!("store a{arg}{}, %{x}", fmt_index(index)),
+            };
+            let _ = writeln!(s, "  %{i} = {text}{ty}");
+        }
+        s
+    }
+}
+
+fn fmt_index(index: &Index) -> String {
+    format!("[{}+{}]", index.strides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","), index.offset)
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_text())
+    }
+}

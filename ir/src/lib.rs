@@ -1,0 +1,21 @@
+//! smelt's intermediate representations: element types and promotion, the view algebra, the
+//! graph IR the frontend builds, the kernel IR codegen consumes, and the lowering between them.
+
+pub mod dtype;
+pub mod error;
+pub mod graph;
+pub mod kernel;
+pub mod lower;
+pub mod op;
+pub mod scalar;
+pub mod schedule;
+pub mod view;
+
+pub use dtype::{Category, DType, promote_types};
+pub use error::{Error, ErrorKind, Result};
+pub use graph::{Edge, Graph, Node, NodeId, Op};
+pub use kernel::{Access, Arg, Index, Instr, Kernel, ValueId};
+pub use op::{BinaryOp, ReduceOp, UnaryOp};
+pub use scalar::Scalar;
+pub use schedule::{Schedule, Step};
+pub use view::{MemoryFormat, View};

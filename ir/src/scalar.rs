@@ -1,0 +1,148 @@
+//! Host scalars: the values of Python-style scalar arguments and of single elements.
+
+use crate::DType;
+use half::{bf16, f16};
+use std::fmt;
+
+/// A scalar as a user writes it: its kind (bool, int, float) matters for type promotion.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+impl Scalar {
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Scalar::Bool(b) => b as u8 as f64,
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(x) => x,
+        }
+    }
+
+    /// Integer value, truncating floats toward zero (saturating at the i64 range, NaN → 0).
+    pub fn as_i64(self) -> i64 {
+        match self {
+            Scalar::Bool(b) => b as i64,
+            Scalar::Int(i) => i,
+            Scalar::Float(x) => x as i64,
+        }
+    }
+
+    pub fn as_bool(self) -> bool {
+        match self {
+            Scalar::Bool(b) => b,
+            Scalar::Int(i) => i != 0,
+            Scalar::Float(x) => x != 0.0,
+        }
+    }
+
+    /// The dtype a Python scalar of this kind wraps to (float → the given default dtype).
+    pub fn wrapped_dtype(self, default_float: DType) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::Bool,
+            Scalar::Int(_) => DType::I64,
+            Scalar::Float(_) => default_float,
+        }
+    }
+
+    /// Converts to the value representation of `dtype`, rounding and wrapping as a cast does
+    /// (float → int truncates toward zero, ints wrap to the width, floats round to nearest even).
+    pub fn cast(self, dtype: DType) -> Scalar {
+        match dtype {
+            DType::Bool => Scalar::Bool(self.as_bool()),
+            DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
+                let v = match self {
+                    Scalar::Float(x) => float_to_i64(x),
+                    Scalar::Bool(_) | Scalar::Int(_) => self.as_i64(),
+                };
+                Scalar::Int(wrap_int(v, dtype))
+            }
+            DType::F16 | DType::BF16 | DType::F32 | DType::F64 => {
+                Scalar::Float(round_float(self.as_f64(), dtype))
+            }
+        }
+    }
+}
+
+/// Float → integer conversion as C++ on x86 behaves for in-range values (truncation);
+/// out-of-range and NaN give i64::MIN like `cvttsd2si` does.
+pub fn float_to_i64(x: f64) -> i64 {
+    if x.is_nan() || x >= 9.223_372_036_854_775_807e18 || x < -9.223_372_036_854_775_808e18 {
+        i64::MIN
+    } else {
+        x as i64
+    }
+}
+
+/// Wraps an integer to the width and signedness of `dtype` (two's complement).
+pub fn wrap_int(v: i64, dtype: DType) -> i64 {
+    match dtype {
+        DType::Bool => (v != 0) as i64,
+        DType::U8 => v as u8 as i64,
+        DType::I8 => v as i8 as i64,
+        DType::I16 => v as i16 as i64,
+        DType::I32 => v as i32 as i64,
+        DType::I64 | DType::F16 | DType::BF16 | DType::F32 | DType::F64 => v,
+    }
+}
+
+/// Rounds an f64 to the nearest value representable in the float `dtype` (identity for f64).
+pub fn round_float(x: f64, dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => f16::from_f64(x).to_f64(),
+        DType::BF16 => bf16::from_f64(x).to_f64(),
+        DType::F32 => x as f32 as f64,
+        DType::F64 | DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => x,
+    }
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Float(x) => write!(f, "{x:?}"),
+        }
+    }
+}
+
+impl From<bool> for Scalar {
+    fn from(v: bool) -> Self {
+        Scalar::Bool(v)
+    }
+}
+impl From<i64> for Scalar {
+    fn from(v: i64) -> Self {
+        Scalar::Int(v)
+    }
+}
+impl From<i32> for Scalar {
+    fn from(v: i32) -> Self {
+        Scalar::Int(v as i64)
+    }
+}
+impl From<f64> for Scalar {
+    fn from(v: f64) -> Self {
+        Scalar::Float(v)
+    }
+}
+impl From<f32> for Scalar {
+    fn from(v: f32) -> Self {
+        Scalar::Float(v as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn casts_wrap_and_round() {
+        assert_eq!(Scalar::Int(1000).cast(DType::U8), Scalar::Int(232));
+        assert_eq!(Scalar::Float(-2.7).cast(DType::I32), Scalar::Int(-2));
+        assert_eq!(Scalar::Float(0.1).cast(DType::F32), Scalar::Float(0.1f32 as f64));
+        assert_eq!(Scalar::Int(3).cast(DType::Bool), Scalar::Bool(true));
+    }
+}

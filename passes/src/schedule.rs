@@ -1,0 +1,35 @@
+//! `schedule`: orders the kernels of a graph (one per node that needs one, for now) by
+//! dependency and records each buffer's last use so the runtime can free it early.
+
+use smelt_ir::lower::{lower_node, needs_kernel};
+use smelt_ir::{Graph, NodeId, Schedule, Step};
+
+/// Builds the schedule of `g`: every node that needs a kernel, in topological order.
+pub fn schedule(g: &Graph) -> Schedule {
+    let mut steps: Vec<Step> = vec![];
+    for id in g.topo_order() {
+        if !needs_kernel(g, id) {
+            continue;
+        }
+        let lowered = lower_node(g, id);
+        let (reads, writes) = lowered.inputs.split_at(lowered.inputs.len() - 1);
+        steps.push(Step { kernel: lowered.kernel, reads: reads.to_vec(), writes: writes[0], frees: vec![] });
+    }
+    // Last use of each buffer: free it after the step that reads it last, unless it is an
+    // output or holds a realized input (whose lazy node keeps it anyway).
+    let mut last: Vec<Option<usize>> = vec![None; g.graph.node_count()];
+    for (i, step) in steps.iter().enumerate() {
+        for r in &step.reads {
+            last[r.index()] = Some(i);
+        }
+    }
+    for (n, l) in last.iter().enumerate() {
+        let id = NodeId::new(n);
+        if let Some(i) = l
+            && !g.outputs.contains(&id)
+        {
+            steps[*i].frees.push(id);
+        }
+    }
+    Schedule { steps, nodes: g.graph.node_count() }
+}

@@ -1,0 +1,114 @@
+//! Host buffers: one typed vector per dtype, read and written as [`Scalar`] by the interpreter.
+
+use half::{bf16, f16};
+use smelt_ir::{DType, Scalar};
+
+/// A flat host buffer of one dtype.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Buffer {
+    Bool(Vec<bool>),
+    U8(Vec<u8>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F16(Vec<f16>),
+    BF16(Vec<bf16>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+impl Buffer {
+    /// A buffer of `len` zeros.
+    pub fn zeros(dtype: DType, len: usize) -> Buffer {
+        match dtype {
+            DType::Bool => Buffer::Bool(vec![false; len]),
+            DType::U8 => Buffer::U8(vec![0; len]),
+            DType::I8 => Buffer::I8(vec![0; len]),
+            DType::I16 => Buffer::I16(vec![0; len]),
+            DType::I32 => Buffer::I32(vec![0; len]),
+            DType::I64 => Buffer::I64(vec![0; len]),
+            DType::F16 => Buffer::F16(vec![f16::ZERO; len]),
+            DType::BF16 => Buffer::BF16(vec![bf16::ZERO; len]),
+            DType::F32 => Buffer::F32(vec![0.0; len]),
+            DType::F64 => Buffer::F64(vec![0.0; len]),
+        }
+    }
+
+    /// A buffer of `dtype` holding `values`, each cast to `dtype`.
+    pub fn from_scalars(dtype: DType, values: &[Scalar]) -> Buffer {
+        let mut b = Buffer::zeros(dtype, values.len());
+        for (i, v) in values.iter().enumerate() {
+            b.set(i, *v);
+        }
+        b
+    }
+
+    pub fn dtype(&self) -> DType {
+        match self {
+            Buffer::Bool(_) => DType::Bool,
+            Buffer::U8(_) => DType::U8,
+            Buffer::I8(_) => DType::I8,
+            Buffer::I16(_) => DType::I16,
+            Buffer::I32(_) => DType::I32,
+            Buffer::I64(_) => DType::I64,
+            Buffer::F16(_) => DType::F16,
+            Buffer::BF16(_) => DType::BF16,
+            Buffer::F32(_) => DType::F32,
+            Buffer::F64(_) => DType::F64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Buffer::Bool(v) => v.len(),
+            Buffer::U8(v) => v.len(),
+            Buffer::I8(v) => v.len(),
+            Buffer::I16(v) => v.len(),
+            Buffer::I32(v) => v.len(),
+            Buffer::I64(v) => v.len(),
+            Buffer::F16(v) => v.len(),
+            Buffer::BF16(v) => v.len(),
+            Buffer::F32(v) => v.len(),
+            Buffer::F64(v) => v.len(),
+        }
+    }
+
+    /// Size in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.len() * self.dtype().size()
+    }
+
+    /// Element `i` as a scalar of the buffer's kind (bool, int or float).
+    pub fn get(&self, i: usize) -> Scalar {
+        match self {
+            Buffer::Bool(v) => Scalar::Bool(v[i]),
+            Buffer::U8(v) => Scalar::Int(v[i] as i64),
+            Buffer::I8(v) => Scalar::Int(v[i] as i64),
+            Buffer::I16(v) => Scalar::Int(v[i] as i64),
+            Buffer::I32(v) => Scalar::Int(v[i] as i64),
+            Buffer::I64(v) => Scalar::Int(v[i]),
+            Buffer::F16(v) => Scalar::Float(v[i].to_f64()),
+            Buffer::BF16(v) => Scalar::Float(v[i].to_f64()),
+            Buffer::F32(v) => Scalar::Float(v[i] as f64),
+            Buffer::F64(v) => Scalar::Float(v[i]),
+        }
+    }
+
+    /// Writes element `i`, converting `x` as a cast to the buffer's dtype does.
+    pub fn set(&mut self, i: usize, x: Scalar) {
+        let x = x.cast(self.dtype());
+        match self {
+            Buffer::Bool(v) => v[i] = x.as_bool(),
+            Buffer::U8(v) => v[i] = x.as_i64() as u8,
+            Buffer::I8(v) => v[i] = x.as_i64() as i8,
+            Buffer::I16(v) => v[i] = x.as_i64() as i16,
+            Buffer::I32(v) => v[i] = x.as_i64() as i32,
+            Buffer::I64(v) => v[i] = x.as_i64(),
+            Buffer::F16(v) => v[i] = f16::from_f64(x.as_f64()),
+            Buffer::BF16(v) => v[i] = bf16::from_f64(x.as_f64()),
+            Buffer::F32(v) => v[i] = x.as_f64() as f32,
+            Buffer::F64(v) => v[i] = x.as_f64(),
+        }
+    }
+}

@@ -1,0 +1,35 @@
+//! Executes a schedule: runs each step's kernel on its backend, hands buffers from producers
+//! to consumers, frees each buffer after its last use.
+
+use crate::buffer::Buffer;
+use crate::reference::run_kernel;
+use smelt_ir::{Graph, Op, Result, Schedule};
+use std::sync::Arc;
+
+/// Runs `schedule` for graph `g` whose `Input` nodes hold `inputs` (by slot). Returns, per
+/// graph node, the buffer it produced (or held), where still alive.
+pub fn execute(g: &Graph, schedule: &Schedule, inputs: &[Arc<Buffer>]) -> Result<Vec<Option<Arc<Buffer>>>> {
+    let mut buffers: Vec<Option<Arc<Buffer>>> = vec![None; schedule.nodes];
+    for id in g.graph.node_indices() {
+        if let Op::Input { slot } = g.node(id).op {
+            buffers[id.index()] = Some(inputs[slot].clone());
+        }
+    }
+    for step in &schedule.steps {
+        let args: Vec<Arc<Buffer>> = step
+            .reads
+            .iter()
+            .map(|r| buffers[r.index()].clone().expect("invariant: a step's inputs are computed before it"))
+            .collect();
+        // Release our own handles on buffers this step reads last, so an in-place update
+        // can take their memory.
+        for f in &step.frees {
+            if !matches!(g.node(*f).op, Op::Input { .. }) {
+                buffers[f.index()] = None;
+            }
+        }
+        let out = run_kernel(&step.kernel, args);
+        buffers[step.writes.index()] = Some(Arc::new(out));
+    }
+    Ok(buffers)
+}

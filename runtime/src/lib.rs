@@ -1,0 +1,9 @@
+//! smelt's runtime: host buffers, the backends that run kernel IR, and execution.
+
+pub mod buffer;
+pub mod execute;
+pub mod reference;
+pub mod scalar_ops;
+
+pub use buffer::Buffer;
+pub use execute::execute;

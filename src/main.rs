@@ -1,0 +1,2 @@
+//! The smelt command-line tool.
+fn main() {}
