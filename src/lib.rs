@@ -1,1 +1,21 @@
-//! smelt.
+//! smelt: a lazy tensor compiler with PyTorch's semantics.
+//!
+//! ```
+//! use smelt::prelude::*;
+//! let a = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+//! let b = (&a.t() + 1.0).relu();   // nothing runs yet
+//! assert_eq!(b.to_vec::<f32>(), vec![2.0, 4.0, 3.0, 5.0]);
+//! ```
+
+pub mod conformance;
+
+pub use smelt_frontend as frontend;
+pub use smelt_frontend::{DType, Error, ErrorKind, MemoryFormat, Result, Scalar, Tensor};
+
+/// Everything a user needs: `use smelt::prelude::*;`.
+pub mod prelude {
+    pub use smelt_frontend::{
+        DType, Error, ErrorKind, Generator, MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor, TensorIndex,
+        get_default_dtype, realize, set_default_dtype, with_default_dtype,
+    };
+}

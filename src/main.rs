@@ -1,2 +1,60 @@
-//! The smelt command-line tool.
-fn main() {}
+//! The `smelt` command-line tool: `demo`, `conformance DIR`, `info`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+mod demo;
+
+fn usage() -> ExitCode {
+    eprintln!(
+        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status"
+    );
+    ExitCode::from(2)
+}
+
+fn conformance(args: &[String]) -> ExitCode {
+    let verbose = args.iter().any(|a| a == "--verbose" || a == "-v");
+    let Some(dir) = args.iter().find(|a| !a.starts_with('-')) else { return usage() };
+    let dir = PathBuf::from(dir);
+    let results = if dir.is_file() { smelt::conformance::run_file(&dir).map(|r| vec![r]) } else { smelt::conformance::run_dir(&dir) };
+    let results = match results {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("smelt conformance: cannot read {}: {e}", dir.display());
+            return ExitCode::from(2);
+        }
+    };
+    let (mut passed, mut failed) = (0, 0);
+    for file in &results {
+        println!("{}: {}/{}", file.file, file.passed(), file.total());
+        passed += file.passed();
+        failed += file.total() - file.passed();
+        if verbose {
+            for case in &file.cases {
+                if let Some(why) = &case.failure {
+                    println!("  FAIL {}: {why}", case.id);
+                }
+            }
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn info() -> ExitCode {
+    println!("smelt {}", env!("CARGO_PKG_VERSION"));
+    println!("backends: reference (kernel IR interpreter) — available");
+    println!("          cpu (cranelift) — not built yet");
+    println!("          cuda — not built yet");
+    ExitCode::SUCCESS
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("demo") => demo::run(),
+        Some("conformance") => conformance(&args[1..]),
+        Some("info") => info(),
+        _ => usage(),
+    }
+}

@@ -4,18 +4,21 @@
 pub mod creation;
 pub mod default_dtype;
 pub mod display;
+pub mod dump;
 pub mod elementwise;
 pub mod index;
 pub mod inplace;
 pub mod lazy;
 pub mod promote;
+pub mod shape_ops;
 pub mod tensor;
 pub mod views;
 
 pub use creation::{Generator, TensorData};
+pub use dump::GraphDump;
 pub use default_dtype::{get_default_dtype, set_default_dtype, try_set_default_dtype, with_default_dtype};
 pub use elementwise::RoundingMode;
 pub use promote::{Operand, result_type};
-pub use smelt_ir::{DType, Error, ErrorKind, MemoryFormat, Result, Scalar};
+pub use smelt_ir::{BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
 pub use tensor::{Element, Tensor, realize};
 pub use views::TensorIndex;

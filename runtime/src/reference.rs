@@ -54,7 +54,7 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     if outer_shape.contains(&0) {
         return out;
     }
-    let split = kernel.reduce_at().map(|r| r + 1).unwrap_or(kernel.body.len());
+    let split = kernel.reduce_at().map(|r| r + 1).unwrap_or(0);
     let types = kernel.value_dtypes();
     let mut values = vec![Scalar::Bool(false); kernel.body.len()];
     let mut outer = vec![0usize; outer_rank];

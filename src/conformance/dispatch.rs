@@ -1,0 +1,268 @@
+//! Runs one step of a case: maps the op name of FORMAT.md §9 to smelt's API (`try_` forms,
+//! so error kinds come back as values).
+
+use super::args::Args;
+use smelt_frontend::{
+    BinaryOp, DType, Error, MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor, UnaryOp, set_default_dtype,
+};
+
+/// What a step produced: tensors to bind (in `let` order), or nothing.
+pub type Produced = Vec<Tensor>;
+
+fn one(t: Result<Tensor>) -> Result<Produced> {
+    t.map(|t| vec![t])
+}
+
+fn unary(a: &Args, op: UnaryOp) -> Result<Produced> {
+    one(a.tensor("self")?.try_unary(op))
+}
+
+fn binary(a: &Args, op: BinaryOp) -> Result<Produced> {
+    one(a.tensor("self")?.try_binary(a.operand("other")?, op))
+}
+
+fn rounding(a: &Args) -> Result<Option<RoundingMode>> {
+    Ok(match a.string("rounding_mode")?.as_deref() {
+        None => None,
+        Some("trunc") => Some(RoundingMode::Trunc),
+        Some("floor") => Some(RoundingMode::Floor),
+        Some(other) => {
+            return Err(Error::value(format!(
+                "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
+            )));
+        }
+    })
+}
+
+fn size(a: &Args) -> Result<Vec<i64>> {
+    a.ints("size")
+}
+
+/// Executes op `name` with `a`.
+pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
+    let s = || a.tensor("self");
+    match name {
+        // ---- creation ----
+        "tensor" => {
+            let shape: Vec<usize> = a.ints("shape")?.iter().map(|&d| d.max(0) as usize).collect();
+            let data = match a.map.get("data") {
+                Some(serde_json::Value::Array(items)) => items,
+                _ => return Err(Error::value("tensor: `data` is not a list")),
+            };
+            let values: Vec<Scalar> = data
+                .iter()
+                .map(|v| super::args::scalar_of(v).ok_or_else(|| Error::value(format!("tensor: bad element {v}"))))
+                .collect::<Result<_>>()?;
+            let dtype = match a.dtype("dtype")? {
+                Some(d) => d,
+                None if !values.is_empty() && values.iter().all(|v| matches!(v, Scalar::Bool(_))) => DType::Bool,
+                None if !values.is_empty() && values.iter().all(|v| matches!(v, Scalar::Int(_))) => DType::I64,
+                None => smelt_frontend::get_default_dtype(),
+            };
+            if values.len() != shape.iter().product::<usize>() {
+                return Err(Error::shape("tensor: data does not match shape"));
+            }
+            one(Ok(Tensor::from_scalars(&values, &shape, dtype)))
+        }
+        "zeros" => one(Tensor::try_zeros(&size(a)?, a.dtype("dtype")?)),
+        "ones" => one(Tensor::try_ones(&size(a)?, a.dtype("dtype")?)),
+        "empty" => one(Tensor::try_empty(&size(a)?, a.dtype("dtype")?)),
+        "full" => one(Tensor::try_full(&size(a)?, a.scalar("fill_value")?, a.dtype("dtype")?)),
+        "zeros_like" => one(s()?.try_zeros_like(a.dtype("dtype")?, a.memory_format("memory_format")?)),
+        "ones_like" => one(s()?.try_ones_like(a.dtype("dtype")?, a.memory_format("memory_format")?)),
+        "empty_like" => one(s()?.try_empty_like(a.dtype("dtype")?, a.memory_format("memory_format")?)),
+        "full_like" => one(s()?.try_full_like(a.scalar("fill_value")?, a.dtype("dtype")?, a.memory_format("memory_format")?)),
+        "empty_strided" => one(Tensor::try_empty_strided(&size(a)?, &a.ints("stride")?, a.dtype("dtype")?)),
+        "empty_permuted" => one(Tensor::try_empty_permuted(&size(a)?, &a.ints("physical_layout")?, a.dtype("dtype")?)),
+        "arange" => {
+            let start = if a.has("start") { a.scalar("start")? } else { Scalar::Int(0) };
+            let step = if a.has("step") { a.scalar("step")? } else { Scalar::Int(1) };
+            one(Tensor::try_arange(start, a.scalar("end")?, step, a.dtype("dtype")?))
+        }
+        "linspace" => one(Tensor::try_linspace(a.scalar("start")?, a.scalar("end")?, a.int("steps")?, a.dtype("dtype")?)),
+        "eye" => one(Tensor::try_eye(a.int("n")?, a.opt_int("m")?, a.dtype("dtype")?)),
+        "set_default_dtype" => {
+            let d = a.dtype("dtype")?.ok_or_else(|| Error::value("set_default_dtype: missing dtype"))?;
+            smelt_frontend::try_set_default_dtype(d)?;
+            let _ = set_default_dtype;
+            Ok(vec![])
+        }
+        "tril" => one(s()?.try_tril(a.int_or("diagonal", 0)?)),
+        "triu" => one(s()?.try_triu(a.int_or("diagonal", 0)?)),
+
+        // ---- views ----
+        "permute" => one(s()?.try_permute(&a.ints("dims")?)),
+        "transpose" => one(s()?.try_transpose(a.int("dim0")?, a.int("dim1")?)),
+        "t" => one(s()?.try_t()),
+        "view" => one(s()?.try_view(&size(a)?)),
+        "reshape" => one(s()?.try_reshape(&a.ints("shape")?)),
+        "flatten" => one(s()?.try_flatten(a.int_or("start_dim", 0)?, a.int_or("end_dim", -1)?)),
+        "unflatten" => one(s()?.try_unflatten(a.int("dim")?, &a.ints("sizes")?)),
+        "ravel" => one(s()?.try_reshape(&[-1])),
+        "unfold" => one(s()?.try_unfold(a.int("dimension")?, a.int("size")?, a.int("step")?)),
+        "diagonal" => one(s()?.try_diagonal(a.int_or("offset", 0)?, a.int_or("dim1", 0)?, a.int_or("dim2", 1)?)),
+        "movedim" => one(s()?.try_movedim(&a.ints("source")?, &a.ints("destination")?)),
+        "squeeze" => {
+            if a.has("dim") {
+                one(s()?.try_squeeze_dims(&a.ints("dim")?))
+            } else {
+                one(s()?.try_squeeze())
+            }
+        }
+        "unsqueeze" => one(s()?.try_unsqueeze(a.int("dim")?)),
+        "expand" => one(s()?.try_expand(&size(a)?)),
+        "expand_as" => one(s()?.try_expand_as(&a.tensor("other")?)),
+        "broadcast_to" => one(s()?.try_broadcast_to(&size(a)?)),
+        "narrow" => one(s()?.try_narrow(a.int("dim")?, a.int("start")?, a.int("length")?)),
+        "select" => one(s()?.try_select(a.int("dim")?, a.int("index")?)),
+        "as_strided" => one(s()?.try_as_strided(&size(a)?, &a.ints("stride")?, a.opt_int("storage_offset")?)),
+        "getitem" => one(s()?.try_getitem(&a.index("index")?)),
+        "contiguous" => one(s()?.try_contiguous_format(a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Contiguous))),
+        "clone" => one(s()?.try_clone_format(a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve))),
+        "detach" => one(Ok(s()?.detach())),
+        "to" => {
+            let d = a.dtype("dtype")?.ok_or_else(|| Error::value("to: missing dtype"))?;
+            one(s()?.try_to_dtype(d, a.bool_or("copy", false)?))
+        }
+        "view_as" => one(s()?.try_view_as(&a.tensor("other")?)),
+        "reshape_as" => one(s()?.try_reshape_as(&a.tensor("other")?)),
+        "flip" => one(s()?.try_flip(&a.ints("dims")?)),
+        "roll" => one(s()?.try_roll(&a.ints("shifts")?, &a.ints("dims")?)),
+        "repeat" => one(s()?.try_repeat(&a.ints("repeats")?)),
+        "split" => {
+            let t = s()?;
+            let dim = a.int_or("dim", 0)?;
+            if a.is_list("split_size_or_sections") {
+                t.try_split_with_sizes(&a.ints("split_size_or_sections")?, dim)
+            } else {
+                t.try_split(a.int("split_size_or_sections")?, dim)
+            }
+        }
+        "chunk" => s()?.try_chunk(a.int("chunks")?, a.int_or("dim", 0)?),
+        "tensor_split" => {
+            let t = s()?;
+            let dim = a.int_or("dim", 0)?;
+            if a.is_list("indices_or_sections") {
+                t.try_tensor_split_indices(&a.ints("indices_or_sections")?, dim)
+            } else {
+                t.try_tensor_split(a.int("indices_or_sections")?, dim)
+            }
+        }
+        "unbind" => s()?.try_unbind(a.int_or("dim", 0)?),
+
+        // ---- elementwise ----
+        "abs" => unary(a, UnaryOp::Abs),
+        "neg" => unary(a, UnaryOp::Neg),
+        "sign" => unary(a, UnaryOp::Sign),
+        "exp" => unary(a, UnaryOp::Exp),
+        "expm1" => unary(a, UnaryOp::Expm1),
+        "log" => unary(a, UnaryOp::Log),
+        "log2" => unary(a, UnaryOp::Log2),
+        "log1p" => unary(a, UnaryOp::Log1p),
+        "sqrt" => unary(a, UnaryOp::Sqrt),
+        "rsqrt" => unary(a, UnaryOp::Rsqrt),
+        "reciprocal" => unary(a, UnaryOp::Reciprocal),
+        "square" => unary(a, UnaryOp::Square),
+        "sin" => unary(a, UnaryOp::Sin),
+        "cos" => unary(a, UnaryOp::Cos),
+        "tan" => unary(a, UnaryOp::Tan),
+        "tanh" => unary(a, UnaryOp::Tanh),
+        "sigmoid" => unary(a, UnaryOp::Sigmoid),
+        "relu" => unary(a, UnaryOp::Relu),
+        "erf" => unary(a, UnaryOp::Erf),
+        "floor" => unary(a, UnaryOp::Floor),
+        "ceil" => unary(a, UnaryOp::Ceil),
+        "trunc" => unary(a, UnaryOp::Trunc),
+        "round" => one(s()?.try_round(a.int_or("decimals", 0)?)),
+        "logical_not" => unary(a, UnaryOp::LogicalNot),
+        "bitwise_not" => unary(a, UnaryOp::BitwiseNot),
+        "isnan" => unary(a, UnaryOp::IsNan),
+        "isinf" => unary(a, UnaryOp::IsInf),
+        "isfinite" => unary(a, UnaryOp::IsFinite),
+        "add" | "sub" => {
+            let op = if name == "add" { BinaryOp::Add } else { BinaryOp::Sub };
+            let alpha = if a.has("alpha") { a.scalar("alpha")? } else { Scalar::Int(1) };
+            one(s()?.try_add_scaled(a.operand("other")?, alpha, op))
+        }
+        "mul" => binary(a, BinaryOp::Mul),
+        "div" => one(s()?.try_div_mode(a.operand("other")?, rounding(a)?)),
+        "floor_divide" => binary(a, BinaryOp::DivFloor),
+        "remainder" => binary(a, BinaryOp::Remainder),
+        "fmod" => binary(a, BinaryOp::Fmod),
+        "pow" => one(s()?.try_binary(a.operand("exponent")?, BinaryOp::Pow)),
+        "maximum" => binary(a, BinaryOp::Maximum),
+        "minimum" => binary(a, BinaryOp::Minimum),
+        "atan2" => binary(a, BinaryOp::Atan2),
+        "eq" => binary(a, BinaryOp::Eq),
+        "ne" => binary(a, BinaryOp::Ne),
+        "lt" => binary(a, BinaryOp::Lt),
+        "le" => binary(a, BinaryOp::Le),
+        "gt" => binary(a, BinaryOp::Gt),
+        "ge" => binary(a, BinaryOp::Ge),
+        "logical_and" => binary(a, BinaryOp::LogicalAnd),
+        "logical_or" => binary(a, BinaryOp::LogicalOr),
+        "logical_xor" => binary(a, BinaryOp::LogicalXor),
+        "bitwise_and" => binary(a, BinaryOp::BitAnd),
+        "bitwise_or" => binary(a, BinaryOp::BitOr),
+        "bitwise_xor" => binary(a, BinaryOp::BitXor),
+        "where" => one(Tensor::try_where(&a.tensor("condition")?, a.operand("self")?, a.operand("other")?)),
+        "clamp" => one(s()?.try_clamp(a.opt_operand("min")?, a.opt_operand("max")?)),
+
+        // ---- in place ----
+        "add_" | "sub_" => {
+            let op = if name == "add_" { BinaryOp::Add } else { BinaryOp::Sub };
+            let alpha = if a.has("alpha") { Some(a.scalar("alpha")?) } else { None };
+            let t = s()?;
+            t.try_binary_(a.operand("other")?, op, alpha)?;
+            Ok(vec![t])
+        }
+        "mul_" => {
+            let t = s()?;
+            t.try_mul_(a.operand("other")?)?;
+            Ok(vec![t])
+        }
+        "div_" => {
+            let t = s()?;
+            t.try_div_(a.operand("other")?, rounding(a)?)?;
+            Ok(vec![t])
+        }
+        "neg_" | "abs_" | "exp_" => {
+            let op = match name {
+                "neg_" => UnaryOp::Neg,
+                "abs_" => UnaryOp::Abs,
+                _ => UnaryOp::Exp,
+            };
+            let t = s()?;
+            t.try_unary_(op)?;
+            Ok(vec![t])
+        }
+        "clamp_" => {
+            let t = s()?;
+            t.try_clamp_(a.opt_operand("min")?, a.opt_operand("max")?)?;
+            Ok(vec![t])
+        }
+        "copy_" => {
+            let t = s()?;
+            t.try_copy_(&a.tensor("src")?)?;
+            Ok(vec![t])
+        }
+        "fill_" => {
+            let t = s()?;
+            t.try_fill_(a.operand("value")?)?;
+            Ok(vec![t])
+        }
+        "zero_" => {
+            let t = s()?;
+            t.try_zero_()?;
+            Ok(vec![t])
+        }
+        "setitem" => {
+            s()?.try_setitem(&a.index("index")?, a.operand("value")?)?;
+            Ok(vec![])
+        }
+        _ => {
+            let _: Option<Operand> = None;
+            Err(Error::unsupported(format!("unsupported op {name}")))
+        }
+    }
+}

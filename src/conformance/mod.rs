@@ -1,0 +1,217 @@
+//! The conformance runner: replays the PyTorch-recorded cases of `shared/conformance`
+//! (format: FORMAT.md) through smelt's public API and compares every observable field.
+
+mod args;
+mod dispatch;
+
+use args::{Args, Env, scalar_of};
+use serde_json::Value;
+use smelt_frontend::{DType, Scalar, Tensor};
+use std::collections::BTreeSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+/// The outcome of one case.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub id: String,
+    /// `None` when it passed; otherwise what differed.
+    pub failure: Option<String>,
+}
+
+/// Totals of one file.
+#[derive(Clone, Debug)]
+pub struct FileResult {
+    pub file: String,
+    pub cases: Vec<CaseResult>,
+}
+
+impl FileResult {
+    pub fn passed(&self) -> usize {
+        self.cases.iter().filter(|c| c.failure.is_none()).count()
+    }
+    pub fn total(&self) -> usize {
+        self.cases.len()
+    }
+}
+
+/// Runs every case of one `.jsonl` file.
+pub fn run_file(path: &Path) -> std::io::Result<FileResult> {
+    let text = std::fs::read_to_string(path)?;
+    let cases = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, line)| match serde_json::from_str::<Value>(line) {
+            Ok(case) => run_case_guarded(&case),
+            Err(e) => CaseResult { id: format!("line {}", i + 1), failure: Some(format!("malformed JSON: {e}")) },
+        })
+        .collect();
+    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(FileResult { file, cases })
+}
+
+/// Runs every `*.jsonl` file of `dir`, sorted by name.
+pub fn run_dir(dir: &Path) -> std::io::Result<Vec<FileResult>> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files.iter().map(|p| run_file(p)).collect()
+}
+
+/// Runs one case; a panic inside smelt is caught and reported as a failure (it is a bug).
+pub fn run_case_guarded(case: &Value) -> CaseResult {
+    let id = case.get("id").and_then(Value::as_str).unwrap_or("?").to_string();
+    let result = catch_unwind(AssertUnwindSafe(|| run_case(case)));
+    smelt_frontend::default_dtype::try_set_default_dtype(DType::F32).ok();
+    let failure = match result {
+        Ok(Ok(())) => None,
+        Ok(Err(msg)) => Some(msg),
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Some(format!("PANIC: {msg}"))
+        }
+    };
+    CaseResult { id, failure }
+}
+
+fn run_case(case: &Value) -> Result<(), String> {
+    smelt_frontend::default_dtype::try_set_default_dtype(DType::F32).map_err(|e| e.to_string())?;
+    let steps = case.get("steps").and_then(Value::as_array).ok_or("case has no steps")?;
+    let expected_error = case.get("error").filter(|e| !e.is_null());
+    let mut env = Env::new();
+    let mut order: Vec<String> = vec![];
+    for (i, step) in steps.iter().enumerate() {
+        let op = step.get("op").and_then(Value::as_str).ok_or("step has no op")?;
+        let empty = serde_json::Map::new();
+        let map = step.get("args").and_then(Value::as_object).unwrap_or(&empty);
+        let result = dispatch::run_op(op, &Args { op, map, env: &env });
+        match result {
+            Ok(tensors) => {
+                let lets: Vec<String> = match step.get("let") {
+                    Some(Value::String(s)) => vec![s.clone()],
+                    Some(Value::Array(names)) => names.iter().filter_map(|n| n.as_str().map(String::from)).collect(),
+                    _ => vec![],
+                };
+                if lets.len() > tensors.len() {
+                    return Err(format!("step {i} ({op}) returned {} tensors for {} names", tensors.len(), lets.len()));
+                }
+                for (name, t) in lets.into_iter().zip(tensors) {
+                    order.push(name.clone());
+                    env.insert(name, t);
+                }
+            }
+            Err(e) => {
+                let Some(exp) = expected_error else {
+                    return Err(format!("step {i} ({op}) raised unexpectedly: {e}"));
+                };
+                let exp_step = exp.get("step").and_then(Value::as_u64).unwrap_or(u64::MAX) as usize;
+                let exp_kind = exp.get("kind").and_then(Value::as_str).unwrap_or("?");
+                if exp_step != i || exp_kind != e.kind.name() {
+                    return Err(format!(
+                        "step {i} ({op}) raised {} ({e}); expected {exp_kind} at step {exp_step}",
+                        e.kind.name()
+                    ));
+                }
+                return check_expect(case, &env, &order);
+            }
+        }
+    }
+    if let Some(exp) = expected_error {
+        return Err(format!("expected error {exp} but every step succeeded"));
+    }
+    check_expect(case, &env, &order)
+}
+
+fn check_expect(case: &Value, env: &Env, order: &[String]) -> Result<(), String> {
+    let Some(expect) = case.get("expect").and_then(Value::as_object) else { return Ok(()) };
+    for (name, exp) in expect {
+        let t = env.get(name).ok_or_else(|| format!("{name}: not bound"))?;
+        check_tensor(name, t, exp, env, order)?;
+    }
+    Ok(())
+}
+
+fn ints(v: Option<&Value>) -> Option<Vec<i64>> {
+    v?.as_array()?.iter().map(Value::as_i64).collect()
+}
+
+fn check_tensor(name: &str, t: &Tensor, exp: &Value, env: &Env, order: &[String]) -> Result<(), String> {
+    let shape: Vec<i64> = t.shape().iter().map(|&s| s as i64).collect();
+    if let Some(e) = ints(exp.get("shape"))
+        && e != shape
+    {
+        return Err(format!("{name}: shape {shape:?}, expected {e:?}"));
+    }
+    let stride: Vec<i64> = t.stride().iter().map(|&s| s as i64).collect();
+    if let Some(e) = ints(exp.get("stride"))
+        && e != stride
+    {
+        return Err(format!("{name}: stride {stride:?}, expected {e:?} (shape {shape:?})"));
+    }
+    if let Some(e) = exp.get("storage_offset").and_then(Value::as_i64)
+        && e != t.storage_offset() as i64
+    {
+        return Err(format!("{name}: storage_offset {}, expected {e}", t.storage_offset()));
+    }
+    if let Some(e) = exp.get("is_contiguous").and_then(Value::as_bool)
+        && e != t.is_contiguous()
+    {
+        return Err(format!("{name}: is_contiguous {}, expected {e}", t.is_contiguous()));
+    }
+    if let Some(e) = exp.get("dtype").and_then(Value::as_str)
+        && e != t.dtype().name()
+    {
+        return Err(format!("{name}: dtype {}, expected {e}", t.dtype()));
+    }
+    if let Some(e) = exp.get("shares_storage_with").and_then(Value::as_array) {
+        let expected: BTreeSet<&str> = e.iter().filter_map(Value::as_str).collect();
+        let pos = order.iter().position(|n| n == name).unwrap_or(order.len());
+        let got: BTreeSet<&str> = order[..pos]
+            .iter()
+            .filter(|other| env.get(*other).is_some_and(|o| o.shares_storage(t)))
+            .map(String::as_str)
+            .collect();
+        if got != expected {
+            return Err(format!("{name}: shares storage with {got:?}, expected {expected:?}"));
+        }
+    }
+    if let Some(values) = exp.get("values").and_then(Value::as_array) {
+        let rtol = exp.get("rtol").and_then(Value::as_f64).unwrap_or(0.0);
+        let atol = exp.get("atol").and_then(Value::as_f64).unwrap_or(0.0);
+        let got = t.try_to_scalars().map_err(|e| format!("{name}: realize failed: {e}"))?;
+        if got.len() != values.len() {
+            return Err(format!("{name}: {} values, expected {}", got.len(), values.len()));
+        }
+        for (i, (g, e)) in got.iter().zip(values).enumerate() {
+            if !value_matches(*g, e, t.dtype(), rtol, atol) {
+                return Err(format!("{name}: value[{i}] = {g}, expected {e} (dtype {})", t.dtype()));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn value_matches(got: Scalar, exp: &Value, dtype: DType, rtol: f64, atol: f64) -> bool {
+    let Some(e) = scalar_of(exp) else { return false };
+    if dtype == DType::Bool {
+        return got.as_bool() == e.as_bool();
+    }
+    if !dtype.is_float() {
+        return got.as_i64() == e.as_i64() && !matches!(e, Scalar::Float(x) if x.fract() != 0.0);
+    }
+    let (g, x) = (got.as_f64(), e.as_f64());
+    if x.is_nan() {
+        return g.is_nan();
+    }
+    if x.is_infinite() {
+        return g == x;
+    }
+    (g - x).abs() <= atol + rtol * x.abs()
+}
