@@ -8,6 +8,7 @@ pub mod dump;
 pub mod elementwise;
 pub mod index;
 pub mod inplace;
+pub mod join;
 pub mod lazy;
 pub mod promote;
 pub mod shape_ops;

@@ -1,7 +1,7 @@
 //! Graph IR: one node per computing op on a petgraph graph, the views its inputs are read
 //! through on the edges. Built by the frontend at realisation from the pending lazy nodes.
 
-use crate::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp, View};
+use crate::{BinaryOp, DType, LibraryOp, ReduceOp, Scalar, UnaryOp, View};
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::EdgeRef;
@@ -32,6 +32,8 @@ pub enum Op {
     Assign,
     /// Reduces input 0 over its trailing `axes` dims (the frontend permutes them last).
     Reduce { op: ReduceOp, axes: usize },
+    /// A library routine (matmul, gather, sort …).
+    Library(LibraryOp),
 }
 
 impl Op {
@@ -45,6 +47,7 @@ impl Op {
             Op::Cast => "cast".to_string(),
             Op::Assign => "assign".to_string(),
             Op::Reduce { op, axes } => format!("reduce_{}[{axes}]", op.name()),
+            Op::Library(op) => op.name(),
         }
     }
 }
@@ -132,7 +135,8 @@ impl Graph {
                 }
             }
             let arity = self.inputs(id).len();
-            let expected = match node.op {
+            let expected = match &node.op {
+                Op::Library(op) => op.arity(),
                 Op::Input { .. } | Op::Fill { .. } => 0,
                 Op::Unary { .. } | Op::Cast | Op::Reduce { .. } => 1,
                 Op::Binary { .. } | Op::Assign => 2,

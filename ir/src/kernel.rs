@@ -2,7 +2,7 @@
 //! an optional reduction and stores. Sizes and strides are data, so one kernel structure
 //! serves every size. Codegen and the reference interpreter match on [`Instr`] only.
 
-use crate::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
+use crate::{BinaryOp, DType, LibraryOp, ReduceOp, Scalar, UnaryOp, View};
 use std::fmt::{self, Write as _};
 
 /// An SSA value: the index of the instruction that produced it.
@@ -207,6 +207,45 @@ impl Kernel {
             let _ = writeln!(s, "  %{i} = {text}{ty}");
         }
         s
+    }
+}
+
+/// A call of a library routine: what it reads (dtype and view per input) and writes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LibraryCall {
+    pub op: LibraryOp,
+    pub inputs: Vec<(DType, View)>,
+    pub dtype: DType,
+    pub len: usize,
+    pub out: View,
+}
+
+impl LibraryCall {
+    pub fn to_text(&self) -> String {
+        let ins: Vec<String> = self.inputs.iter().enumerate().map(|(i, (d, v))| format!("a{i}: {d}{v}")).collect();
+        format!("library {} ({}) -> {}[{}] out {}\n", self.op.name(), ins.join(", "), self.dtype, self.len, self.out)
+    }
+}
+
+/// What one schedule step runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Work {
+    Kernel(Kernel),
+    Library(LibraryCall),
+}
+
+impl Work {
+    pub fn name(&self) -> String {
+        match self {
+            Work::Kernel(k) => k.name.clone(),
+            Work::Library(c) => c.op.name(),
+        }
+    }
+    pub fn to_text(&self) -> String {
+        match self {
+            Work::Kernel(k) => k.to_text(),
+            Work::Library(c) => c.to_text(),
+        }
     }
 }
 

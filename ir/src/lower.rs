@@ -1,7 +1,7 @@
 //! Lowering of one graph node to one kernel (the unfused path; fusion lowers groups later).
 
 use crate::graph::{Graph, NodeId, Op};
-use crate::kernel::{Access, Arg, Index, Instr, Kernel, ValueId};
+use crate::kernel::{Access, Arg, Index, Instr, Kernel, LibraryCall, ValueId};
 use crate::{DType, View};
 
 /// A lowered kernel and, for each of its read arguments, the graph node it reads.
@@ -18,7 +18,7 @@ pub fn needs_kernel(g: &Graph, id: NodeId) -> bool {
     match g.node(id).op {
         Op::Input { .. } => false,
         Op::Fill { .. } => g.outputs.contains(&id) || g.graph.neighbors_directed(id, petgraph::Direction::Outgoing).any(|c| matches!(g.node(c).op, Op::Assign)),
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Assign | Op::Reduce { .. } => true,
+        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Assign | Op::Reduce { .. } | Op::Library(_) => true,
     }
 }
 
@@ -67,7 +67,7 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
     let ins = g.inputs(id);
     let (shape, reduce_axes) = match node.op {
         Op::Reduce { axes, .. } => (ins[0].1.shape.clone(), axes),
-        Op::Input { .. } | Op::Fill { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Assign => {
+        Op::Input { .. } | Op::Fill { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Assign | Op::Library(_) => {
             (node.out.shape.clone(), 0)
         }
     };
@@ -75,6 +75,7 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
     let dt = |n: NodeId| g.node(n).dtype;
     let value = match &node.op {
         Op::Input { .. } => panic!("invariant: input nodes are never lowered"),
+        Op::Library(_) => panic!("invariant: library nodes lower through lower_library"),
         Op::Fill { value } => b.push(Instr::Const { value: *value, dtype: node.dtype }),
         Op::Unary { op, compute } => {
             let x = b.load(ins[0].0, &ins[0].1);
@@ -119,7 +120,7 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
     };
     let access = match node.op {
         Op::Assign => Access::Update { from: 0 },
-        Op::Input { .. } | Op::Fill { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Reduce { .. } => {
+        Op::Input { .. } | Op::Fill { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Reduce { .. } | Op::Library(_) => {
             Access::Write
         }
     };
@@ -134,4 +135,19 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
         kernel: Kernel { name, shape, reduce_axes, args: b.args, body: b.body },
         inputs: b.inputs,
     }
+}
+
+/// Lowers a library node to a call: its inputs' views and dtypes, its output.
+pub fn lower_library(g: &Graph, id: NodeId) -> (LibraryCall, Vec<NodeId>) {
+    let node = g.node(id);
+    let Op::Library(op) = &node.op else { panic!("invariant: lower_library gets a library node") };
+    let ins = g.inputs(id);
+    let call = LibraryCall {
+        op: op.clone(),
+        inputs: ins.iter().map(|(n, v)| (g.node(*n).dtype, v.clone())).collect(),
+        dtype: node.dtype,
+        len: node.len,
+        out: node.out.clone(),
+    };
+    (call, ins.into_iter().map(|(n, _)| n).collect())
 }

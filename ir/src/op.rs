@@ -69,6 +69,30 @@ pub enum BinaryOp {
     BitXor,
 }
 
+/// Ops run by a library routine rather than generated code (DESIGN §7): each reads its
+/// inputs through the edge views and writes its output through the node's `out` view.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum LibraryOp {
+    /// Batched matrix product: input 0 viewed as `[B, M, K]`, input 1 as `[B, K, N]`, output
+    /// `[B, M, N]`; accumulates in f64 (floats) or wrapping i64 (ints), rounds once.
+    Matmul,
+}
+
+impl LibraryOp {
+    pub fn name(&self) -> String {
+        match self {
+            LibraryOp::Matmul => "matmul".to_string(),
+        }
+    }
+
+    /// Number of inputs the op reads.
+    pub fn arity(&self) -> usize {
+        match self {
+            LibraryOp::Matmul => 2,
+        }
+    }
+}
+
 /// Reductions over one or more axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReduceOp {

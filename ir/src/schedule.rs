@@ -3,13 +3,13 @@
 //! die after each step.
 
 use crate::graph::NodeId;
-use crate::kernel::Kernel;
+use crate::kernel::Work;
 use std::fmt::{self, Write as _};
 
 /// One kernel launch.
 #[derive(Clone, Debug)]
 pub struct Step {
-    pub kernel: Kernel,
+    pub work: Work,
     /// Producer of each read argument, in argument order.
     pub reads: Vec<NodeId>,
     /// The node whose buffer the output argument is.
@@ -30,8 +30,8 @@ impl Schedule {
         let mut s = String::new();
         for (i, step) in self.steps.iter().enumerate() {
             let reads: Vec<String> = step.reads.iter().map(|n| format!("%{}", n.index())).collect();
-            let _ = writeln!(s, "step {i}: %{} <- {}({})", step.writes.index(), step.kernel.name, reads.join(", "));
-            for line in step.kernel.to_text().lines() {
+            let _ = writeln!(s, "step {i}: %{} <- {}({})", step.writes.index(), step.work.name(), reads.join(", "));
+            for line in step.work.to_text().lines() {
                 let _ = writeln!(s, "  {line}");
             }
         }

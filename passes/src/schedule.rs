@@ -1,8 +1,8 @@
 //! `schedule`: orders the kernels of a graph (one per node that needs one, for now) by
 //! dependency and records each buffer's last use so the runtime can free it early.
 
-use smelt_ir::lower::{lower_node, needs_kernel};
-use smelt_ir::{Graph, NodeId, Schedule, Step};
+use smelt_ir::lower::{lower_library, lower_node, needs_kernel};
+use smelt_ir::{Graph, NodeId, Op, Schedule, Step, Work};
 
 /// Builds the schedule of `g`: every node that needs a kernel, in topological order.
 pub fn schedule(g: &Graph) -> Schedule {
@@ -11,9 +11,14 @@ pub fn schedule(g: &Graph) -> Schedule {
         if !needs_kernel(g, id) {
             continue;
         }
+        if let Op::Library(_) = g.node(id).op {
+            let (call, reads) = lower_library(g, id);
+            steps.push(Step { work: Work::Library(call), reads, writes: id, frees: vec![] });
+            continue;
+        }
         let lowered = lower_node(g, id);
         let (reads, writes) = lowered.inputs.split_at(lowered.inputs.len() - 1);
-        steps.push(Step { kernel: lowered.kernel, reads: reads.to_vec(), writes: writes[0], frees: vec![] });
+        steps.push(Step { work: Work::Kernel(lowered.kernel), reads: reads.to_vec(), writes: writes[0], frees: vec![] });
     }
     // Last use of each buffer: free it after the step that reads it last, unless it is an
     // output or holds a realized input (whose lazy node keeps it anyway).

@@ -3,7 +3,7 @@
 
 use crate::buffer::Buffer;
 use crate::reference::run_kernel;
-use smelt_ir::{Graph, Op, Result, Schedule};
+use smelt_ir::{Graph, Op, Result, Schedule, Work};
 use std::sync::Arc;
 
 /// Runs `schedule` for graph `g` whose `Input` nodes hold `inputs` (by slot). Returns, per
@@ -28,7 +28,10 @@ pub fn execute(g: &Graph, schedule: &Schedule, inputs: &[Arc<Buffer>]) -> Result
                 buffers[f.index()] = None;
             }
         }
-        let out = run_kernel(&step.kernel, args);
+        let out = match &step.work {
+            Work::Kernel(k) => run_kernel(k, args),
+            Work::Library(call) => crate::library::run_library(call, &args),
+        };
         buffers[step.writes.index()] = Some(Arc::new(out));
     }
     Ok(buffers)

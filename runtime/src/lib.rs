@@ -2,6 +2,7 @@
 
 pub mod buffer;
 pub mod execute;
+pub mod library;
 pub mod reference;
 pub mod scalar_ops;
 

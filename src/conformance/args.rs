@@ -111,10 +111,6 @@ impl Args<'_> {
         }
     }
 
-    pub fn f64_or(&self, key: &str, default: f64) -> Result<f64> {
-        if self.has(key) { Ok(self.scalar(key)?.as_f64()) } else { Ok(default) }
-    }
-
     /// A list of ints (a lone int is a list of one).
     pub fn ints(&self, key: &str) -> Result<Vec<i64>> {
         match self.get(key)? {

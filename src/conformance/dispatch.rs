@@ -90,6 +90,9 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "tril" => one(s()?.try_tril(a.int_or("diagonal", 0)?)),
         "triu" => one(s()?.try_triu(a.int_or("diagonal", 0)?)),
 
+        "cat" => one(Tensor::try_cat(&a.tensors("tensors")?, a.int_or("dim", 0)?)),
+        "stack" => one(Tensor::try_stack(&a.tensors("tensors")?, a.int_or("dim", 0)?)),
+
         // ---- views ----
         "permute" => one(s()?.try_permute(&a.ints("dims")?)),
         "transpose" => one(s()?.try_transpose(a.int("dim0")?, a.int("dim1")?)),

@@ -1,0 +1,90 @@
+//! Joining tensors: `cat` and `stack`. The output is a fresh contiguous storage; each input is
+//! written into its slice by an `Assign` node, so the unfused graph is one copy per input.
+
+use crate::promote::Operand;
+use crate::tensor::{Tensor, ok};
+use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim};
+use smelt_ir::{Error, Result, promote_types};
+
+impl Tensor {
+    /// `torch.cat(tensors, dim)`: promotes across inputs; legacy 1-D empty tensors are skipped.
+    #[track_caller]
+    pub fn try_cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+        if tensors.is_empty() {
+            return Err(Error::value("torch.cat(): expected a non-empty list of Tensors"));
+        }
+        for (i, t) in tensors.iter().enumerate() {
+            if t.ndim() == 0 {
+                return Err(Error::value(format!("zero-dimensional tensor (at position {i}) cannot be concatenated")));
+            }
+        }
+        let dtype = tensors.iter().map(Tensor::dtype).reduce(promote_types).expect("non-empty");
+        let parts: Vec<(usize, &Tensor)> =
+            tensors.iter().enumerate().filter(|(_, t)| !(t.ndim() == 1 && t.numel() == 0)).collect();
+        let Some(&(_, first)) = parts.first() else {
+            return Tensor::try_empty(&[0], Some(dtype));
+        };
+        let d = wrap_dim(dim, first.ndim())?;
+        let mut shape = first.shape().to_vec();
+        shape[d] = 0;
+        for &(i, t) in &parts {
+            if t.ndim() != first.ndim() {
+                return Err(Error::shape(format!(
+                    "Tensors must have same number of dimensions: got {} and {}",
+                    first.ndim(),
+                    t.ndim()
+                )));
+            }
+            for k in 0..t.ndim() {
+                if k != d && t.shape()[k] != first.shape()[k] {
+                    return Err(Error::shape(format!(
+                        "Sizes of tensors must match except in dimension {d}. Expected size {} but got size {} for tensor number {i} in the list.",
+                        first.shape()[k],
+                        t.shape()[k]
+                    )));
+                }
+            }
+            shape[d] += t.shape()[d];
+        }
+        let shape_i: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
+        let out = Tensor::try_empty(&shape_i, Some(dtype))?;
+        debug_assert_eq!(out.stride(), contiguous_strides(&shape));
+        let mut start = 0i64;
+        for &(_, t) in &parts {
+            let len = t.shape()[d] as i64;
+            out.try_narrow(d as i64, start, len)?.assign(&Operand::from(t))?;
+            start += len;
+        }
+        Ok(out)
+    }
+
+    #[track_caller]
+    pub fn cat(tensors: &[Tensor], dim: i64) -> Tensor {
+        ok(Tensor::try_cat(tensors, dim))
+    }
+
+    /// `torch.stack(tensors, dim)`: all shapes equal; a new dim at `dim`.
+    #[track_caller]
+    pub fn try_stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+        let Some(first) = tensors.first() else {
+            return Err(Error::value("stack expects a non-empty TensorList"));
+        };
+        for (i, t) in tensors.iter().enumerate() {
+            if t.shape() != first.shape() {
+                return Err(Error::shape(format!(
+                    "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {i}",
+                    fmt_list(first.shape()),
+                    fmt_list(t.shape())
+                )));
+            }
+        }
+        let d = wrap_dim(dim, first.ndim() + 1)?;
+        let parts: Vec<Tensor> = tensors.iter().map(|t| t.try_unsqueeze(d as i64)).collect::<Result<_>>()?;
+        Tensor::try_cat(&parts, d as i64)
+    }
+
+    #[track_caller]
+    pub fn stack(tensors: &[Tensor], dim: i64) -> Tensor {
+        ok(Tensor::try_stack(tensors, dim))
+    }
+}
