@@ -291,8 +291,9 @@ impl Tensor {
             ((e - s) / st).ceil() as i64
         };
         let n = n.max(0) as usize;
-        let values: Vec<Scalar> = if all_int && !dtype.is_float() {
-            (0..n).map(|i| Scalar::Int(start.as_i64() + i as i64 * step.as_i64())).collect()
+        let values: Vec<Scalar> = if !dtype.is_float() {
+            // Integer results accumulate in int64: start and step truncate first, as in ATen.
+            (0..n).map(|i| Scalar::Int(start.as_i64().wrapping_add((i as i64).wrapping_mul(step.as_i64())))).collect()
         } else {
             (0..n).map(|i| Scalar::Float(s + i as f64 * st)).collect()
         };
@@ -315,7 +316,7 @@ impl Tensor {
         let n = steps as usize;
         let values: Vec<Scalar> = if dtype.is_float() {
             let step = if n > 1 { (e - s) / (n as f64 - 1.0) } else { 0.0 };
-            let half = n / 2;
+            let half = if n == 1 { 1 } else { n / 2 };
             (0..n)
                 .map(|i| Scalar::Float(if i < half { s + step * i as f64 } else { e - step * (n - 1 - i) as f64 }))
                 .collect()

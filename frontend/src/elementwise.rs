@@ -23,7 +23,18 @@ pub(crate) fn broadcast_all(operands: &[&Operand]) -> Result<Vec<usize>> {
 #[track_caller]
 pub(crate) fn record(op: Op, dtype: DType, scalar_dtype: DType, operands: &[&Operand]) -> Result<Tensor> {
     let shape = broadcast_all(operands)?;
-    let views: Vec<View> = operands.iter().map(|o| o.view()).collect();
+    // TensorIterator converts CPU inputs of another dtype with `.to()` first (preserve format),
+    // so those inputs take part in the layout decision with the converted copy's strides.
+    let views: Vec<View> = operands
+        .iter()
+        .enumerate()
+        .map(|(i, o)| match o {
+            Operand::Tensor(t) if t.dtype() != scalar_dtype && !(i == 0 && op == Op::Where) => {
+                View::new(t.shape().to_vec(), t.view.preserve_format_strides(), 0)
+            }
+            Operand::Tensor(_) | Operand::Scalar(_) => o.view(),
+        })
+        .collect();
     let view_refs: Vec<&View> = views.iter().collect();
     let strides = elementwise_out_strides(&shape, &view_refs);
     let inputs = operands.iter().map(|o| o.source(&shape, scalar_dtype)).collect();
@@ -130,6 +141,20 @@ unary_ops! {
     isfinite, try_isfinite => UnaryOp::IsFinite;
 }
 
+/// Integer division by zero is an error in PyTorch. smelt checks it eagerly whenever the
+/// divisor's values are already known (a scalar, or a realized tensor); a divisor still being
+/// computed lazily yields 0 where it is zero instead of trapping.
+fn check_nonzero_divisor(divisor: &Operand) -> Result<()> {
+    let has_zero = match divisor {
+        Operand::Scalar(s) => s.as_i64() == 0,
+        Operand::Tensor(t) => t.is_realized() && t.try_to_scalars()?.iter().any(|v| v.as_i64() == 0),
+    };
+    if has_zero {
+        return Err(Error::value("ZeroDivisionError: integer division or modulo by zero"));
+    }
+    Ok(())
+}
+
 /// The kinds of binary op, for dtype rules.
 fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DType, DType)> {
     let name = op.name();
@@ -180,6 +205,10 @@ impl Tensor {
     #[track_caller]
     pub fn try_unary(&self, op: UnaryOp) -> Result<Tensor> {
         let (compute, out) = unary_dtypes(op, self.dtype())?;
+        if matches!(op, UnaryOp::IsInf | UnaryOp::IsFinite) && !self.dtype().is_float() {
+            // PyTorch answers these with `zeros_like`/`ones_like(self, bool)`: self's layout.
+            return self.try_full_like(Scalar::Bool(op == UnaryOp::IsFinite), Some(DType::Bool), None);
+        }
         record(Op::Unary { op, compute }, out, compute, &[&Operand::from(self)])
     }
 
@@ -197,6 +226,9 @@ impl Tensor {
             return Err(Error::value("Integers to negative integer powers are not allowed."));
         }
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
+        if !compute.is_float() && matches!(op, BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod) {
+            check_nonzero_divisor(&b)?;
+        }
         record(Op::Binary { op, compute }, out, compute, &[&a, &b])
     }
 
@@ -263,7 +295,8 @@ impl Tensor {
             return Err(Error::dtype("\"clamp_cpu\" not implemented for 'Bool'"));
         }
         let shape = broadcast_all(&all)?;
-        let views: Vec<View> = all.iter().map(|o| o.view()).collect();
+        // Scalar bounds are parameters of a unary kernel in PyTorch, not operands.
+        let views: Vec<View> = all.iter().filter(|o| matches!(o, Operand::Tensor(_))).map(|o| o.view()).collect();
         let refs: Vec<&View> = views.iter().collect();
         let strides = elementwise_out_strides(&shape, &refs);
         let mut cur = x.clone();

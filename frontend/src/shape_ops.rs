@@ -27,7 +27,8 @@ impl Tensor {
                 v.strides[d] = -v.strides[d];
             }
         }
-        Ok(self.copy_of_view(v))
+        let strides = self.view.preserve_format_strides();
+        Ok(Tensor::computed(Op::Cast, self.dtype(), &v.shape.clone(), strides, vec![(self.storage.current(), v)]))
     }
     #[track_caller]
     pub fn flip(&self, dims: &[i64]) -> Tensor {

@@ -692,7 +692,7 @@ impl View {
                 }
             } else {
                 if target < 0 {
-                    return Err(Error::shape(format!(
+                    return Err(Error::value(format!(
                         "The expanded size of the tensor ({target}) isn't allowed in a leading, non-existing dimension {i}"
                     )));
                 }
