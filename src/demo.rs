@@ -11,7 +11,12 @@ pub fn run() -> ExitCode {
     println!("let b = Tensor::arange(0, 6, 1, f32).view(&[2, 3]);");
     println!("let y = (a.t().relu() * 0.5 + b.t()).exp();   // nothing has run yet\n");
     let y = ((a.t().relu() * 0.5) + b.t()).exp();
-    println!("y: shape {:?}, stride {:?}, realized: {}\n", y.shape(), y.stride(), y.is_realized());
+    println!(
+        "y: shape {:?}, stride {:?}, realized: {}\n",
+        y.shape(),
+        y.stride(),
+        y.is_realized()
+    );
     println!("-- the lazy graph (text) --\n{}", y.graph());
     println!("-- the kernels it will run --\n{}", y.kernels());
     println!("-- result --\ny = {y}\n");

@@ -14,9 +14,15 @@ fn usage() -> ExitCode {
 
 fn conformance(args: &[String]) -> ExitCode {
     let verbose = args.iter().any(|a| a == "--verbose" || a == "-v");
-    let Some(dir) = args.iter().find(|a| !a.starts_with('-')) else { return usage() };
+    let Some(dir) = args.iter().find(|a| !a.starts_with('-')) else {
+        return usage();
+    };
     let dir = PathBuf::from(dir);
-    let results = if dir.is_file() { smelt::conformance::run_file(&dir).map(|r| vec![r]) } else { smelt::conformance::run_dir(&dir) };
+    let results = if dir.is_file() {
+        smelt::conformance::run_file(&dir).map(|r| vec![r])
+    } else {
+        smelt::conformance::run_dir(&dir)
+    };
     let results = match results {
         Ok(r) => r,
         Err(e) => {
@@ -38,7 +44,11 @@ fn conformance(args: &[String]) -> ExitCode {
         }
     }
     println!("{passed} passed, {failed} failed");
-    if failed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn info() -> ExitCode {

@@ -12,12 +12,22 @@ use smelt_runtime::Buffer;
 /// Nested host data (`[[1.0, 2.0], [3.0, 4.0]]`, `vec![…]`, a scalar) for [`Tensor::new`].
 pub trait TensorData {
     /// Appends the shape below this level and the elements in row-major order.
-    fn flatten_into(&self, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<Scalar>) -> Result<()>;
+    fn flatten_into(
+        &self,
+        shape: &mut Vec<usize>,
+        depth: usize,
+        out: &mut Vec<Scalar>,
+    ) -> Result<()>;
     fn dtype_hint() -> DType;
 }
 
 impl<T: Element> TensorData for T {
-    fn flatten_into(&self, _shape: &mut Vec<usize>, _depth: usize, out: &mut Vec<Scalar>) -> Result<()> {
+    fn flatten_into(
+        &self,
+        _shape: &mut Vec<usize>,
+        _depth: usize,
+        out: &mut Vec<Scalar>,
+    ) -> Result<()> {
         out.push(self.to_scalar());
         Ok(())
     }
@@ -26,7 +36,12 @@ impl<T: Element> TensorData for T {
     }
 }
 
-fn flatten_seq<T: TensorData>(items: &[T], shape: &mut Vec<usize>, depth: usize, out: &mut Vec<Scalar>) -> Result<()> {
+fn flatten_seq<T: TensorData>(
+    items: &[T],
+    shape: &mut Vec<usize>,
+    depth: usize,
+    out: &mut Vec<Scalar>,
+) -> Result<()> {
     if shape.len() == depth {
         shape.push(items.len());
     } else if shape[depth] != items.len() {
@@ -43,7 +58,12 @@ fn flatten_seq<T: TensorData>(items: &[T], shape: &mut Vec<usize>, depth: usize,
 }
 
 impl<T: TensorData, const N: usize> TensorData for [T; N] {
-    fn flatten_into(&self, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<Scalar>) -> Result<()> {
+    fn flatten_into(
+        &self,
+        shape: &mut Vec<usize>,
+        depth: usize,
+        out: &mut Vec<Scalar>,
+    ) -> Result<()> {
         flatten_seq(self, shape, depth, out)
     }
     fn dtype_hint() -> DType {
@@ -52,7 +72,12 @@ impl<T: TensorData, const N: usize> TensorData for [T; N] {
 }
 
 impl<T: TensorData> TensorData for Vec<T> {
-    fn flatten_into(&self, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<Scalar>) -> Result<()> {
+    fn flatten_into(
+        &self,
+        shape: &mut Vec<usize>,
+        depth: usize,
+        out: &mut Vec<Scalar>,
+    ) -> Result<()> {
         flatten_seq(self, shape, depth, out)
     }
     fn dtype_hint() -> DType {
@@ -61,7 +86,12 @@ impl<T: TensorData> TensorData for Vec<T> {
 }
 
 impl<T: TensorData> TensorData for &[T] {
-    fn flatten_into(&self, shape: &mut Vec<usize>, depth: usize, out: &mut Vec<Scalar>) -> Result<()> {
+    fn flatten_into(
+        &self,
+        shape: &mut Vec<usize>,
+        depth: usize,
+        out: &mut Vec<Scalar>,
+    ) -> Result<()> {
         flatten_seq(self, shape, depth, out)
     }
     fn dtype_hint() -> DType {
@@ -74,7 +104,10 @@ fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
         .iter()
         .map(|&s| {
             if s < 0 {
-                Err(Error::value(format!("{op}: negative dimension {s} in size {}", smelt_ir::view::fmt_list(shape))))
+                Err(Error::value(format!(
+                    "{op}: negative dimension {s} in size {}",
+                    smelt_ir::view::fmt_list(shape)
+                )))
             } else {
                 Ok(s as usize)
             }
@@ -85,7 +118,15 @@ fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
 /// A fresh contiguous tensor of `dtype` whose elements are `value` (lazy).
 #[track_caller]
 fn filled(shape: &[usize], strides: Vec<isize>, value: Scalar, dtype: DType) -> Tensor {
-    Tensor::computed(Op::Fill { value: value.cast(dtype) }, dtype, shape, strides, vec![])
+    Tensor::computed(
+        Op::Fill {
+            value: value.cast(dtype),
+        },
+        dtype,
+        shape,
+        strides,
+        vec![],
+    )
 }
 
 impl Tensor {
@@ -139,7 +180,11 @@ impl Tensor {
     /// `torch.full(size, fill_value, dtype=…)`: without a dtype, bool fills give bool, int fills
     /// int64, float fills the default dtype.
     #[track_caller]
-    pub fn try_full(shape: &[i64], value: impl Into<Scalar>, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_full(
+        shape: &[i64],
+        value: impl Into<Scalar>,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let shape = check_shape(shape, "full")?;
         let value = value.into();
         let dtype = dtype.unwrap_or_else(|| value.wrapped_dtype(get_default_dtype()));
@@ -184,15 +229,28 @@ impl Tensor {
 
     /// `torch.empty(…, memory_format=…)`.
     #[track_caller]
-    pub fn try_empty_format(shape: &[i64], dtype: Option<DType>, format: MemoryFormat) -> Result<Tensor> {
+    pub fn try_empty_format(
+        shape: &[i64],
+        dtype: Option<DType>,
+        format: MemoryFormat,
+    ) -> Result<Tensor> {
         let shape = check_shape(shape, "empty")?;
         let strides = format_strides(&shape, format)?;
-        Ok(filled(&shape, strides, Scalar::Int(0), dtype.unwrap_or_else(get_default_dtype)))
+        Ok(filled(
+            &shape,
+            strides,
+            Scalar::Int(0),
+            dtype.unwrap_or_else(get_default_dtype),
+        ))
     }
 
     /// `torch.empty_strided(size, stride)`.
     #[track_caller]
-    pub fn try_empty_strided(shape: &[i64], strides: &[i64], dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_empty_strided(
+        shape: &[i64],
+        strides: &[i64],
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let shape = check_shape(shape, "empty_strided")?;
         if strides.len() != shape.len() {
             return Err(Error::shape(format!(
@@ -202,15 +260,31 @@ impl Tensor {
             )));
         }
         if strides.iter().any(|&s| s < 0) {
-            return Err(Error::value("empty_strided: negative strides are not supported"));
+            return Err(Error::value(
+                "empty_strided: negative strides are not supported",
+            ));
         }
         let strides: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
         let dtype = dtype.unwrap_or_else(get_default_dtype);
         let view = View::new(shape.clone(), strides, 0);
-        let len = view.address_range().map(|(_, hi)| hi as usize + 1).unwrap_or(0);
+        let len = view
+            .address_range()
+            .map(|(_, hi)| hi as usize + 1)
+            .unwrap_or(0);
         // Every storage element is filled, so the view over it reads defined (zero) values.
-        let node = LazyNode::pending(Op::Fill { value: Scalar::Int(0).cast(dtype) }, dtype, len, View::contiguous(&[len]), vec![]);
-        Ok(Tensor { storage: crate::lazy::Storage::new(node), view })
+        let node = LazyNode::pending(
+            Op::Fill {
+                value: Scalar::Int(0).cast(dtype),
+            },
+            dtype,
+            len,
+            View::contiguous(&[len]),
+            vec![],
+        );
+        Ok(Tensor {
+            storage: crate::lazy::Storage::new(node),
+            view,
+        })
     }
 
     #[track_caller]
@@ -220,10 +294,19 @@ impl Tensor {
 
     /// `torch.empty_permuted(size, physical_layout)`.
     #[track_caller]
-    pub fn try_empty_permuted(shape: &[i64], physical_layout: &[i64], dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_empty_permuted(
+        shape: &[i64],
+        physical_layout: &[i64],
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let shape = check_shape(shape, "empty_permuted")?;
         let strides = permuted_strides(&shape, physical_layout)?;
-        Ok(filled(&shape, strides, Scalar::Int(0), dtype.unwrap_or_else(get_default_dtype)))
+        Ok(filled(
+            &shape,
+            strides,
+            Scalar::Int(0),
+            dtype.unwrap_or_else(get_default_dtype),
+        ))
     }
 
     #[track_caller]
@@ -233,18 +316,39 @@ impl Tensor {
 
     /// `torch.full_like(self, value, dtype, memory_format)` (preserve format by default).
     #[track_caller]
-    pub fn try_full_like(&self, value: impl Into<Scalar>, dtype: Option<DType>, format: Option<MemoryFormat>) -> Result<Tensor> {
-        let strides = self.view.like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
-        Ok(filled(&self.view.shape, strides, value.into(), dtype.unwrap_or(self.dtype())))
+    pub fn try_full_like(
+        &self,
+        value: impl Into<Scalar>,
+        dtype: Option<DType>,
+        format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        let strides = self
+            .view
+            .like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
+        Ok(filled(
+            &self.view.shape,
+            strides,
+            value.into(),
+            dtype.unwrap_or(self.dtype()),
+        ))
     }
 
     #[track_caller]
-    pub fn full_like(&self, value: impl Into<Scalar>, dtype: Option<DType>, format: Option<MemoryFormat>) -> Tensor {
+    pub fn full_like(
+        &self,
+        value: impl Into<Scalar>,
+        dtype: Option<DType>,
+        format: Option<MemoryFormat>,
+    ) -> Tensor {
         ok(self.try_full_like(value, dtype, format))
     }
 
     #[track_caller]
-    pub fn try_zeros_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Result<Tensor> {
+    pub fn try_zeros_like(
+        &self,
+        dtype: Option<DType>,
+        format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
         self.try_full_like(0, dtype, format)
     }
     #[track_caller]
@@ -252,7 +356,11 @@ impl Tensor {
         ok(self.try_zeros_like(dtype, format))
     }
     #[track_caller]
-    pub fn try_ones_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Result<Tensor> {
+    pub fn try_ones_like(
+        &self,
+        dtype: Option<DType>,
+        format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
         self.try_full_like(1, dtype, format)
     }
     #[track_caller]
@@ -260,7 +368,11 @@ impl Tensor {
         ok(self.try_ones_like(dtype, format))
     }
     #[track_caller]
-    pub fn try_empty_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Result<Tensor> {
+    pub fn try_empty_like(
+        &self,
+        dtype: Option<DType>,
+        format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
         self.try_full_like(0, dtype, format)
     }
     #[track_caller]
@@ -270,10 +382,21 @@ impl Tensor {
 
     /// `torch.arange(start, end, step)`: int64 when all three are ints, else the default dtype.
     #[track_caller]
-    pub fn try_arange(start: impl Into<Scalar>, end: impl Into<Scalar>, step: impl Into<Scalar>, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_arange(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let (start, end, step) = (start.into(), end.into(), step.into());
-        let all_int = [start, end, step].iter().all(|s| !matches!(s, Scalar::Float(_)));
-        let dtype = dtype.unwrap_or(if all_int { DType::I64 } else { get_default_dtype() });
+        let all_int = [start, end, step]
+            .iter()
+            .all(|s| !matches!(s, Scalar::Float(_)));
+        let dtype = dtype.unwrap_or(if all_int {
+            DType::I64
+        } else {
+            get_default_dtype()
+        });
         let (s, e, st) = (start.as_f64(), end.as_f64(), step.as_f64());
         if st == 0.0 {
             return Err(Error::value("step must be nonzero"));
@@ -282,7 +405,9 @@ impl Tensor {
             return Err(Error::value(format!("unsupported range: {s} -> {e}")));
         }
         if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
-            return Err(Error::value("upper bound and larger bound inconsistent with step sign"));
+            return Err(Error::value(
+                "upper bound and larger bound inconsistent with step sign",
+            ));
         }
         let n = if all_int {
             let (si, ei, sti) = (start.as_i64(), end.as_i64(), step.as_i64());
@@ -293,7 +418,15 @@ impl Tensor {
         let n = n.max(0) as usize;
         let values: Vec<Scalar> = if !dtype.is_float() {
             // Integer results accumulate in int64: start and step truncate first, as in ATen.
-            (0..n).map(|i| Scalar::Int(start.as_i64().wrapping_add((i as i64).wrapping_mul(step.as_i64())))).collect()
+            (0..n)
+                .map(|i| {
+                    Scalar::Int(
+                        start
+                            .as_i64()
+                            .wrapping_add((i as i64).wrapping_mul(step.as_i64())),
+                    )
+                })
+                .collect()
         } else {
             (0..n).map(|i| Scalar::Float(s + i as f64 * st)).collect()
         };
@@ -301,48 +434,96 @@ impl Tensor {
     }
 
     #[track_caller]
-    pub fn arange(start: impl Into<Scalar>, end: impl Into<Scalar>, step: impl Into<Scalar>, dtype: Option<DType>) -> Tensor {
+    pub fn arange(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        dtype: Option<DType>,
+    ) -> Tensor {
         ok(Tensor::try_arange(start, end, step, dtype))
     }
 
     /// `torch.linspace(start, end, steps)`: symmetric evaluation from both ends, as ATen does.
     #[track_caller]
-    pub fn try_linspace(start: impl Into<Scalar>, end: impl Into<Scalar>, steps: i64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_linspace(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        steps: i64,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         if steps < 0 {
-            return Err(Error::value("linspace: number of steps must be non-negative"));
+            return Err(Error::value(
+                "linspace: number of steps must be non-negative",
+            ));
         }
         let dtype = dtype.unwrap_or_else(get_default_dtype);
         let (s, e) = (start.into().as_f64(), end.into().as_f64());
         let n = steps as usize;
         let values: Vec<Scalar> = if dtype.is_float() {
-            let step = if n > 1 { (e - s) / (n as f64 - 1.0) } else { 0.0 };
+            let step = if n > 1 {
+                (e - s) / (n as f64 - 1.0)
+            } else {
+                0.0
+            };
             let half = if n == 1 { 1 } else { n / 2 };
             (0..n)
-                .map(|i| Scalar::Float(if i < half { s + step * i as f64 } else { e - step * (n - 1 - i) as f64 }))
+                .map(|i| {
+                    Scalar::Float(if i < half {
+                        s + step * i as f64
+                    } else {
+                        e - step * (n - 1 - i) as f64
+                    })
+                })
                 .collect()
         } else {
-            let step = if n > 1 { (e - s) / (n as f64 - 1.0) } else { 0.0 };
-            (0..n).map(|i| Scalar::Int((s + step * i as f64) as i64)).collect()
+            let step = if n > 1 {
+                (e - s) / (n as f64 - 1.0)
+            } else {
+                0.0
+            };
+            (0..n)
+                .map(|i| Scalar::Int((s + step * i as f64) as i64))
+                .collect()
         };
         Ok(Tensor::from_scalars(&values, &[n], dtype))
     }
 
     #[track_caller]
-    pub fn linspace(start: impl Into<Scalar>, end: impl Into<Scalar>, steps: i64, dtype: Option<DType>) -> Tensor {
+    pub fn linspace(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        steps: i64,
+        dtype: Option<DType>,
+    ) -> Tensor {
         ok(Tensor::try_linspace(start, end, steps, dtype))
     }
 
     /// `torch.logspace(start, end, steps, base)`.
     #[track_caller]
-    pub fn try_logspace(start: impl Into<Scalar>, end: impl Into<Scalar>, steps: i64, base: f64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_logspace(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        steps: i64,
+        base: f64,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
         let exps = Tensor::try_linspace(start, end, steps, Some(DType::F64))?.try_to_scalars()?;
         let dtype = dtype.unwrap_or_else(get_default_dtype);
-        let values: Vec<Scalar> = exps.iter().map(|x| Scalar::Float(base.powf(x.as_f64()))).collect();
+        let values: Vec<Scalar> = exps
+            .iter()
+            .map(|x| Scalar::Float(base.powf(x.as_f64())))
+            .collect();
         Ok(Tensor::from_scalars(&values, &[values.len()], dtype))
     }
 
     #[track_caller]
-    pub fn logspace(start: impl Into<Scalar>, end: impl Into<Scalar>, steps: i64, base: f64, dtype: Option<DType>) -> Tensor {
+    pub fn logspace(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        steps: i64,
+        base: f64,
+        dtype: Option<DType>,
+    ) -> Tensor {
         ok(Tensor::try_logspace(start, end, steps, base, dtype))
     }
 
@@ -351,11 +532,15 @@ impl Tensor {
     pub fn try_eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Result<Tensor> {
         let m = m.unwrap_or(n);
         if n < 0 || m < 0 {
-            return Err(Error::value(format!("eye: n and m must be non-negative, got {n} and {m}")));
+            return Err(Error::value(format!(
+                "eye: n and m must be non-negative, got {n} and {m}"
+            )));
         }
         let dtype = dtype.unwrap_or_else(get_default_dtype);
         let (n, m) = (n as usize, m as usize);
-        let values: Vec<Scalar> = (0..n * m).map(|i| Scalar::Bool(i / m.max(1) == i % m.max(1))).collect();
+        let values: Vec<Scalar> = (0..n * m)
+            .map(|i| Scalar::Bool(i / m.max(1) == i % m.max(1)))
+            .collect();
         Ok(Tensor::from_scalars(&values, &[n, m], dtype))
     }
 
@@ -382,7 +567,9 @@ impl Generator {
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
         };
-        Generator { s: [next(), next(), next(), next()] }
+        Generator {
+            s: [next(), next(), next(), next()],
+        }
     }
 
     pub fn next_u64(&mut self) -> u64 {
@@ -430,11 +617,15 @@ impl Generator {
     #[track_caller]
     pub fn try_randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
         if high <= low {
-            return Err(Error::value(format!("random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")));
+            return Err(Error::value(format!(
+                "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+            )));
         }
         let span = (high - low) as u64;
         let n: usize = shape.iter().product();
-        let values: Vec<Scalar> = (0..n).map(|_| Scalar::Int(low + (self.next_u64() % span) as i64)).collect();
+        let values: Vec<Scalar> = (0..n)
+            .map(|_| Scalar::Int(low + (self.next_u64() % span) as i64))
+            .collect();
         Ok(Tensor::from_scalars(&values, shape, DType::I64))
     }
 

@@ -17,11 +17,23 @@ struct Formatter {
 
 impl Formatter {
     fn new(dtype: DType, values: &[Scalar]) -> Formatter {
-        let mut f = Formatter { int_mode: true, sci: false, width: 1 };
+        let mut f = Formatter {
+            int_mode: true,
+            sci: false,
+            width: 1,
+        };
         if dtype.is_float() {
-            let finite: Vec<f64> = values.iter().map(|v| v.as_f64()).filter(|x| x.is_finite()).collect();
+            let finite: Vec<f64> = values
+                .iter()
+                .map(|v| v.as_f64())
+                .filter(|x| x.is_finite())
+                .collect();
             f.int_mode = finite.iter().all(|x| x.fract() == 0.0);
-            let nonzero: Vec<f64> = finite.iter().map(|x| x.abs()).filter(|&x| x != 0.0).collect();
+            let nonzero: Vec<f64> = finite
+                .iter()
+                .map(|x| x.abs())
+                .filter(|&x| x != 0.0)
+                .collect();
             if let (Some(max), Some(min)) = (
                 nonzero.iter().cloned().reduce(f64::max),
                 nonzero.iter().cloned().reduce(f64::min),
@@ -47,7 +59,8 @@ impl Formatter {
                     // Rust prints `1.0000e3`; PyTorch prints `1.0000e+03`.
                     match s.split_once('e') {
                         Some((m, e)) => {
-                            let (sign, digits) = e.strip_prefix('-').map(|d| ('-', d)).unwrap_or(('+', e));
+                            let (sign, digits) =
+                                e.strip_prefix('-').map(|d| ('-', d)).unwrap_or(('+', e));
                             format!("{m}e{sign}{digits:0>2}")
                         }
                         None => s,
@@ -81,7 +94,11 @@ fn write_dim(
     let n = shape[0];
     let inner: usize = shape[1..].iter().product();
     let indices: Vec<Option<usize>> = if summarize && n > 2 * EDGE_ITEMS {
-        (0..EDGE_ITEMS).map(Some).chain(std::iter::once(None)).chain((n - EDGE_ITEMS..n).map(Some)).collect()
+        (0..EDGE_ITEMS)
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain((n - EDGE_ITEMS..n).map(Some))
+            .collect()
     } else {
         (0..n).map(Some).collect()
     };
@@ -98,7 +115,14 @@ fn write_dim(
         }
         match i {
             None => out.push_str("..."),
-            Some(i) => write_dim(out, f, &values[i * inner..(i + 1) * inner], &shape[1..], indent + 1, summarize),
+            Some(i) => write_dim(
+                out,
+                f,
+                &values[i * inner..(i + 1) * inner],
+                &shape[1..],
+                indent + 1,
+                summarize,
+            ),
         }
     }
     out.push(']');
@@ -116,7 +140,14 @@ impl fmt::Display for Tensor {
         if self.numel() == 0 {
             body.push_str("[]");
         } else {
-            write_dim(&mut body, &f, &values, self.shape(), 7, self.numel() > THRESHOLD);
+            write_dim(
+                &mut body,
+                &f,
+                &values,
+                self.shape(),
+                7,
+                self.numel() > THRESHOLD,
+            );
         }
         let mut suffix = String::new();
         if self.numel() == 0 && self.ndim() > 1 {

@@ -21,7 +21,12 @@ pub(crate) fn broadcast_all(operands: &[&Operand]) -> Result<Vec<usize>> {
 /// Records one elementwise node: `op` over `operands` (scalars become fills of `scalar_dtype`),
 /// output of `dtype` with TensorIterator's strides.
 #[track_caller]
-pub(crate) fn record(op: Op, dtype: DType, scalar_dtype: DType, operands: &[&Operand]) -> Result<Tensor> {
+pub(crate) fn record(
+    op: Op,
+    dtype: DType,
+    scalar_dtype: DType,
+    operands: &[&Operand],
+) -> Result<Tensor> {
     let shape = broadcast_all(operands)?;
     // TensorIterator converts CPU inputs of another dtype with `.to()` first (preserve format),
     // so those inputs take part in the layout decision with the converted copy's strides.
@@ -37,15 +42,27 @@ pub(crate) fn record(op: Op, dtype: DType, scalar_dtype: DType, operands: &[&Ope
         .collect();
     let view_refs: Vec<&View> = views.iter().collect();
     let strides = elementwise_out_strides(&shape, &view_refs);
-    let inputs = operands.iter().map(|o| o.source(&shape, scalar_dtype)).collect();
+    let inputs = operands
+        .iter()
+        .map(|o| o.source(&shape, scalar_dtype))
+        .collect();
     Ok(Tensor::computed(op, dtype, &shape, strides, inputs))
 }
 
 /// Which dtype family an op accepts and what it returns for ints.
 fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
-    let float_out = || if input.is_float() { input } else { get_default_dtype() };
+    let float_out = || {
+        if input.is_float() {
+            input
+        } else {
+            get_default_dtype()
+        }
+    };
     let bool_error = |what: &str| {
-        Err(Error::dtype(format!("{what} on a bool tensor is not supported (op {}, dtype bool)", op.name())))
+        Err(Error::dtype(format!(
+            "{what} on a bool tensor is not supported (op {}, dtype bool)",
+            op.name()
+        )))
     };
     Ok(match op {
         UnaryOp::Exp
@@ -70,7 +87,12 @@ fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
             }
             (input, input)
         }
-        UnaryOp::Abs | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc | UnaryOp::Relu => {
+        UnaryOp::Abs
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Round
+        | UnaryOp::Trunc
+        | UnaryOp::Relu => {
             if input.is_bool() {
                 return bool_error(&format!("\"{}\" not implemented for 'Bool':", op.name()));
             }
@@ -84,10 +106,15 @@ fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
                 (input, input)
             }
         }
-        UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => (input, DType::Bool),
+        UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => {
+            (input, DType::Bool)
+        }
         UnaryOp::BitwiseNot => {
             if input.is_float() {
-                return Err(Error::dtype(format!("\"bitwise_not_cpu\" not implemented for '{}'", input.torch_name())));
+                return Err(Error::dtype(format!(
+                    "\"bitwise_not_cpu\" not implemented for '{}'",
+                    input.torch_name()
+                )));
             }
             (input, input)
         }
@@ -147,10 +174,14 @@ unary_ops! {
 fn check_nonzero_divisor(divisor: &Operand) -> Result<()> {
     let has_zero = match divisor {
         Operand::Scalar(s) => s.as_i64() == 0,
-        Operand::Tensor(t) => t.is_realized() && t.try_to_scalars()?.iter().any(|v| v.as_i64() == 0),
+        Operand::Tensor(t) => {
+            t.is_realized() && t.try_to_scalars()?.iter().any(|v| v.as_i64() == 0)
+        }
     };
     if has_zero {
-        return Err(Error::value("ZeroDivisionError: integer division or modulo by zero"));
+        return Err(Error::value(
+            "ZeroDivisionError: integer division or modulo by zero",
+        ));
     }
     Ok(())
 }
@@ -160,7 +191,11 @@ fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DTy
     let name = op.name();
     Ok(match op {
         BinaryOp::Div | BinaryOp::Atan2 => {
-            let c = if common.is_float() { common } else { get_default_dtype() };
+            let c = if common.is_float() {
+                common
+            } else {
+                get_default_dtype()
+            };
             (c, c)
         }
         BinaryOp::Sub => {
@@ -178,25 +213,28 @@ fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DTy
         }
         BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod => {
             if common.is_bool() {
-                let kernel = match op {
-                    BinaryOp::DivTrunc => "div_trunc_cpu",
-                    BinaryOp::DivFloor => "div_floor_cpu",
-                    BinaryOp::Remainder => "remainder_cpu",
-                    _ => "fmod_cpu",
-                };
-                return Err(Error::dtype(format!("\"{kernel}\" not implemented for 'Bool'")));
+                return Err(Error::dtype(format!(
+                    "\"{name}_cpu\" not implemented for 'Bool'"
+                )));
             }
             (common, common)
         }
         BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
             if common.is_float() {
-                return Err(Error::dtype(format!("\"{name}_cpu\" not implemented for '{}'", common.torch_name())));
+                return Err(Error::dtype(format!(
+                    "\"{name}_cpu\" not implemented for '{}'",
+                    common.torch_name()
+                )));
             }
             (common, common)
         }
-        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => (common, DType::Bool),
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            (common, DType::Bool)
+        }
         BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => (common, DType::Bool),
-        BinaryOp::Add | BinaryOp::Mul | BinaryOp::Pow | BinaryOp::Maximum | BinaryOp::Minimum => (common, common),
+        BinaryOp::Add | BinaryOp::Mul | BinaryOp::Pow | BinaryOp::Maximum | BinaryOp::Minimum => {
+            (common, common)
+        }
     })
 }
 
@@ -207,9 +245,18 @@ impl Tensor {
         let (compute, out) = unary_dtypes(op, self.dtype())?;
         if matches!(op, UnaryOp::IsInf | UnaryOp::IsFinite) && !self.dtype().is_float() {
             // PyTorch answers these with `zeros_like`/`ones_like(self, bool)`: self's layout.
-            return self.try_full_like(Scalar::Bool(op == UnaryOp::IsFinite), Some(DType::Bool), None);
+            return self.try_full_like(
+                Scalar::Bool(op == UnaryOp::IsFinite),
+                Some(DType::Bool),
+                None,
+            );
         }
-        record(Op::Unary { op, compute }, out, compute, &[&Operand::from(self)])
+        record(
+            Op::Unary { op, compute },
+            out,
+            compute,
+            &[&Operand::from(self)],
+        )
     }
 
     /// A binary elementwise op with broadcasting, promotion and PyTorch's dtype rules.
@@ -223,10 +270,17 @@ impl Tensor {
             && let Operand::Scalar(Scalar::Int(e)) = b
             && e < 0
         {
-            return Err(Error::value("Integers to negative integer powers are not allowed."));
+            return Err(Error::value(
+                "Integers to negative integer powers are not allowed.",
+            ));
         }
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
-        if !compute.is_float() && matches!(op, BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod) {
+        if !compute.is_float()
+            && matches!(
+                op,
+                BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
+            )
+        {
             check_nonzero_divisor(&b)?;
         }
         record(Op::Binary { op, compute }, out, compute, &[&a, &b])
@@ -234,22 +288,39 @@ impl Tensor {
 
     /// `self + alpha * other`.
     #[track_caller]
-    pub fn try_add_scaled(&self, other: impl Into<Operand>, alpha: impl Into<Scalar>, op: BinaryOp) -> Result<Tensor> {
+    pub fn try_add_scaled(
+        &self,
+        other: impl Into<Operand>,
+        alpha: impl Into<Scalar>,
+        op: BinaryOp,
+    ) -> Result<Tensor> {
         let a = Operand::from(self);
         let b = other.into();
         let alpha = alpha.into();
         let common = result_type(&[&a, &b]);
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
         if !compute.is_float() && matches!(alpha, Scalar::Float(_)) {
-            return Err(Error::dtype("For integral input tensors, argument alpha must not be a floating point number."));
+            return Err(Error::dtype(
+                "For integral input tensors, argument alpha must not be a floating point number.",
+            ));
         }
         if compute.is_bool() && matches!(alpha, Scalar::Int(i) if i != 0 && i != 1) {
-            return Err(Error::dtype("Boolean alpha only supported for Boolean results."));
+            return Err(Error::dtype(
+                "Boolean alpha only supported for Boolean results.",
+            ));
         }
         let b = if alpha == Scalar::Int(1) || alpha == Scalar::Bool(true) {
             b
         } else {
-            Operand::Tensor(record(Op::Binary { op: BinaryOp::Mul, compute }, compute, compute, &[&b, &Operand::Scalar(alpha)])?)
+            Operand::Tensor(record(
+                Op::Binary {
+                    op: BinaryOp::Mul,
+                    compute,
+                },
+                compute,
+                compute,
+                &[&b, &Operand::Scalar(alpha)],
+            )?)
         };
         record(Op::Binary { op, compute }, out, compute, &[&a, &b])
     }
@@ -262,7 +333,11 @@ impl Tensor {
 
     /// `torch.where(condition, a, b)`.
     #[track_caller]
-    pub fn try_where(condition: &Tensor, a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Tensor> {
+    pub fn try_where(
+        condition: &Tensor,
+        a: impl Into<Operand>,
+        b: impl Into<Operand>,
+    ) -> Result<Tensor> {
         if condition.dtype() != DType::Bool && condition.dtype() != DType::U8 {
             return Err(Error::dtype(format!(
                 "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
@@ -284,7 +359,9 @@ impl Tensor {
     #[track_caller]
     pub fn try_clamp(&self, min: Option<Operand>, max: Option<Operand>) -> Result<Tensor> {
         if min.is_none() && max.is_none() {
-            return Err(Error::value("torch.clamp: At least one of 'min' or 'max' must not be None"));
+            return Err(Error::value(
+                "torch.clamp: At least one of 'min' or 'max' must not be None",
+            ));
         }
         let x = Operand::from(self);
         let mut all = vec![&x];
@@ -296,17 +373,39 @@ impl Tensor {
         }
         let shape = broadcast_all(&all)?;
         // Scalar bounds are parameters of a unary kernel in PyTorch, not operands.
-        let views: Vec<View> = all.iter().filter(|o| matches!(o, Operand::Tensor(_))).map(|o| o.view()).collect();
+        let views: Vec<View> = all
+            .iter()
+            .filter(|o| matches!(o, Operand::Tensor(_)))
+            .map(|o| o.view())
+            .collect();
         let refs: Vec<&View> = views.iter().collect();
         let strides = elementwise_out_strides(&shape, &refs);
         let mut cur = x.clone();
         if let Some(lo) = &min {
-            cur = Operand::Tensor(record(Op::Binary { op: BinaryOp::Maximum, compute: dtype }, dtype, dtype, &[&cur, lo])?);
+            cur = Operand::Tensor(record(
+                Op::Binary {
+                    op: BinaryOp::Maximum,
+                    compute: dtype,
+                },
+                dtype,
+                dtype,
+                &[&cur, lo],
+            )?);
         }
         if let Some(hi) = &max {
-            cur = Operand::Tensor(record(Op::Binary { op: BinaryOp::Minimum, compute: dtype }, dtype, dtype, &[&cur, hi])?);
+            cur = Operand::Tensor(record(
+                Op::Binary {
+                    op: BinaryOp::Minimum,
+                    compute: dtype,
+                },
+                dtype,
+                dtype,
+                &[&cur, hi],
+            )?);
         }
-        let Operand::Tensor(t) = cur else { unreachable!("clamp records at least one node") };
+        let Operand::Tensor(t) = cur else {
+            unreachable!("clamp records at least one node")
+        };
         // The chain's last node writes with the layout of all operands together.
         Ok(t.relayout(&shape, strides))
     }
@@ -336,10 +435,15 @@ impl Tensor {
             return self.try_unary(UnaryOp::Round);
         }
         if !self.dtype().is_float() {
-            return Err(Error::dtype(format!("round with decimals is not implemented for '{}'", self.dtype().torch_name())));
+            return Err(Error::dtype(format!(
+                "round with decimals is not implemented for '{}'",
+                self.dtype().torch_name()
+            )));
         }
         let scale = 10f64.powi(decimals as i32);
-        self.try_mul(scale)?.try_unary(UnaryOp::Round)?.try_div(scale)
+        self.try_mul(scale)?
+            .try_unary(UnaryOp::Round)?
+            .try_div(scale)
     }
 
     #[track_caller]
@@ -355,7 +459,13 @@ impl Tensor {
             return Ok(self.clone());
         }
         let strides = self.view.preserve_format_strides();
-        Ok(Tensor::computed(Op::Cast, dtype, &self.view.shape, strides, vec![self.source()]))
+        Ok(Tensor::computed(
+            Op::Cast,
+            dtype,
+            &self.view.shape,
+            strides,
+            vec![self.source()],
+        ))
     }
 
     #[track_caller]
@@ -367,7 +477,13 @@ impl Tensor {
     #[track_caller]
     pub fn try_clone_format(&self, format: MemoryFormat) -> Result<Tensor> {
         let strides = self.view.like_strides(format)?;
-        Ok(Tensor::computed(Op::Cast, self.dtype(), &self.view.shape, strides, vec![self.source()]))
+        Ok(Tensor::computed(
+            Op::Cast,
+            self.dtype(),
+            &self.view.shape,
+            strides,
+            vec![self.source()],
+        ))
     }
 
     /// A copy of the data (PyTorch's `clone()`; `Clone::clone` copies only the handle).
@@ -383,7 +499,9 @@ impl Tensor {
             if self.is_contiguous() {
                 return Ok(self.clone());
             }
-            return Err(Error::value("preserve memory format is unsupported by the contiguous operator"));
+            return Err(Error::value(
+                "preserve memory format is unsupported by the contiguous operator",
+            ));
         }
         if self.view.is_contiguous_as(format) {
             // The rank check still applies to an already-contiguous tensor.
@@ -452,7 +570,11 @@ pub enum RoundingMode {
 impl Tensor {
     /// `div(other, rounding_mode)`.
     #[track_caller]
-    pub fn try_div_mode(&self, other: impl Into<Operand>, mode: Option<RoundingMode>) -> Result<Tensor> {
+    pub fn try_div_mode(
+        &self,
+        other: impl Into<Operand>,
+        mode: Option<RoundingMode>,
+    ) -> Result<Tensor> {
         let op = match mode {
             None => BinaryOp::Div,
             Some(RoundingMode::Trunc) => BinaryOp::DivTrunc,

@@ -9,11 +9,15 @@ use smelt_ir::{Error, Result};
 impl Tensor {
     /// `self[items]` where some item is a tensor.
     pub fn try_index(&self, _items: &[TensorIndex]) -> Result<Tensor> {
-        Err(Error::unsupported("unsupported op getitem with tensor indices (advanced indexing)"))
+        Err(Error::unsupported(
+            "unsupported op getitem with tensor indices (advanced indexing)",
+        ))
     }
 
     /// `self[items] = value` where some item is a tensor.
     pub fn try_index_put(&self, _items: &[TensorIndex], _value: Operand) -> Result<()> {
-        Err(Error::unsupported("unsupported op setitem with tensor indices (advanced indexing)"))
+        Err(Error::unsupported(
+            "unsupported op setitem with tensor indices (advanced indexing)",
+        ))
     }
 }

@@ -3,10 +3,10 @@
 //! on, nodes recorded earlier keep the old version.
 
 use crate::elementwise::broadcast_all;
+use crate::lazy::LazyNode;
 use crate::promote::{Operand, result_type};
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
-use crate::lazy::LazyNode;
 use smelt_ir::graph::Op;
 use smelt_ir::view::fmt_list;
 use smelt_ir::{BinaryOp, DType, Error, Result, Scalar, UnaryOp, View};
@@ -21,7 +21,13 @@ impl Tensor {
         let old = self.storage.current();
         let whole = View::contiguous(&[self.storage.len]);
         let src = values.source(&self.view.shape, self.dtype());
-        let node = LazyNode::pending(Op::Assign, self.dtype(), self.storage.len, self.view.clone(), vec![(old, whole), src]);
+        let node = LazyNode::pending(
+            Op::Assign,
+            self.dtype(),
+            self.storage.len,
+            self.view.clone(),
+            vec![(old, whole), src],
+        );
         self.storage.set_current(node);
         Ok(())
     }
@@ -34,11 +40,14 @@ impl Tensor {
     }
 
     fn check_partial_overlap(&self, other: &Operand) -> Result<()> {
-        let Operand::Tensor(o) = other else { return Ok(()) };
+        let Operand::Tensor(o) = other else {
+            return Ok(());
+        };
         if !o.shares_storage(self) || o.view == self.view {
             return Ok(());
         }
-        if let (Some((a0, a1)), Some((b0, b1))) = (self.view.address_range(), o.view.address_range())
+        if let (Some((a0, a1)), Some((b0, b1))) =
+            (self.view.address_range(), o.view.address_range())
             && a0 <= b1
             && b0 <= a1
         {
@@ -85,7 +94,12 @@ impl Tensor {
 
     /// `self op= other` for a binary op (alpha scales `other` for add/sub).
     #[track_caller]
-    pub fn try_binary_(&self, other: impl Into<Operand>, op: BinaryOp, alpha: Option<Scalar>) -> Result<&Tensor> {
+    pub fn try_binary_(
+        &self,
+        other: impl Into<Operand>,
+        op: BinaryOp,
+        alpha: Option<Scalar>,
+    ) -> Result<&Tensor> {
         let other = other.into();
         self.check_inplace_shape(&[&other])?;
         let r = match alpha {
@@ -134,7 +148,11 @@ impl Tensor {
         ok(self.try_mul_(other))
     }
     #[track_caller]
-    pub fn try_div_(&self, other: impl Into<Operand>, mode: Option<crate::elementwise::RoundingMode>) -> Result<&Tensor> {
+    pub fn try_div_(
+        &self,
+        other: impl Into<Operand>,
+        mode: Option<crate::elementwise::RoundingMode>,
+    ) -> Result<&Tensor> {
         let op = match mode {
             None => BinaryOp::Div,
             Some(crate::elementwise::RoundingMode::Trunc) => BinaryOp::DivTrunc,

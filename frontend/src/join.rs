@@ -11,16 +11,27 @@ impl Tensor {
     #[track_caller]
     pub fn try_cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         if tensors.is_empty() {
-            return Err(Error::value("torch.cat(): expected a non-empty list of Tensors"));
+            return Err(Error::value(
+                "torch.cat(): expected a non-empty list of Tensors",
+            ));
         }
         for (i, t) in tensors.iter().enumerate() {
             if t.ndim() == 0 {
-                return Err(Error::value(format!("zero-dimensional tensor (at position {i}) cannot be concatenated")));
+                return Err(Error::value(format!(
+                    "zero-dimensional tensor (at position {i}) cannot be concatenated"
+                )));
             }
         }
-        let dtype = tensors.iter().map(Tensor::dtype).reduce(promote_types).expect("non-empty");
-        let parts: Vec<(usize, &Tensor)> =
-            tensors.iter().enumerate().filter(|(_, t)| !(t.ndim() == 1 && t.numel() == 0)).collect();
+        let dtype = tensors
+            .iter()
+            .map(Tensor::dtype)
+            .reduce(promote_types)
+            .expect("non-empty");
+        let parts: Vec<(usize, &Tensor)> = tensors
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| !(t.ndim() == 1 && t.numel() == 0))
+            .collect();
         let Some(&(_, first)) = parts.first() else {
             return Tensor::try_empty(&[0], Some(dtype));
         };
@@ -52,7 +63,8 @@ impl Tensor {
         let mut start = 0i64;
         for &(_, t) in &parts {
             let len = t.shape()[d] as i64;
-            out.try_narrow(d as i64, start, len)?.assign(&Operand::from(t))?;
+            out.try_narrow(d as i64, start, len)?
+                .assign(&Operand::from(t))?;
             start += len;
         }
         Ok(out)
@@ -79,7 +91,10 @@ impl Tensor {
             }
         }
         let d = wrap_dim(dim, first.ndim() + 1)?;
-        let parts: Vec<Tensor> = tensors.iter().map(|t| t.try_unsqueeze(d as i64)).collect::<Result<_>>()?;
+        let parts: Vec<Tensor> = tensors
+            .iter()
+            .map(|t| t.try_unsqueeze(d as i64))
+            .collect::<Result<_>>()?;
         Tensor::try_cat(&parts, d as i64)
     }
 

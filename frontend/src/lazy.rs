@@ -31,8 +31,21 @@ pub struct LazyNode {
 
 impl LazyNode {
     #[track_caller]
-    pub(crate) fn pending(op: Op, dtype: DType, len: usize, out: View, inputs: Vec<(Arc<LazyNode>, View)>) -> Arc<LazyNode> {
-        Arc::new(LazyNode { op, dtype, len, out, location: Location::caller(), state: Mutex::new(NodeState::Pending(inputs)) })
+    pub(crate) fn pending(
+        op: Op,
+        dtype: DType,
+        len: usize,
+        out: View,
+        inputs: Vec<(Arc<LazyNode>, View)>,
+    ) -> Arc<LazyNode> {
+        Arc::new(LazyNode {
+            op,
+            dtype,
+            len,
+            out,
+            location: Location::caller(),
+            state: Mutex::new(NodeState::Pending(inputs)),
+        })
     }
 
     /// A node that already has its buffer (data from the host).
@@ -49,7 +62,9 @@ impl LazyNode {
     }
 
     pub(crate) fn state(&self) -> MutexGuard<'_, NodeState> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// The buffer, if realized.
@@ -72,11 +87,18 @@ pub struct Storage {
 
 impl Storage {
     pub(crate) fn new(node: Arc<LazyNode>) -> Arc<Storage> {
-        Arc::new(Storage { dtype: node.dtype, len: node.len, version: Mutex::new(node) })
+        Arc::new(Storage {
+            dtype: node.dtype,
+            len: node.len,
+            version: Mutex::new(node),
+        })
     }
 
     pub(crate) fn current(&self) -> Arc<LazyNode> {
-        self.version.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.version
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     pub(crate) fn set_current(&self, node: Arc<LazyNode>) {
@@ -109,7 +131,15 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
         let inputs = match &*node.state() {
             NodeState::Realized(b) => {
                 let id = graph.add_node(
-                    Node { op: Op::Input { slot: buffers.len() }, dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location) },
+                    Node {
+                        op: Op::Input {
+                            slot: buffers.len(),
+                        },
+                        dtype: node.dtype,
+                        len: node.len,
+                        out: node.out.clone(),
+                        location: Some(node.location),
+                    },
                     vec![],
                 );
                 buffers.push(b.clone());
@@ -128,9 +158,18 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
             }
             continue;
         }
-        let edges = inputs.iter().map(|(input, view)| (ids[&Arc::as_ptr(input)], view.clone())).collect();
+        let edges = inputs
+            .iter()
+            .map(|(input, view)| (ids[&Arc::as_ptr(input)], view.clone()))
+            .collect();
         let id = graph.add_node(
-            Node { op: node.op.clone(), dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location) },
+            Node {
+                op: node.op.clone(),
+                dtype: node.dtype,
+                len: node.len,
+                out: node.out.clone(),
+                location: Some(node.location),
+            },
             edges,
         );
         ids.insert(key, id);
@@ -141,12 +180,22 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
     // storage) must keep its buffer: count references beyond the graph's own edges.
     for (i, node) in lazy.iter().enumerate() {
         let id = NodeId::new(i);
-        let in_graph = graph.graph.edges_directed(id, petgraph::Direction::Outgoing).count();
-        if !matches!(node.op, Op::Input { .. } | Op::Fill { .. }) && Arc::strong_count(node) > in_graph + 1 && !graph.outputs.contains(&id) {
+        let in_graph = graph
+            .graph
+            .edges_directed(id, petgraph::Direction::Outgoing)
+            .count();
+        if !matches!(node.op, Op::Input { .. } | Op::Fill { .. })
+            && Arc::strong_count(node) > in_graph + 1
+            && !graph.outputs.contains(&id)
+        {
             graph.outputs.push(id);
         }
     }
-    Collected { graph, lazy, buffers }
+    Collected {
+        graph,
+        lazy,
+        buffers,
+    }
 }
 
 /// Realizes `roots`: compiles and runs everything they still need, then stores each computed

@@ -16,10 +16,14 @@ pub mod tensor;
 pub mod views;
 
 pub use creation::{Generator, TensorData};
+pub use default_dtype::{
+    get_default_dtype, set_default_dtype, try_set_default_dtype, with_default_dtype,
+};
 pub use dump::GraphDump;
-pub use default_dtype::{get_default_dtype, set_default_dtype, try_set_default_dtype, with_default_dtype};
 pub use elementwise::RoundingMode;
 pub use promote::{Operand, result_type};
-pub use smelt_ir::{BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
+pub use smelt_ir::{
+    BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
+};
 pub use tensor::{Element, Tensor, realize};
 pub use views::TensorIndex;

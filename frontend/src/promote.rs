@@ -89,7 +89,15 @@ impl Operand {
         match self {
             Operand::Tensor(t) => (t.storage.current(), t.view.broadcast_to(shape)),
             Operand::Scalar(s) => {
-                let node = LazyNode::pending(Op::Fill { value: s.cast(scalar_dtype) }, scalar_dtype, 1, View::contiguous(&[]), vec![]);
+                let node = LazyNode::pending(
+                    Op::Fill {
+                        value: s.cast(scalar_dtype),
+                    },
+                    scalar_dtype,
+                    1,
+                    View::contiguous(&[]),
+                    vec![],
+                );
                 (node, View::new(shape.to_vec(), vec![0; shape.len()], 0))
             }
         }

@@ -13,7 +13,13 @@ impl Tensor {
     #[track_caller]
     fn copy_of_view(&self, view: View) -> Tensor {
         let shape = view.shape.clone();
-        Tensor::computed(Op::Cast, self.dtype(), &shape, contiguous_strides(&shape), vec![(self.storage.current(), view)])
+        Tensor::computed(
+            Op::Cast,
+            self.dtype(),
+            &shape,
+            contiguous_strides(&shape),
+            vec![(self.storage.current(), view)],
+        )
     }
 
     /// `flip(dims)`: reverses the listed dims (a copy read through negative strides).
@@ -28,7 +34,13 @@ impl Tensor {
             }
         }
         let strides = self.view.preserve_format_strides();
-        Ok(Tensor::computed(Op::Cast, self.dtype(), &v.shape.clone(), strides, vec![(self.storage.current(), v)]))
+        Ok(Tensor::computed(
+            Op::Cast,
+            self.dtype(),
+            &v.shape.clone(),
+            strides,
+            vec![(self.storage.current(), v)],
+        ))
     }
     #[track_caller]
     pub fn flip(&self, dims: &[i64]) -> Tensor {
@@ -40,7 +52,10 @@ impl Tensor {
     pub fn try_roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
         if dims.is_empty() {
             if shifts.len() != 1 {
-                return Err(Error::value(format!("shifts and dimensions must align. shifts: {}, dims:0", shifts.len())));
+                return Err(Error::value(format!(
+                    "shifts and dimensions must align. shifts: {}, dims:0",
+                    shifts.len()
+                )));
             }
             let flat = self.try_flatten(0, -1)?;
             let shape: Vec<i64> = self.shape().iter().map(|&s| s as i64).collect();
@@ -63,8 +78,10 @@ impl Tensor {
             }
             let s = shift.rem_euclid(n);
             let next = out.try_clone_format(smelt_ir::MemoryFormat::Contiguous)?;
-            next.try_narrow(d as i64, s, n - s)?.try_copy_(&cur.try_narrow(d as i64, 0, n - s)?)?;
-            next.try_narrow(d as i64, 0, s)?.try_copy_(&cur.try_narrow(d as i64, n - s, s)?)?;
+            next.try_narrow(d as i64, s, n - s)?
+                .try_copy_(&cur.try_narrow(d as i64, 0, n - s)?)?;
+            next.try_narrow(d as i64, 0, s)?
+                .try_copy_(&cur.try_narrow(d as i64, n - s, s)?)?;
             cur = next;
         }
         if Tensor::shares_storage(&cur, self) {
@@ -86,13 +103,19 @@ impl Tensor {
             ));
         }
         if let Some(r) = repeats.iter().find(|&&r| r < 0) {
-            return Err(Error::value(format!("Trying to create tensor with negative dimension {r}")));
+            return Err(Error::value(format!(
+                "Trying to create tensor with negative dimension {r}"
+            )));
         }
         let pad = repeats.len() - self.ndim();
         let mut shape = vec![];
         let mut strides = vec![];
         for (i, &r) in repeats.iter().enumerate() {
-            let (size, stride) = if i < pad { (1, 0) } else { (self.view.shape[i - pad], self.view.strides[i - pad]) };
+            let (size, stride) = if i < pad {
+                (1, 0)
+            } else {
+                (self.view.shape[i - pad], self.view.strides[i - pad])
+            };
             shape.extend([r as usize, size]);
             strides.extend([0, stride]);
         }
@@ -113,16 +136,24 @@ impl Tensor {
     #[track_caller]
     fn triangle(&self, op: &str, keep: impl Fn(i64, i64) -> bool) -> Result<Tensor> {
         if self.ndim() < 2 {
-            return Err(Error::shape(format!("{op}: input tensor must have at least 2 dimensions")));
+            return Err(Error::shape(format!(
+                "{op}: input tensor must have at least 2 dimensions"
+            )));
         }
         let (rows, cols) = (self.shape()[self.ndim() - 2], self.shape()[self.ndim() - 1]);
-        let mask: Vec<Scalar> = (0..rows * cols).map(|i| Scalar::Bool(keep((i / cols) as i64, (i % cols) as i64))).collect();
+        let mask: Vec<Scalar> = (0..rows * cols)
+            .map(|i| Scalar::Bool(keep((i / cols) as i64, (i % cols) as i64)))
+            .collect();
         let mask = Tensor::from_scalars(&mask, &[rows, cols], DType::Bool);
         let t = record(
             Op::Where,
             self.dtype(),
             self.dtype(),
-            &[&Operand::Tensor(mask), &Operand::from(self), &Operand::Scalar(Scalar::Int(0))],
+            &[
+                &Operand::Tensor(mask),
+                &Operand::from(self),
+                &Operand::Scalar(Scalar::Int(0)),
+            ],
         )?;
         let shape = self.shape().to_vec();
         Ok(t.relayout(&shape, contiguous_strides(&shape)))

@@ -28,7 +28,10 @@ impl Tensor {
     /// A tensor viewing the whole output of a fresh node.
     pub(crate) fn from_node(node: Arc<LazyNode>) -> Tensor {
         let view = node.out.clone();
-        Tensor { storage: Storage::new(node), view }
+        Tensor {
+            storage: Storage::new(node),
+            view,
+        }
     }
 
     /// A tensor of `dtype` holding host `buffer` with view `view`.
@@ -39,7 +42,10 @@ impl Tensor {
 
     /// A new handle on the same storage with another view (a view op).
     pub(crate) fn with_view(&self, view: View) -> Tensor {
-        Tensor { storage: self.storage.clone(), view }
+        Tensor {
+            storage: self.storage.clone(),
+            view,
+        }
     }
 
     /// What a consumer reads: the storage's current version through this tensor's view.
@@ -50,9 +56,18 @@ impl Tensor {
     /// A computing op's output: a fresh storage of `shape` with `strides` (dense), produced by
     /// `op` from `inputs`.
     #[track_caller]
-    pub(crate) fn computed(op: Op, dtype: DType, shape: &[usize], strides: Vec<isize>, inputs: Vec<(Arc<LazyNode>, View)>) -> Tensor {
+    pub(crate) fn computed(
+        op: Op,
+        dtype: DType,
+        shape: &[usize],
+        strides: Vec<isize>,
+        inputs: Vec<(Arc<LazyNode>, View)>,
+    ) -> Tensor {
         let out = View::new(shape.to_vec(), strides, 0);
-        let len = out.address_range().map(|(_, hi)| hi as usize + 1).unwrap_or(0);
+        let len = out
+            .address_range()
+            .map(|(_, hi)| hi as usize + 1)
+            .unwrap_or(0);
         Tensor::from_node(LazyNode::pending(op, dtype, len, out, inputs))
     }
 
@@ -130,7 +145,8 @@ impl Tensor {
     fn realized_buffer(&self) -> Result<Arc<Buffer>> {
         let node = self.storage.current();
         realize_nodes(std::slice::from_ref(&node))?;
-        node.buffer().ok_or_else(|| Error::device("realisation produced no buffer"))
+        node.buffer()
+            .ok_or_else(|| Error::device("realisation produced no buffer"))
     }
 
     /// All elements in logical row-major order as scalars.
@@ -217,18 +233,40 @@ macro_rules! element {
 }
 
 element!(bool, DType::Bool, Scalar::Bool, |s| s.as_bool());
-element!(u8, DType::U8, |v| Scalar::Int(v as i64), |s| s.as_i64() as u8);
-element!(i8, DType::I8, |v| Scalar::Int(v as i64), |s| s.as_i64() as i8);
-element!(i16, DType::I16, |v| Scalar::Int(v as i64), |s| s.as_i64() as i16);
-element!(i32, DType::I32, |v| Scalar::Int(v as i64), |s| s.as_i64() as i32);
+element!(u8, DType::U8, |v| Scalar::Int(v as i64), |s| s.as_i64()
+    as u8);
+element!(i8, DType::I8, |v| Scalar::Int(v as i64), |s| s.as_i64()
+    as i8);
+element!(i16, DType::I16, |v| Scalar::Int(v as i64), |s| s.as_i64()
+    as i16);
+element!(i32, DType::I32, |v| Scalar::Int(v as i64), |s| s.as_i64()
+    as i32);
 element!(i64, DType::I64, Scalar::Int, |s| s.as_i64());
-element!(half::f16, DType::F16, |v| Scalar::Float(v.to_f64()), |s| half::f16::from_f64(s.as_f64()));
-element!(half::bf16, DType::BF16, |v| Scalar::Float(v.to_f64()), |s| half::bf16::from_f64(s.as_f64()));
-element!(f32, DType::F32, |v| Scalar::Float(v as f64), |s| s.as_f64() as f32);
+element!(half::f16, DType::F16, |v| Scalar::Float(v.to_f64()), |s| {
+    half::f16::from_f64(s.as_f64())
+});
+element!(
+    half::bf16,
+    DType::BF16,
+    |v| Scalar::Float(v.to_f64()),
+    |s| half::bf16::from_f64(s.as_f64())
+);
+element!(f32, DType::F32, |v| Scalar::Float(v as f64), |s| s.as_f64()
+    as f32);
 element!(f64, DType::F64, Scalar::Float, |s| s.as_f64());
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Tensor({} {} {})", self.dtype(), self.view, if self.is_realized() { "realized" } else { "lazy" })
+        write!(
+            f,
+            "Tensor({} {} {})",
+            self.dtype(),
+            self.view,
+            if self.is_realized() {
+                "realized"
+            } else {
+                "lazy"
+            }
+        )
     }
 }

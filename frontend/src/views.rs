@@ -130,7 +130,12 @@ impl Tensor {
     }
 
     /// `as_strided(size, stride, storage_offset)`; the offset defaults to self's.
-    pub fn try_as_strided(&self, size: &[i64], stride: &[i64], offset: Option<i64>) -> Result<Tensor> {
+    pub fn try_as_strided(
+        &self,
+        size: &[i64],
+        stride: &[i64],
+        offset: Option<i64>,
+    ) -> Result<Tensor> {
         let offset = offset.unwrap_or(self.view.offset as i64);
         let v = View::as_strided(size, stride, offset, self.storage.len, self.dtype().size())?;
         Ok(self.with_view(v))
@@ -174,7 +179,9 @@ impl Tensor {
         let s = smelt_ir::view::wrap_dim(start_dim, self.ndim())?;
         let e = smelt_ir::view::wrap_dim(end_dim, self.ndim())?;
         if s > e {
-            return Err(Error::value("flatten() has invalid args: start_dim cannot come after end_dim"));
+            return Err(Error::value(
+                "flatten() has invalid args: start_dim cannot come after end_dim",
+            ));
         }
         if s == e {
             return Ok(self.clone());
@@ -235,7 +242,9 @@ impl Tensor {
     /// `hsplit(sections)`: dim 1 (dim 0 for 1-D); sections must divide the dim.
     pub fn try_hsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
         if self.ndim() == 0 {
-            return Err(Error::value("torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 dimensions!"));
+            return Err(Error::value(
+                "torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 dimensions!",
+            ));
         }
         let dim = if self.ndim() == 1 { 0 } else { 1 };
         self.split_divisible(sections, dim, "hsplit")
@@ -282,13 +291,29 @@ impl Tensor {
 
     /// The view selected by basic index items.
     pub(crate) fn basic_index_view(&self, items: &[TensorIndex]) -> Result<View> {
-        let consumed = items.iter().filter(|i| matches!(i, TensorIndex::Int(_) | TensorIndex::Slice(..) | TensorIndex::Tensor(_))).count();
-        let ellipses = items.iter().filter(|i| matches!(i, TensorIndex::Ellipsis)).count();
+        let consumed = items
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i,
+                    TensorIndex::Int(_) | TensorIndex::Slice(..) | TensorIndex::Tensor(_)
+                )
+            })
+            .count();
+        let ellipses = items
+            .iter()
+            .filter(|i| matches!(i, TensorIndex::Ellipsis))
+            .count();
         if ellipses > 1 {
-            return Err(Error::index("an index can only have a single ellipsis ('...')"));
+            return Err(Error::index(
+                "an index can only have a single ellipsis ('...')",
+            ));
         }
         if consumed > self.ndim() {
-            return Err(Error::index(format!("too many indices for tensor of dimension {}", self.ndim())));
+            return Err(Error::index(format!(
+                "too many indices for tensor of dimension {}",
+                self.ndim()
+            )));
         }
         let mut v = self.view.clone();
         let mut d = 0usize;
@@ -297,7 +322,9 @@ impl Tensor {
                 TensorIndex::Int(i) => {
                     let size = v.shape[d] as i64;
                     if *i < -size || *i >= size {
-                        return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {size}")));
+                        return Err(Error::index(format!(
+                            "index {i} is out of bounds for dimension {d} with size {size}"
+                        )));
                     }
                     v = v.select(d as i64, *i)?;
                 }
@@ -317,7 +344,9 @@ impl Tensor {
                     d += 1;
                 }
                 TensorIndex::Ellipsis => d += self.ndim() - consumed,
-                TensorIndex::Tensor(_) => return Err(Error::index("advanced index in a basic index")),
+                TensorIndex::Tensor(_) => {
+                    return Err(Error::index("advanced index in a basic index"));
+                }
             }
         }
         Ok(v)

@@ -122,7 +122,9 @@ impl DType {
     /// May a value of `self` be written into a tensor of `to` by an in-place op
     /// (c10 `canCast`: no floating → integral, no non-bool → bool)?
     pub fn can_cast_to(self, to: DType) -> bool {
-        !(self.is_float() && !to.is_float() || !self.is_bool() && to.is_bool())
+        let float_to_int = self.is_float() && !to.is_float();
+        let to_bool = !self.is_bool() && to.is_bool();
+        !(float_to_int || to_bool)
     }
 }
 

@@ -55,7 +55,10 @@ pub struct Error {
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
-        Error { kind, message: message.into() }
+        Error {
+            kind,
+            message: message.into(),
+        }
     }
     pub fn shape(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Shape, message)

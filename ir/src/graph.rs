@@ -120,7 +120,12 @@ impl Graph {
         for id in self.graph.node_indices() {
             let node = &self.graph[id];
             if !node.out.fits_in(node.len) {
-                errors.push(format!("%{}: output view {} outside its buffer of {}", id.index(), node.out, node.len));
+                errors.push(format!(
+                    "%{}: output view {} outside its buffer of {}",
+                    id.index(),
+                    node.out,
+                    node.len
+                ));
             }
             for (src, view) in self.inputs(id) {
                 let p = &self.graph[src];
@@ -143,7 +148,11 @@ impl Graph {
                 Op::Where => 3,
             };
             if arity != expected {
-                errors.push(format!("%{}: {} has {arity} inputs, expects {expected}", id.index(), node.op.name()));
+                errors.push(format!(
+                    "%{}: {} has {arity} inputs, expects {expected}",
+                    id.index(),
+                    node.op.name()
+                ));
             }
         }
         errors
@@ -186,7 +195,10 @@ impl Graph {
         let mut s = String::from("digraph smelt {\n  node [shape=box, fontname=monospace];\n");
         for id in self.graph.node_indices() {
             let n = &self.graph[id];
-            let loc = n.location.map(|l| format!("\\n{}:{}", l.file(), l.line())).unwrap_or_default();
+            let loc = n
+                .location
+                .map(|l| format!("\\n{}:{}", l.file(), l.line()))
+                .unwrap_or_default();
             let _ = writeln!(
                 s,
                 "  n{} [label=\"%{} {}\\n{}{}{}\"];",
@@ -199,7 +211,13 @@ impl Graph {
             );
         }
         for e in self.graph.edge_references() {
-            let _ = writeln!(s, "  n{} -> n{} [label=\"{}\"];", e.source().index(), e.target().index(), e.weight().view);
+            let _ = writeln!(
+                s,
+                "  n{} -> n{} [label=\"{}\"];",
+                e.source().index(),
+                e.target().index(),
+                e.weight().view
+            );
         }
         s.push_str("}\n");
         s

@@ -16,7 +16,9 @@ pub enum Access {
     Write,
     /// An output that starts as a copy of argument `from` (an in-place update of a storage
     /// version; the runtime reuses `from`'s memory when nothing else reads it).
-    Update { from: usize },
+    Update {
+        from: usize,
+    },
 }
 
 /// One buffer argument.
@@ -38,20 +40,49 @@ pub struct Index {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Instr {
     /// Reads argument `arg` at `index`; the value has the argument's dtype.
-    Load { arg: usize, index: Index },
-    Const { value: Scalar, dtype: DType },
+    Load {
+        arg: usize,
+        index: Index,
+    },
+    Const {
+        value: Scalar,
+        dtype: DType,
+    },
     /// `x` must already have dtype `compute`.
-    Unary { op: UnaryOp, x: ValueId, compute: DType },
+    Unary {
+        op: UnaryOp,
+        x: ValueId,
+        compute: DType,
+    },
     /// `a` and `b` must already have dtype `compute`.
-    Binary { op: BinaryOp, a: ValueId, b: ValueId, compute: DType },
+    Binary {
+        op: BinaryOp,
+        a: ValueId,
+        b: ValueId,
+        compute: DType,
+    },
     /// `cond` is bool; `a` and `b` have the same dtype.
-    Where { cond: ValueId, a: ValueId, b: ValueId },
-    Cast { x: ValueId, to: DType },
+    Where {
+        cond: ValueId,
+        a: ValueId,
+        b: ValueId,
+    },
+    Cast {
+        x: ValueId,
+        to: DType,
+    },
     /// Combines `x` over the kernel's reduced (trailing) dims. Instructions before it run for
     /// every point of the iteration space; instructions after it once per kept point.
-    Reduce { op: ReduceOp, x: ValueId },
+    Reduce {
+        op: ReduceOp,
+        x: ValueId,
+    },
     /// Writes `x` (of the argument's dtype) to argument `arg` at `index`.
-    Store { arg: usize, index: Index, x: ValueId },
+    Store {
+        arg: usize,
+        index: Index,
+        x: ValueId,
+    },
 }
 
 /// A kernel: loops over `shape`, of which the trailing `reduce_axes` dims are reduced.
@@ -86,7 +117,9 @@ impl Kernel {
 
     /// Position of the reduction instruction, if any.
     pub fn reduce_at(&self) -> Option<usize> {
-        self.body.iter().position(|i| matches!(i, Instr::Reduce { .. }))
+        self.body
+            .iter()
+            .position(|i| matches!(i, Instr::Reduce { .. }))
     }
 
     /// Checks typing, SSA order, arity of indices and that every access stays inside its buffer;
@@ -104,7 +137,10 @@ impl Kernel {
                 return;
             }
             if index.strides.len() != n {
-                errors.push(format!("%{i}: index has {} strides for rank {n}", index.strides.len()));
+                errors.push(format!(
+                    "%{i}: index has {} strides for rank {n}",
+                    index.strides.len()
+                ));
                 return;
             }
             if self.shape.iter().product::<usize>() == 0 {
@@ -116,14 +152,20 @@ impl Kernel {
                 if span < 0 { lo += span } else { hi += span }
             }
             if lo < 0 || hi as usize >= self.args[arg].len {
-                errors.push(format!("%{i}: index reaches [{lo}, {hi}] outside buffer of {}", self.args[arg].len));
+                errors.push(format!(
+                    "%{i}: index reaches [{lo}, {hi}] outside buffer of {}",
+                    self.args[arg].len
+                ));
             }
         };
         let expect = |errors: &mut Vec<String>, i: usize, v: ValueId, t: Option<DType>| {
             if v >= i {
                 errors.push(format!("%{i}: uses %{v} before it is defined"));
             } else if types[v] != t {
-                errors.push(format!("%{i}: %{v} has type {:?}, expected {:?}", types[v], t));
+                errors.push(format!(
+                    "%{i}: %{v} has type {:?}, expected {:?}",
+                    types[v], t
+                ));
             }
         };
         let mut reduces = 0;
@@ -222,8 +264,20 @@ pub struct LibraryCall {
 
 impl LibraryCall {
     pub fn to_text(&self) -> String {
-        let ins: Vec<String> = self.inputs.iter().enumerate().map(|(i, (d, v))| format!("a{i}: {d}{v}")).collect();
-        format!("library {} ({}) -> {}[{}] out {}\n", self.op.name(), ins.join(", "), self.dtype, self.len, self.out)
+        let ins: Vec<String> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, (d, v))| format!("a{i}: {d}{v}"))
+            .collect();
+        format!(
+            "library {} ({}) -> {}[{}] out {}\n",
+            self.op.name(),
+            ins.join(", "),
+            self.dtype,
+            self.len,
+            self.out
+        )
     }
 }
 
@@ -250,7 +304,16 @@ impl Work {
 }
 
 fn fmt_index(index: &Index) -> String {
-    format!("[{}+{}]", index.strides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(","), index.offset)
+    format!(
+        "[{}+{}]",
+        index
+            .strides
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(","),
+        index.offset
+    )
 }
 
 impl fmt::Display for Kernel {

@@ -17,8 +17,19 @@ pub struct Lowered {
 pub fn needs_kernel(g: &Graph, id: NodeId) -> bool {
     match g.node(id).op {
         Op::Input { .. } => false,
-        Op::Fill { .. } => g.outputs.contains(&id) || g.graph.neighbors_directed(id, petgraph::Direction::Outgoing).any(|c| matches!(g.node(c).op, Op::Assign)),
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Assign | Op::Reduce { .. } | Op::Library(_) => true,
+        Op::Fill { .. } => {
+            g.outputs.contains(&id)
+                || g.graph
+                    .neighbors_directed(id, petgraph::Direction::Outgoing)
+                    .any(|c| matches!(g.node(c).op, Op::Assign))
+        }
+        Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Cast
+        | Op::Assign
+        | Op::Reduce { .. }
+        | Op::Library(_) => true,
     }
 }
 
@@ -41,23 +52,40 @@ impl Builder<'_> {
     fn load(&mut self, src: NodeId, view: &View) -> ValueId {
         let p = self.g.node(src);
         if let Op::Fill { value } = p.op {
-            return self.push(Instr::Const { value, dtype: p.dtype });
+            return self.push(Instr::Const {
+                value,
+                dtype: p.dtype,
+            });
         }
         let arg = match self.inputs.iter().position(|&n| n == src) {
             Some(a) => a,
             None => {
                 self.inputs.push(src);
-                self.args.push(Arg { dtype: p.dtype, len: p.len, access: Access::Read });
+                self.args.push(Arg {
+                    dtype: p.dtype,
+                    len: p.len,
+                    access: Access::Read,
+                });
                 self.args.len() - 1
             }
         };
         let mut strides = view.strides.clone();
         strides.resize(self.rank, 0);
-        self.push(Instr::Load { arg, index: Index { strides, offset: view.offset as isize } })
+        self.push(Instr::Load {
+            arg,
+            index: Index {
+                strides,
+                offset: view.offset as isize,
+            },
+        })
     }
 
     fn cast(&mut self, x: ValueId, from: DType, to: DType) -> ValueId {
-        if from == to { x } else { self.push(Instr::Cast { x, to }) }
+        if from == to {
+            x
+        } else {
+            self.push(Instr::Cast { x, to })
+        }
     }
 }
 
@@ -67,20 +95,38 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
     let ins = g.inputs(id);
     let (shape, reduce_axes) = match node.op {
         Op::Reduce { axes, .. } => (ins[0].1.shape.clone(), axes),
-        Op::Input { .. } | Op::Fill { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Assign | Op::Library(_) => {
-            (node.out.shape.clone(), 0)
-        }
+        Op::Input { .. }
+        | Op::Fill { .. }
+        | Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Cast
+        | Op::Assign
+        | Op::Library(_) => (node.out.shape.clone(), 0),
     };
-    let mut b = Builder { g, body: vec![], args: vec![], inputs: vec![], rank: shape.len() };
+    let mut b = Builder {
+        g,
+        body: vec![],
+        args: vec![],
+        inputs: vec![],
+        rank: shape.len(),
+    };
     let dt = |n: NodeId| g.node(n).dtype;
     let value = match &node.op {
         Op::Input { .. } => panic!("invariant: input nodes are never lowered"),
         Op::Library(_) => panic!("invariant: library nodes lower through lower_library"),
-        Op::Fill { value } => b.push(Instr::Const { value: *value, dtype: node.dtype }),
+        Op::Fill { value } => b.push(Instr::Const {
+            value: *value,
+            dtype: node.dtype,
+        }),
         Op::Unary { op, compute } => {
             let x = b.load(ins[0].0, &ins[0].1);
             let x = b.cast(x, dt(ins[0].0), *compute);
-            let r = b.push(Instr::Unary { op: *op, x, compute: *compute });
+            let r = b.push(Instr::Unary {
+                op: *op,
+                x,
+                compute: *compute,
+            });
             b.cast(r, op.result_dtype(*compute), node.dtype)
         }
         Op::Binary { op, compute } => {
@@ -88,7 +134,12 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
             let a = b.cast(a, dt(ins[0].0), *compute);
             let c = b.load(ins[1].0, &ins[1].1);
             let c = b.cast(c, dt(ins[1].0), *compute);
-            let r = b.push(Instr::Binary { op: *op, a, b: c, compute: *compute });
+            let r = b.push(Instr::Binary {
+                op: *op,
+                a,
+                b: c,
+                compute: *compute,
+            });
             b.cast(r, op.result_dtype(*compute), node.dtype)
         }
         Op::Where => {
@@ -98,7 +149,11 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
             let x = b.cast(x, dt(ins[1].0), node.dtype);
             let y = b.load(ins[2].0, &ins[2].1);
             let y = b.cast(y, dt(ins[2].0), node.dtype);
-            b.push(Instr::Where { cond: c, a: x, b: y })
+            b.push(Instr::Where {
+                cond: c,
+                a: x,
+                b: y,
+            })
         }
         Op::Cast => {
             let x = b.load(ins[0].0, &ins[0].1);
@@ -108,7 +163,11 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
             // The old version is argument 0 so the output can be updated from it in place.
             let old = ins[0].0;
             b.inputs.push(old);
-            b.args.push(Arg { dtype: dt(old), len: g.node(old).len, access: Access::Read });
+            b.args.push(Arg {
+                dtype: dt(old),
+                len: g.node(old).len,
+                access: Access::Read,
+            });
             let x = b.load(ins[1].0, &ins[1].1);
             b.cast(x, dt(ins[1].0), node.dtype)
         }
@@ -120,19 +179,45 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
     };
     let access = match node.op {
         Op::Assign => Access::Update { from: 0 },
-        Op::Input { .. } | Op::Fill { .. } | Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Reduce { .. } | Op::Library(_) => {
-            Access::Write
-        }
+        Op::Input { .. }
+        | Op::Fill { .. }
+        | Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Cast
+        | Op::Reduce { .. }
+        | Op::Library(_) => Access::Write,
     };
-    b.args.push(Arg { dtype: node.dtype, len: node.len, access });
+    b.args.push(Arg {
+        dtype: node.dtype,
+        len: node.len,
+        access,
+    });
     let out_arg = b.args.len() - 1;
     let mut strides = node.out.strides.clone();
     strides.resize(b.rank, 0);
-    b.push(Instr::Store { arg: out_arg, index: Index { strides, offset: node.out.offset as isize }, x: value });
+    b.push(Instr::Store {
+        arg: out_arg,
+        index: Index {
+            strides,
+            offset: node.out.offset as isize,
+        },
+        x: value,
+    });
     b.inputs.push(id);
-    let name = format!("{}_{}", node.op.name().split(['(', '[']).next().unwrap_or("k"), id.index());
+    let name = format!(
+        "{}_{}",
+        node.op.name().split(['(', '[']).next().unwrap_or("k"),
+        id.index()
+    );
     Lowered {
-        kernel: Kernel { name, shape, reduce_axes, args: b.args, body: b.body },
+        kernel: Kernel {
+            name,
+            shape,
+            reduce_axes,
+            args: b.args,
+            body: b.body,
+        },
         inputs: b.inputs,
     }
 }
@@ -140,11 +225,16 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
 /// Lowers a library node to a call: its inputs' views and dtypes, its output.
 pub fn lower_library(g: &Graph, id: NodeId) -> (LibraryCall, Vec<NodeId>) {
     let node = g.node(id);
-    let Op::Library(op) = &node.op else { panic!("invariant: lower_library gets a library node") };
+    let Op::Library(op) = &node.op else {
+        panic!("invariant: lower_library gets a library node")
+    };
     let ins = g.inputs(id);
     let call = LibraryCall {
         op: op.clone(),
-        inputs: ins.iter().map(|(n, v)| (g.node(*n).dtype, v.clone())).collect(),
+        inputs: ins
+            .iter()
+            .map(|(n, v)| (g.node(*n).dtype, v.clone()))
+            .collect(),
         dtype: node.dtype,
         len: node.len,
         out: node.out.clone(),

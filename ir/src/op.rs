@@ -141,7 +141,9 @@ impl UnaryOp {
     /// The dtype of the result when computing in `compute`.
     pub fn result_dtype(self, compute: DType) -> DType {
         match self {
-            UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => DType::Bool,
+            UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => {
+                DType::Bool
+            }
             UnaryOp::Neg
             | UnaryOp::Abs
             | UnaryOp::Sign
@@ -231,7 +233,11 @@ impl BinaryOp {
     }
 
     pub fn result_dtype(self, compute: DType) -> DType {
-        if self.is_predicate() { DType::Bool } else { compute }
+        if self.is_predicate() {
+            DType::Bool
+        } else {
+            compute
+        }
     }
 }
 

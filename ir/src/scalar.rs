@@ -69,7 +69,8 @@ impl Scalar {
 /// Float → integer conversion as C++ on x86 behaves for in-range values (truncation);
 /// out-of-range and NaN give i64::MIN like `cvttsd2si` does.
 pub fn float_to_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9.223_372_036_854_775_807e18 || x < -9.223_372_036_854_775_808e18 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if x.is_nan() || !(-LIMIT..LIMIT).contains(&x) {
         i64::MIN
     } else {
         x as i64
@@ -94,7 +95,9 @@ pub fn round_float(x: f64, dtype: DType) -> f64 {
         DType::F16 => f16::from_f64(x).to_f64(),
         DType::BF16 => bf16::from_f64(x).to_f64(),
         DType::F32 => x as f32 as f64,
-        DType::F64 | DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => x,
+        DType::F64 | DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
+            x
+        }
     }
 }
 
@@ -142,7 +145,10 @@ mod tests {
     fn casts_wrap_and_round() {
         assert_eq!(Scalar::Int(1000).cast(DType::U8), Scalar::Int(232));
         assert_eq!(Scalar::Float(-2.7).cast(DType::I32), Scalar::Int(-2));
-        assert_eq!(Scalar::Float(0.1).cast(DType::F32), Scalar::Float(0.1f32 as f64));
+        assert_eq!(
+            Scalar::Float(0.1).cast(DType::F32),
+            Scalar::Float(0.1f32 as f64)
+        );
         assert_eq!(Scalar::Int(3).cast(DType::Bool), Scalar::Bool(true));
     }
 }

@@ -29,8 +29,18 @@ impl Schedule {
     pub fn to_text(&self) -> String {
         let mut s = String::new();
         for (i, step) in self.steps.iter().enumerate() {
-            let reads: Vec<String> = step.reads.iter().map(|n| format!("%{}", n.index())).collect();
-            let _ = writeln!(s, "step {i}: %{} <- {}({})", step.writes.index(), step.work.name(), reads.join(", "));
+            let reads: Vec<String> = step
+                .reads
+                .iter()
+                .map(|n| format!("%{}", n.index()))
+                .collect();
+            let _ = writeln!(
+                s,
+                "step {i}: %{} <- {}({})",
+                step.writes.index(),
+                step.work.name(),
+                reads.join(", ")
+            );
             for line in step.work.to_text().lines() {
                 let _ = writeln!(s, "  {line}");
             }

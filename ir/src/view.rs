@@ -25,7 +25,7 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
     let mut acc = 1isize;
     for d in (0..shape.len()).rev() {
         strides[d] = acc;
-        acc *= shape[d].max(1) as isize;
+        acc = acc.saturating_mul(shape[d].max(1) as isize);
     }
     strides
 }
@@ -40,7 +40,11 @@ pub fn wrap_dim(dim: i64, n: usize) -> Result<usize> {
             m - 1
         )));
     }
-    Ok(if dim < 0 { (dim + m) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + m) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// Wraps a list of dims, rejecting repeats with PyTorch's message.
@@ -49,7 +53,9 @@ pub fn wrap_dims(dims: &[i64], n: usize) -> Result<Vec<usize>> {
     for &d in dims {
         let w = wrap_dim(d, n)?;
         if out.contains(&w) {
-            return Err(Error::value(format!("dim {w} appears multiple times in the list of dims")));
+            return Err(Error::value(format!(
+                "dim {w} appears multiple times in the list of dims"
+            )));
         }
         out.push(w);
     }
@@ -85,7 +91,7 @@ pub fn infer_size(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
                         fmt_list(shape)
                     )));
                 }
-            } else if numel % prod == 0 {
+            } else if numel.is_multiple_of(prod) {
                 out[i] = numel / prod;
                 return Ok(out);
             }
@@ -104,7 +110,11 @@ pub fn infer_size(shape: &[i64], numel: usize) -> Result<Vec<usize>> {
 
 /// `computeStride` (SEMANTICS.md §3.1): strides for viewing `(old_shape, old_strides)` as
 /// `new_shape` without a copy, or `None` when the dims to merge are not contiguous together.
-pub fn view_strides(old_shape: &[usize], old_strides: &[isize], new_shape: &[usize]) -> Option<Vec<isize>> {
+pub fn view_strides(
+    old_shape: &[usize],
+    old_strides: &[isize],
+    new_shape: &[usize],
+) -> Option<Vec<isize>> {
     if old_shape.is_empty() {
         return Some(vec![1; new_shape.len()]);
     }
@@ -123,7 +133,8 @@ pub fn view_strides(old_shape: &[usize], old_strides: &[isize], new_shape: &[usi
     let mut view_numel = 1isize;
     for d in (0..old_shape.len()).rev() {
         tensor_numel *= old_shape[d] as isize;
-        let chunk_ends = d == 0 || (old_shape[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base);
+        let chunk_ends =
+            d == 0 || (old_shape[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base);
         if chunk_ends {
             while view_d >= 0 && (view_numel < tensor_numel || new_shape[view_d as usize] == 1) {
                 out[view_d as usize] = view_numel * chunk_base;
@@ -173,13 +184,17 @@ pub fn format_strides(shape: &[usize], format: MemoryFormat) -> Result<Vec<isize
         MemoryFormat::Contiguous | MemoryFormat::Preserve => return Ok(contiguous_strides(shape)),
         MemoryFormat::ChannelsLast => {
             if shape.len() != 4 {
-                return Err(Error::value("required rank 4 tensor to use channels_last format"));
+                return Err(Error::value(
+                    "required rank 4 tensor to use channels_last format",
+                ));
             }
             &[1, 3, 2, 0]
         }
         MemoryFormat::ChannelsLast3d => {
             if shape.len() != 5 {
-                return Err(Error::value("required rank 5 tensor to use channels_last_3d format"));
+                return Err(Error::value(
+                    "required rank 5 tensor to use channels_last_3d format",
+                ));
             }
             &[1, 4, 3, 2, 0]
         }
@@ -281,12 +296,20 @@ fn strides_from_perm(shape: &[usize], perm: &[usize], skip_ones: bool) -> Vec<is
 impl View {
     /// A contiguous view of `shape` at offset 0.
     pub fn contiguous(shape: &[usize]) -> View {
-        View { shape: shape.to_vec(), strides: contiguous_strides(shape), offset: 0 }
+        View {
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+        }
     }
 
     pub fn new(shape: Vec<usize>, strides: Vec<isize>, offset: usize) -> View {
         debug_assert_eq!(shape.len(), strides.len(), "a view has one stride per dim");
-        View { shape, strides, offset }
+        View {
+            shape,
+            strides,
+            offset,
+        }
     }
 
     pub fn ndim(&self) -> usize {
@@ -367,8 +390,12 @@ impl View {
     pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
         match format {
             MemoryFormat::Contiguous | MemoryFormat::Preserve => self.is_contiguous(),
-            MemoryFormat::ChannelsLast => self.ndim() == 4 && self.is_contiguous_in_order(&[1, 3, 2, 0]),
-            MemoryFormat::ChannelsLast3d => self.ndim() == 5 && self.is_contiguous_in_order(&[1, 4, 3, 2, 0]),
+            MemoryFormat::ChannelsLast => {
+                self.ndim() == 4 && self.is_contiguous_in_order(&[1, 3, 2, 0])
+            }
+            MemoryFormat::ChannelsLast3d => {
+                self.ndim() == 5 && self.is_contiguous_in_order(&[1, 4, 3, 2, 0])
+            }
         }
     }
 
@@ -409,7 +436,12 @@ impl View {
         if self.is_non_overlapping_and_dense() {
             return Some(false);
         }
-        if self.shape.iter().zip(&self.strides).any(|(&n, &s)| n > 1 && s == 0) {
+        if self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .any(|(&n, &s)| n > 1 && s == 0)
+        {
             return Some(true);
         }
         None
@@ -457,9 +489,9 @@ impl View {
     pub fn like_strides(&self, format: MemoryFormat) -> Result<Vec<isize>> {
         match format {
             MemoryFormat::Preserve => Ok(self.preserve_format_strides()),
-            MemoryFormat::Contiguous | MemoryFormat::ChannelsLast | MemoryFormat::ChannelsLast3d => {
-                format_strides(&self.shape, format)
-            }
+            MemoryFormat::Contiguous
+            | MemoryFormat::ChannelsLast
+            | MemoryFormat::ChannelsLast3d => format_strides(&self.shape, format),
         }
     }
 
@@ -468,7 +500,9 @@ impl View {
     /// `select(dim, index)`.
     pub fn select(&self, dim: i64, index: i64) -> Result<View> {
         if self.ndim() == 0 {
-            return Err(Error::index("select() cannot be applied to a 0-dim tensor."));
+            return Err(Error::index(
+                "select() cannot be applied to a 0-dim tensor.",
+            ));
         }
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
@@ -508,15 +542,17 @@ impl View {
         e = if e < s { s } else { e.min(len) };
         let mut v = self.clone();
         v.offset = (self.offset as isize + s as isize * self.strides[d]) as usize;
-        v.shape[d] = ((e - s + step - 1) / step) as usize;
-        v.strides[d] = self.strides[d] * step as isize;
+        v.shape[d] = ((e - s) as u64).div_ceil(step as u64) as usize;
+        v.strides[d] = self.strides[d].saturating_mul(step as isize);
         Ok(v)
     }
 
     /// `narrow(dim, start, length)`.
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<View> {
         if self.ndim() == 0 {
-            return Err(Error::index("narrow() cannot be applied to a 0-dim tensor."));
+            return Err(Error::index(
+                "narrow() cannot be applied to a 0-dim tensor.",
+            ));
         }
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
@@ -530,7 +566,7 @@ impl View {
         if length < 0 {
             return Err(Error::value("narrow(): length must be non-negative."));
         }
-        if s + length > size {
+        if length > size - s {
             return Err(Error::index(format!(
                 "start ({s}) + length ({length}) exceeds dimension size ({size})."
             )));
@@ -541,7 +577,11 @@ impl View {
     /// `unsqueeze(dim)`: the new dim's stride is `size·stride` of the dim it precedes, or 1 at the end.
     pub fn unsqueeze(&self, dim: i64) -> Result<View> {
         let d = wrap_dim(dim, self.ndim() + 1)?;
-        let stride = if d < self.ndim() { self.shape[d] as isize * self.strides[d] } else { 1 };
+        let stride = if d < self.ndim() {
+            self.shape[d] as isize * self.strides[d]
+        } else {
+            1
+        };
         let mut v = self.clone();
         v.shape.insert(d, 1);
         v.strides.insert(d, stride);
@@ -554,15 +594,19 @@ impl View {
             None => self.shape.iter().map(|&n| n != 1).collect(),
             Some(ds) => {
                 let ds = wrap_dims(ds, self.ndim())?;
-                (0..self.ndim()).map(|d| !(ds.contains(&d) && self.shape[d] == 1)).collect()
+                (0..self.ndim())
+                    .map(|d| !(ds.contains(&d) && self.shape[d] == 1))
+                    .collect()
             }
         };
-        let mut v = View { shape: vec![], strides: vec![], offset: self.offset };
-        for d in 0..self.ndim() {
-            if keep[d] {
-                v.shape.push(self.shape[d]);
-                v.strides.push(self.strides[d]);
-            }
+        let mut v = View {
+            shape: vec![],
+            strides: vec![],
+            offset: self.offset,
+        };
+        for (d, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+            v.shape.push(self.shape[d]);
+            v.strides.push(self.strides[d]);
         }
         Ok(v)
     }
@@ -617,7 +661,9 @@ impl View {
     /// `mT`: transpose of the last two dims.
     pub fn mt(&self) -> Result<View> {
         if self.ndim() == 1 {
-            return Err(Error::shape("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."));
+            return Err(Error::shape(
+                "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.",
+            ));
         }
         if self.ndim() == 0 {
             return Ok(self.clone());
@@ -636,15 +682,24 @@ impl View {
             )));
         }
         let src = wrap_dims(source, n).map_err(|_| {
-            Error::value(format!("movedim: repeated dim in `source` ({})", fmt_list(source)))
+            Error::value(format!(
+                "movedim: repeated dim in `source` ({})",
+                fmt_list(source)
+            ))
         });
         // Range errors take precedence over repeat errors, as in PyTorch.
         for &d in source.iter().chain(destination) {
             wrap_dim(d, n)?;
         }
         let src = src?;
+        if n == 0 {
+            return Ok(self.clone());
+        }
         let dst = wrap_dims(destination, n).map_err(|_| {
-            Error::value(format!("movedim: repeated dim in `destination` ({})", fmt_list(destination)))
+            Error::value(format!(
+                "movedim: repeated dim in `destination` ({})",
+                fmt_list(destination)
+            ))
         })?;
         let mut perm: Vec<Option<usize>> = vec![None; n];
         for (&s, &d) in src.iter().zip(&dst) {
@@ -709,7 +764,11 @@ impl View {
         if n == 0 {
             strides.iter_mut().for_each(|s| *s = 0);
         }
-        Ok(View { shape, strides, offset: self.offset })
+        Ok(View {
+            shape,
+            strides,
+            offset: self.offset,
+        })
     }
 
     /// `diagonal(offset, dim1, dim2)` (SEMANTICS.md §2.3).
@@ -717,13 +776,27 @@ impl View {
         let d1 = wrap_dim(dim1, self.ndim())?;
         let d2 = wrap_dim(dim2, self.ndim())?;
         if d1 == d2 {
-            return Err(Error::value(format!("diagonal dimensions cannot be identical {dim1}, {dim2}")));
+            return Err(Error::value(format!(
+                "diagonal dimensions cannot be identical {dim1}, {dim2}"
+            )));
         }
         let (s1, s2) = (self.shape[d1] as i64, self.shape[d2] as i64);
-        let len = if offset >= 0 { (s1.min(s2 - offset)).max(0) } else { (s1 + offset).min(s2).max(0) };
-        let mut v = View { shape: vec![], strides: vec![], offset: self.offset };
+        let len = if offset >= 0 {
+            (s1.min(s2 - offset)).max(0)
+        } else {
+            (s1 + offset).min(s2).max(0)
+        };
+        let mut v = View {
+            shape: vec![],
+            strides: vec![],
+            offset: self.offset,
+        };
         if len > 0 {
-            let shift = if offset >= 0 { offset as isize * self.strides[d2] } else { -offset as isize * self.strides[d1] };
+            let shift = if offset >= 0 {
+                offset as isize * self.strides[d2]
+            } else {
+                -offset as isize * self.strides[d1]
+            };
             v.offset = (self.offset as isize + shift) as usize;
         }
         for d in 0..self.ndim() {
@@ -740,7 +813,11 @@ impl View {
     /// `unfold(dimension, size, step)` (SEMANTICS.md §2.4).
     pub fn unfold(&self, dim: i64, size: i64, step: i64) -> Result<View> {
         let d = wrap_dim(dim, self.ndim())?;
-        let (dim_size, dim_stride) = if self.ndim() == 0 { (1, 1) } else { (self.shape[d] as i64, self.strides[d]) };
+        let (dim_size, dim_stride) = if self.ndim() == 0 {
+            (1, 1)
+        } else {
+            (self.shape[d] as i64, self.strides[d])
+        };
         if size > dim_size {
             return Err(Error::shape(format!(
                 "maximum size for tensor at dimension {d} is {dim_size} but size is {size}"
@@ -755,7 +832,7 @@ impl View {
         let mut v = self.clone();
         if self.ndim() > 0 {
             v.shape[d] = ((dim_size - size) / step + 1) as usize;
-            v.strides[d] = step as isize * dim_stride;
+            v.strides[d] = (step as isize).saturating_mul(dim_stride);
         }
         v.shape.push(size as usize);
         v.strides.push(dim_stride);
@@ -763,7 +840,13 @@ impl View {
     }
 
     /// `as_strided(size, stride, storage_offset)` checked against a storage of `storage_len` elements.
-    pub fn as_strided(shape: &[i64], strides: &[i64], offset: i64, storage_len: usize, itemsize: usize) -> Result<View> {
+    pub fn as_strided(
+        shape: &[i64],
+        strides: &[i64],
+        offset: i64,
+        storage_len: usize,
+        itemsize: usize,
+    ) -> Result<View> {
         if shape.len() != strides.len() {
             return Err(Error::shape("mismatch in length of strides and shape"));
         }
@@ -774,25 +857,39 @@ impl View {
             )));
         }
         if offset < 0 {
-            return Err(Error::value(format!("Tensor: invalid storage offset {offset}")));
+            return Err(Error::value(format!(
+                "Tensor: invalid storage offset {offset}"
+            )));
         }
-        if shape.iter().any(|&s| s < 0) {
-            return Err(Error::value(format!("Storage size calculation overflowed with sizes={}", fmt_list(shape))));
+        let numel = shape.iter().try_fold(1i64, |acc, &s| acc.checked_mul(s));
+        if shape.iter().any(|&s| s < 0) || numel.is_none() {
+            return Err(Error::value(format!(
+                "Storage size calculation overflowed with sizes={}",
+                fmt_list(shape)
+            )));
         }
+        // Bounds in i128 so that no size, stride or offset can overflow the check itself.
+        let hi = shape
+            .iter()
+            .zip(strides)
+            .fold(offset as i128, |acc, (&n, &s)| {
+                acc + (n as i128 - 1) * s as i128
+            });
+        let addressable = hi < isize::MAX as i128;
         let v = View {
             shape: shape.iter().map(|&s| s as usize).collect(),
             strides: strides.iter().map(|&s| s as isize).collect(),
             offset: offset as usize,
         };
-        if let Some((_, hi)) = v.address_range() {
-            let needed = hi as usize + 1;
-            if needed > storage_len {
+        if numel != Some(0) {
+            let needed = hi + 1;
+            if !addressable || needed > storage_len as i128 {
                 return Err(Error::index(format!(
                     "setStorage: sizes {}, strides {}, storage offset {offset}, and itemsize {itemsize} requiring a storage size of {} are out of bounds for storage of size {}",
                     fmt_list(shape),
                     fmt_list(strides),
-                    needed * itemsize,
-                    storage_len * itemsize
+                    needed * itemsize as i128,
+                    storage_len as u128 * itemsize as u128
                 )));
             }
         }
@@ -803,7 +900,11 @@ impl View {
     pub fn view(&self, shape: &[i64]) -> Result<View> {
         let new_shape = infer_size(shape, self.numel())?;
         match view_strides(&self.shape, &self.strides, &new_shape) {
-            Some(strides) => Ok(View { shape: new_shape, strides, offset: self.offset }),
+            Some(strides) => Ok(View {
+                shape: new_shape,
+                strides,
+                offset: self.offset,
+            }),
             None => Err(Error::stride(
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
             )),
@@ -839,7 +940,9 @@ impl View {
     /// Pieces of `split(split_size, dim)`.
     pub fn split(&self, split_size: i64, dim: i64) -> Result<Vec<View>> {
         if self.ndim() == 0 {
-            return Err(Error::value("split expects at least a 1-dimensional tensor"));
+            return Err(Error::value(
+                "split expects at least a 1-dimensional tensor",
+            ));
         }
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
@@ -853,11 +956,19 @@ impl View {
                 "split_size can only be 0 if dimension size is 0, but got dimension size of {size}"
             )));
         }
-        let pieces = if split_size == 0 { 1 } else { ((size + split_size - 1) / split_size).max(1) };
+        let pieces = if split_size == 0 {
+            1
+        } else {
+            (size as u64).div_ceil(split_size as u64).max(1) as i64
+        };
         (0..pieces)
             .map(|i| {
                 let start = i * split_size;
-                let len = if i == pieces - 1 { size - start } else { split_size };
+                let len = if i == pieces - 1 {
+                    size - start
+                } else {
+                    split_size
+                };
                 self.narrow(d as i64, start, len)
             })
             .collect()
@@ -866,7 +977,9 @@ impl View {
     /// Pieces of `split_with_sizes(sizes, dim)`.
     pub fn split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<View>> {
         if self.ndim() == 0 {
-            return Err(Error::value("split expects at least a 1-dimensional tensor"));
+            return Err(Error::value(
+                "split expects at least a 1-dimensional tensor",
+            ));
         }
         let d = wrap_dim(dim, self.ndim())?;
         if sizes.iter().any(|&s| s < 0) {
@@ -875,8 +988,8 @@ impl View {
                 fmt_list(sizes)
             )));
         }
-        let total: i64 = sizes.iter().sum();
-        if total != self.shape[d] as i64 {
+        let total = sizes.iter().try_fold(0i64, |acc, &s| acc.checked_add(s));
+        if total != Some(self.shape[d] as i64) {
             return Err(Error::value(format!(
                 "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {d}), but got split_sizes={}",
                 self.shape[d],
@@ -897,17 +1010,21 @@ impl View {
     /// Pieces of `chunk(chunks, dim)` (may be fewer than `chunks`).
     pub fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<View>> {
         if self.ndim() == 0 {
-            return Err(Error::value("chunk expects at least a 1-dimensional tensor"));
+            return Err(Error::value(
+                "chunk expects at least a 1-dimensional tensor",
+            ));
         }
         if chunks <= 0 {
-            return Err(Error::value(format!("chunk expects `chunks` to be greater than 0, got: {chunks}")));
+            return Err(Error::value(format!(
+                "chunk expects `chunks` to be greater than 0, got: {chunks}"
+            )));
         }
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
         if size == 0 {
             return (0..chunks).map(|_| self.narrow(d as i64, 0, 0)).collect();
         }
-        self.split((size + chunks - 1) / chunks, d as i64)
+        self.split((size as u64).div_ceil(chunks as u64) as i64, d as i64)
     }
 
     /// Pieces of `tensor_split(sections, dim)`.
@@ -918,7 +1035,9 @@ impl View {
             ));
         }
         if sections <= 0 {
-            return Err(Error::value(format!("number of sections must be larger than 0, got {sections}")));
+            return Err(Error::value(format!(
+                "number of sections must be larger than 0, got {sections}"
+            )));
         }
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
@@ -955,10 +1074,14 @@ impl View {
     /// Views of `unbind(dim)`.
     pub fn unbind(&self, dim: i64) -> Result<Vec<View>> {
         if self.ndim() == 0 {
-            return Err(Error::index("Dimension specified as 0 but tensor has no dimensions"));
+            return Err(Error::index(
+                "Dimension specified as 0 but tensor has no dimensions",
+            ));
         }
         let d = wrap_dim(dim, self.ndim())?;
-        (0..self.shape[d] as i64).map(|i| self.select(d as i64, i)).collect()
+        (0..self.shape[d] as i64)
+            .map(|i| self.select(d as i64, i))
+            .collect()
     }
 
     /// Is this the whole of a storage of `len` elements, in row-major order?
@@ -974,9 +1097,17 @@ impl View {
         let mut strides = vec![0isize; m];
         for i in 0..n {
             let o = m - n + i;
-            strides[o] = if self.shape[i] == 1 && out_shape[o] != 1 { 0 } else { self.strides[i] };
+            strides[o] = if self.shape[i] == 1 && out_shape[o] != 1 {
+                0
+            } else {
+                self.strides[i]
+            };
         }
-        View { shape: out_shape.to_vec(), strides, offset: self.offset }
+        View {
+            shape: out_shape.to_vec(),
+            strides,
+            offset: self.offset,
+        }
     }
 }
 
@@ -993,21 +1124,35 @@ pub fn elementwise_out_strides(out_shape: &[usize], inputs: &[&View]) -> Vec<isi
         if inputs.iter().all(|v| v.is_contiguous()) {
             return contiguous_strides(out_shape);
         }
-        if inputs.iter().all(|v| v.is_contiguous_as(MemoryFormat::ChannelsLast)) && n == 4 {
+        if inputs
+            .iter()
+            .all(|v| v.is_contiguous_as(MemoryFormat::ChannelsLast))
+            && n == 4
+        {
             return format_strides(out_shape, MemoryFormat::ChannelsLast).expect("rank checked");
         }
-        if inputs.iter().all(|v| v.is_contiguous_as(MemoryFormat::ChannelsLast3d)) && n == 5 {
+        if inputs
+            .iter()
+            .all(|v| v.is_contiguous_as(MemoryFormat::ChannelsLast3d))
+            && n == 5
+        {
             return format_strides(out_shape, MemoryFormat::ChannelsLast3d).expect("rank checked");
         }
         let first = &inputs[0].strides;
-        if inputs.iter().all(|v| v.is_non_overlapping_and_dense() && &v.strides == first) {
+        if inputs
+            .iter()
+            .all(|v| v.is_non_overlapping_and_dense() && &v.strides == first)
+        {
             return first.clone();
         }
     }
     if n == 1 {
         return contiguous_strides(out_shape);
     }
-    let operands: Vec<Vec<isize>> = inputs.iter().map(|v| v.broadcast_to(out_shape).strides).collect();
+    let operands: Vec<Vec<isize>> = inputs
+        .iter()
+        .map(|v| v.broadcast_to(out_shape).strides)
+        .collect();
     let perm = order_dims(out_shape, &operands);
     if perm.iter().copied().eq((0..n).rev()) {
         return contiguous_strides(out_shape);
@@ -1020,8 +1165,16 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let n = a.len().max(b.len());
     let mut out = vec![0usize; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -1037,10 +1190,19 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
 
 impl fmt::Display for View {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "({}):({})@{}", join(&self.shape), join(&self.strides), self.offset)
+        write!(
+            f,
+            "({}):({})@{}",
+            join(&self.shape),
+            join(&self.strides),
+            self.offset
+        )
     }
 }
 
 fn join<T: fmt::Display>(xs: &[T]) -> String {
-    xs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+    xs.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }

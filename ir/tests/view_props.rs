@@ -23,10 +23,9 @@ use smelt_ir::{ErrorKind, MemoryFormat, Result as IrResult, View};
 
 type Check<T> = Result<T, TestCaseError>;
 
-/// Inputs that hit the view.rs bugs reproduced by the `#[ignore]`d `known_bug_*` tests at the
-/// end of this file are kept out of the always-run properties, so the suite stays green until
-/// they are fixed. Once view.rs is fixed, set this to `false` and drop the `#[ignore]`s.
-const SKIP_KNOWN_BUGS: bool = true;
+/// Whether inputs that once hit view.rs bugs (the `known_bug_*` regression tests at the end of
+/// this file) are kept out of the random properties; they are fixed, so nothing is skipped.
+const SKIP_KNOWN_BUGS: bool = false;
 
 /// Chains stop growing views past this many elements (expand is the only op that can grow them
 /// fast, and it skips targets beyond it).
@@ -1504,10 +1503,8 @@ proptest! {
         check_bad_args(&v, len, &w, SKIP_KNOWN_BUGS)?;
     }
 
-    /// Property 5 with arguments near `i64::MIN` / `i64::MAX`. Ignored until the overflow bugs
-    /// reproduced by the `known_bug_*` tests are fixed (`cargo test -- --ignored` runs it).
+    /// Property 5 with arguments near `i64::MIN` / `i64::MAX`.
     #[test]
-    #[ignore = "view.rs overflows on extreme steps/lengths/split sizes; see known_bug_* tests"]
     fn extreme_arguments_are_errors_not_panics(
         shape in shape_s(),
         steps in 0usize..=6,
@@ -1527,7 +1524,6 @@ proptest! {
 /// §1.3/§2: a 0-d tensor accepts dims 0 and -1; `movedim` of a 0-d tensor is a no-op alias
 /// (PyTorch returns `self.alias()` for 0-d after the dim checks). Today: index out of bounds.
 #[test]
-#[ignore = "known bug in View::movedim"]
 fn known_bug_movedim_of_0d_panics() {
     let v = View::contiguous(&[]);
     assert_eq!(v.movedim(&[0], &[0]), Ok(v.clone()));
@@ -1537,7 +1533,6 @@ fn known_bug_movedim_of_0d_panics() {
 /// §2.1: `S'[d] = ceil((end-start)/step)`; a huge step selects one element. Today
 /// `(e - s + step - 1)` and `strides[d] * step` overflow.
 #[test]
-#[ignore = "known bug in View::slice"]
 fn known_bug_slice_with_huge_step_overflows() {
     let v = View::contiguous(&[3, 4]);
     assert_eq!(
@@ -1553,7 +1548,6 @@ fn known_bug_slice_with_huge_step_overflows() {
 /// §2.4: dim d gets `(S[d]-size)/step + 1` windows; a huge step gives one window. Today
 /// `step * stride` overflows.
 #[test]
-#[ignore = "known bug in View::unfold"]
 fn known_bug_unfold_with_huge_step_overflows() {
     let v = View::contiguous(&[3, 4]);
     assert_eq!(v.unfold(0, 1, i64::MAX).map(|r| r.shape), Ok(vec![1, 4, 1]));
@@ -1562,7 +1556,6 @@ fn known_bug_unfold_with_huge_step_overflows() {
 /// §2: `start + len > S[d]` is an error (PyTorch checks `start <= S - len`). Today `s + length`
 /// overflows.
 #[test]
-#[ignore = "known bug in View::narrow"]
 fn known_bug_narrow_with_huge_length_overflows() {
     let v = View::contiguous(&[3, 4]);
     assert!(v.narrow(0, 1, i64::MAX).is_err());
@@ -1572,7 +1565,6 @@ fn known_bug_narrow_with_huge_length_overflows() {
 /// a size list that does not sum to `S[d]` is an error. Today `S + k - 1`, `S + c - 1` and the
 /// sum of the sizes overflow.
 #[test]
-#[ignore = "known bug in View::split / chunk / split_with_sizes"]
 fn known_bug_splits_with_huge_sizes_overflow() {
     let v = View::contiguous(&[3, 4]);
     assert_eq!(v.split(i64::MAX, 0).map(|p| p.len()), Ok(1));
@@ -1584,7 +1576,6 @@ fn known_bug_splits_with_huge_sizes_overflow() {
 /// bounds …` / `Storage size calculation overflowed …`). Today `address_range` and the error
 /// message (`needed * itemsize`) overflow.
 #[test]
-#[ignore = "known bug in View::as_strided / View::address_range"]
 fn known_bug_as_strided_with_huge_geometry_overflows() {
     assert!(View::as_strided(&[i64::MAX], &[1], 0, 12, 4).is_err());
     assert!(View::as_strided(&[2], &[i64::MAX], 0, 12, 4).is_err());

@@ -25,7 +25,10 @@ pub fn optimize(g: &mut Graph) {
         pass(g);
         if cfg!(debug_assertions) {
             let errors = g.verify();
-            assert!(errors.is_empty(), "invariant: graph verifies after pass {name}: {errors:?}");
+            assert!(
+                errors.is_empty(),
+                "invariant: graph verifies after pass {name}: {errors:?}"
+            );
         }
     }
 }

@@ -13,12 +13,22 @@ pub fn schedule(g: &Graph) -> Schedule {
         }
         if let Op::Library(_) = g.node(id).op {
             let (call, reads) = lower_library(g, id);
-            steps.push(Step { work: Work::Library(call), reads, writes: id, frees: vec![] });
+            steps.push(Step {
+                work: Work::Library(call),
+                reads,
+                writes: id,
+                frees: vec![],
+            });
             continue;
         }
         let lowered = lower_node(g, id);
         let (reads, writes) = lowered.inputs.split_at(lowered.inputs.len() - 1);
-        steps.push(Step { work: Work::Kernel(lowered.kernel), reads: reads.to_vec(), writes: writes[0], frees: vec![] });
+        steps.push(Step {
+            work: Work::Kernel(lowered.kernel),
+            reads: reads.to_vec(),
+            writes: writes[0],
+            frees: vec![],
+        });
     }
     // Last use of each buffer: free it after the step that reads it last, unless it is an
     // output or holds a realized input (whose lazy node keeps it anyway).
@@ -36,5 +46,8 @@ pub fn schedule(g: &Graph) -> Schedule {
             steps[*i].frees.push(id);
         }
     }
-    Schedule { steps, nodes: g.graph.node_count() }
+    Schedule {
+        steps,
+        nodes: g.graph.node_count(),
+    }
 }

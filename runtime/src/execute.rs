@@ -8,7 +8,11 @@ use std::sync::Arc;
 
 /// Runs `schedule` for graph `g` whose `Input` nodes hold `inputs` (by slot). Returns, per
 /// graph node, the buffer it produced (or held), where still alive.
-pub fn execute(g: &Graph, schedule: &Schedule, inputs: &[Arc<Buffer>]) -> Result<Vec<Option<Arc<Buffer>>>> {
+pub fn execute(
+    g: &Graph,
+    schedule: &Schedule,
+    inputs: &[Arc<Buffer>],
+) -> Result<Vec<Option<Arc<Buffer>>>> {
     let mut buffers: Vec<Option<Arc<Buffer>>> = vec![None; schedule.nodes];
     for id in g.graph.node_indices() {
         if let Op::Input { slot } = g.node(id).op {
@@ -19,7 +23,11 @@ pub fn execute(g: &Graph, schedule: &Schedule, inputs: &[Arc<Buffer>]) -> Result
         let args: Vec<Arc<Buffer>> = step
             .reads
             .iter()
-            .map(|r| buffers[r.index()].clone().expect("invariant: a step's inputs are computed before it"))
+            .map(|r| {
+                buffers[r.index()]
+                    .clone()
+                    .expect("invariant: a step's inputs are computed before it")
+            })
             .collect();
         // Release our own handles on buffers this step reads last, so an in-place update
         // can take their memory.

@@ -9,11 +9,22 @@ use std::sync::Arc;
 
 /// Runs `call` on `inputs` (one buffer per input, in order).
 pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
-    assert_eq!(inputs.len(), call.inputs.len(), "invariant: one buffer per library input");
+    assert_eq!(
+        inputs.len(),
+        call.inputs.len(),
+        "invariant: one buffer per library input"
+    );
     for ((_, v), b) in call.inputs.iter().zip(inputs) {
-        assert!(v.fits_in(b.len()), "invariant: library input view {v} inside its buffer of {}", b.len());
+        assert!(
+            v.fits_in(b.len()),
+            "invariant: library input view {v} inside its buffer of {}",
+            b.len()
+        );
     }
-    assert!(call.out.fits_in(call.len), "invariant: library output view inside its buffer");
+    assert!(
+        call.out.fits_in(call.len),
+        "invariant: library output view inside its buffer"
+    );
     let mut out = Buffer::zeros(call.dtype, call.len);
     match &call.op {
         LibraryOp::Matmul => matmul::matmul(call, inputs, &mut out),

@@ -3,8 +3,8 @@
 
 use crate::buffer::Buffer;
 use crate::scalar_ops::{binary, reduce_finish, reduce_identity, reduce_step, unary};
-use smelt_ir::kernel::{Access, Index, Instr, Kernel};
 use smelt_ir::Scalar;
+use smelt_ir::kernel::{Access, Index, Instr, Kernel};
 use std::sync::Arc;
 
 fn address(index: &Index, point: &[usize]) -> usize {
@@ -31,9 +31,16 @@ fn next(point: &mut [usize], shape: &[usize]) -> bool {
 /// output buffer. An `Update` output reuses its source's memory when no one else holds it.
 pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     let errors = kernel.verify();
-    assert!(errors.is_empty(), "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}");
+    assert!(
+        errors.is_empty(),
+        "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
+    );
     let out_arg = kernel.args.len() - 1;
-    assert_eq!(inputs.len(), out_arg, "invariant: one buffer per read argument");
+    assert_eq!(
+        inputs.len(),
+        out_arg,
+        "invariant: one buffer per read argument"
+    );
     let spec = &kernel.args[out_arg];
     let mut out = match spec.access {
         Access::Write | Access::Read => Buffer::zeros(spec.dtype, spec.len),
@@ -41,7 +48,11 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             let src = std::mem::replace(&mut inputs[from], Arc::new(Buffer::zeros(spec.dtype, 0)));
             let b = Arc::try_unwrap(src).unwrap_or_else(|shared| (*shared).clone());
             // Other loads of the same argument keep reading the old values.
-            if kernel.body.iter().any(|i| matches!(i, Instr::Load { arg, .. } if *arg == from)) {
+            if kernel
+                .body
+                .iter()
+                .any(|i| matches!(i, Instr::Load { arg, .. } if *arg == from))
+            {
                 inputs[from] = Arc::new(b.clone());
             }
             b
@@ -62,7 +73,9 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     loop {
         point[..outer_rank].copy_from_slice(&outer);
         if let Some(r) = kernel.reduce_at() {
-            let Instr::Reduce { op, x } = kernel.body[r] else { unreachable!("reduce_at points at a Reduce") };
+            let Instr::Reduce { op, x } = kernel.body[r] else {
+                unreachable!("reduce_at points at a Reduce")
+            };
             let dtype = types[r].expect("reductions have a value");
             let mut acc = reduce_identity(op, dtype);
             if !inner_shape.contains(&0) {
@@ -79,7 +92,14 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             values[r] = reduce_finish(acc, dtype);
             point[outer_rank..].iter_mut().for_each(|p| *p = 0);
         }
-        eval(kernel, split..kernel.body.len(), &point, &inputs, &mut out, &mut values);
+        eval(
+            kernel,
+            split..kernel.body.len(),
+            &point,
+            &inputs,
+            &mut out,
+            &mut values,
+        );
         if !next(&mut outer, outer_shape) {
             break;
         }
@@ -109,7 +129,9 @@ fn eval(
                 }
             }
             Instr::Cast { x, to } => values[*x].cast(*to),
-            Instr::Reduce { .. } => unreachable!("invariant: reductions are evaluated by the loop driver"),
+            Instr::Reduce { .. } => {
+                unreachable!("invariant: reductions are evaluated by the loop driver")
+            }
             Instr::Store { index, x, .. } => {
                 out.set(address(index, point), values[*x]);
                 Scalar::Bool(false)

@@ -10,7 +10,11 @@ fn fl(x: f64, dtype: DType) -> Scalar {
 }
 
 fn int(x: i64, dtype: DType) -> Scalar {
-    if dtype == DType::Bool { Scalar::Bool(x != 0) } else { Scalar::Int(wrap_int(x, dtype)) }
+    if dtype == DType::Bool {
+        Scalar::Bool(x != 0)
+    } else {
+        Scalar::Int(wrap_int(x, dtype))
+    }
 }
 
 /// The error function (Abramowitz–Stegun 7.1.26 is too coarse; this uses the series/continued
@@ -169,7 +173,12 @@ pub fn unary(op: UnaryOp, x: Scalar, compute: DType) -> Scalar {
         | UnaryOp::Tanh
         | UnaryOp::Sigmoid
         | UnaryOp::Erf => {
-            return int(smelt_ir::scalar::float_to_i64(unary(op, Scalar::Float(v as f64), DType::F64).as_f64()), compute);
+            return int(
+                smelt_ir::scalar::float_to_i64(
+                    unary(op, Scalar::Float(v as f64), DType::F64).as_f64(),
+                ),
+                compute,
+            );
         }
     };
     int(r, compute)
@@ -281,7 +290,11 @@ pub fn binary(op: BinaryOp, a: Scalar, b: Scalar, compute: DType) -> Scalar {
                 0
             } else {
                 let q = x.wrapping_div(y);
-                if (x % y != 0) && ((x < 0) != (y < 0)) { q - 1 } else { q }
+                if (x % y != 0) && ((x < 0) != (y < 0)) {
+                    q - 1
+                } else {
+                    q
+                }
             }
         }
         BinaryOp::Remainder => {
@@ -289,7 +302,11 @@ pub fn binary(op: BinaryOp, a: Scalar, b: Scalar, compute: DType) -> Scalar {
                 0
             } else {
                 let m = x.wrapping_rem(y);
-                if m != 0 && ((m < 0) != (y < 0)) { m + y } else { m }
+                if m != 0 && ((m < 0) != (y < 0)) {
+                    m + y
+                } else {
+                    m
+                }
             }
         }
         BinaryOp::Fmod => x.checked_rem(y).unwrap_or(0),
@@ -373,7 +390,11 @@ pub fn reduce_step(op: ReduceOp, acc: Scalar, x: Scalar, dtype: DType) -> Scalar
                 Scalar::Bool(if op == ReduceOp::Max { a || v } else { a && v })
             } else {
                 let (a, v) = (acc.as_i64(), x.as_i64());
-                Scalar::Int(if op == ReduceOp::Max { a.max(v) } else { a.min(v) })
+                Scalar::Int(if op == ReduceOp::Max {
+                    a.max(v)
+                } else {
+                    a.min(v)
+                })
             }
         }
         ReduceOp::All => Scalar::Bool(acc.as_bool() && x.as_bool()),
@@ -392,7 +413,13 @@ mod tests {
 
     #[test]
     fn erf_matches_known_values() {
-        for (x, e) in [(0.0, 0.0), (0.5, 0.520_499_877_813_046_5), (1.0, 0.842_700_792_949_714_9), (2.0, 0.995_322_265_018_952_7), (3.0, 0.999_977_909_503_001_4)] {
+        for (x, e) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (2.0, 0.995_322_265_018_952_7),
+            (3.0, 0.999_977_909_503_001_4),
+        ] {
             assert!((erf(x) - e).abs() < 1e-14, "erf({x}) = {} want {e}", erf(x));
             assert!((erf(-x) + e).abs() < 1e-14);
         }
@@ -410,6 +437,9 @@ mod tests {
 
     #[test]
     fn narrow_ints_wrap() {
-        assert_eq!(binary(BinaryOp::Add, Scalar::Int(120), Scalar::Int(10), DType::I8), Scalar::Int(-126));
+        assert_eq!(
+            binary(BinaryOp::Add, Scalar::Int(120), Scalar::Int(10), DType::I8),
+            Scalar::Int(-126)
+        );
     }
 }

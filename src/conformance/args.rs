@@ -24,7 +24,11 @@ pub fn scalar_of(v: &Value) -> Option<Scalar> {
         Value::Bool(b) => Some(Scalar::Bool(*b)),
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
-                if n.is_f64() { Some(Scalar::Float(i as f64)) } else { Some(Scalar::Int(i)) }
+                if n.is_f64() {
+                    Some(Scalar::Float(i as f64))
+                } else {
+                    Some(Scalar::Int(i))
+                }
             } else {
                 n.as_f64().map(Scalar::Float)
             }
@@ -45,7 +49,10 @@ impl Args<'_> {
     }
 
     fn get(&self, key: &str) -> Result<&Value> {
-        self.map.get(key).filter(|v| !v.is_null()).ok_or_else(|| bad(self.op, key, "is missing"))
+        self.map
+            .get(key)
+            .filter(|v| !v.is_null())
+            .ok_or_else(|| bad(self.op, key, "is missing"))
     }
 
     pub fn tensor_ref(&self, v: &Value) -> Result<Tensor> {
@@ -55,7 +62,10 @@ impl Args<'_> {
                 .get(name)
                 .cloned()
                 .ok_or_else(|| Error::value(format!("{}: unknown tensor `{name}`", self.op))),
-            None => Err(Error::value(format!("{}: expected a tensor reference, got {v}", self.op))),
+            None => Err(Error::value(format!(
+                "{}: expected a tensor reference, got {v}",
+                self.op
+            ))),
         }
     }
 
@@ -84,7 +94,11 @@ impl Args<'_> {
     }
 
     pub fn opt_operand(&self, key: &str) -> Result<Option<Operand>> {
-        if self.has(key) { self.operand(key).map(Some) } else { Ok(None) }
+        if self.has(key) {
+            self.operand(key).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     pub fn int(&self, key: &str) -> Result<i64> {
@@ -96,11 +110,19 @@ impl Args<'_> {
     }
 
     pub fn int_or(&self, key: &str, default: i64) -> Result<i64> {
-        if self.has(key) { self.int(key) } else { Ok(default) }
+        if self.has(key) {
+            self.int(key)
+        } else {
+            Ok(default)
+        }
     }
 
     pub fn opt_int(&self, key: &str) -> Result<Option<i64>> {
-        if self.has(key) { self.int(key).map(Some) } else { Ok(None) }
+        if self.has(key) {
+            self.int(key).map(Some)
+        } else {
+            Ok(None)
+        }
     }
 
     pub fn bool_or(&self, key: &str, default: bool) -> Result<bool> {
@@ -116,7 +138,11 @@ impl Args<'_> {
         match self.get(key)? {
             Value::Array(items) => items
                 .iter()
-                .map(|v| v.as_i64().filter(|_| v.is_i64()).ok_or_else(|| bad(self.op, key, "has a non-int entry")))
+                .map(|v| {
+                    v.as_i64()
+                        .filter(|_| v.is_i64())
+                        .ok_or_else(|| bad(self.op, key, "has a non-int entry"))
+                })
                 .collect(),
             Value::Number(n) if n.is_i64() => Ok(vec![n.as_i64().unwrap_or(0)]),
             _ => Err(bad(self.op, key, "is not a list of ints")),
@@ -130,7 +156,9 @@ impl Args<'_> {
     pub fn dtype(&self, key: &str) -> Result<Option<DType>> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => DType::parse(s).map(Some).ok_or_else(|| bad(self.op, key, "is not a dtype")),
+            Some(Value::String(s)) => DType::parse(s)
+                .map(Some)
+                .ok_or_else(|| bad(self.op, key, "is not a dtype")),
             Some(_) => Err(bad(self.op, key, "is not a dtype")),
         }
     }
@@ -138,7 +166,9 @@ impl Args<'_> {
     pub fn memory_format(&self, key: &str) -> Result<Option<MemoryFormat>> {
         match self.map.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => MemoryFormat::parse(s).map(Some).ok_or_else(|| bad(self.op, key, "is not a memory format")),
+            Some(Value::String(s)) => MemoryFormat::parse(s)
+                .map(Some)
+                .ok_or_else(|| bad(self.op, key, "is not a memory format")),
             Some(_) => Err(bad(self.op, key, "is not a memory format")),
         }
     }
@@ -153,14 +183,18 @@ impl Args<'_> {
 
     /// The index items of getitem/setitem.
     pub fn index(&self, key: &str) -> Result<Vec<TensorIndex>> {
-        let Value::Array(items) = self.get(key)? else { return Err(bad(self.op, key, "is not a list")) };
+        let Value::Array(items) = self.get(key)? else {
+            return Err(bad(self.op, key, "is not a list"));
+        };
         items
             .iter()
             .map(|item| match item {
                 Value::Number(n) if n.is_i64() => Ok(TensorIndex::Int(n.as_i64().unwrap_or(0))),
                 Value::String(s) if s == "None" => Ok(TensorIndex::NewAxis),
                 Value::String(s) if s == "..." => Ok(TensorIndex::Ellipsis),
-                Value::String(s) if s.starts_with('$') => Ok(TensorIndex::Tensor(self.tensor_ref(item)?)),
+                Value::String(s) if s.starts_with('$') => {
+                    Ok(TensorIndex::Tensor(self.tensor_ref(item)?))
+                }
                 Value::Object(o) => match o.get("slice") {
                     Some(Value::Array(parts)) if parts.len() == 3 => {
                         let p = |i: usize| parts[i].as_i64();
@@ -168,9 +202,11 @@ impl Args<'_> {
                     }
                     _ => Err(bad(self.op, key, "has a malformed slice")),
                 },
-                Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) | Value::Array(_) => {
-                    Err(bad(self.op, key, "has an unknown item"))
-                }
+                Value::Null
+                | Value::Bool(_)
+                | Value::Number(_)
+                | Value::String(_)
+                | Value::Array(_) => Err(bad(self.op, key, "has an unknown item")),
             })
             .collect()
     }

@@ -3,7 +3,8 @@
 
 use super::args::Args;
 use smelt_frontend::{
-    BinaryOp, DType, Error, MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor, UnaryOp, set_default_dtype,
+    BinaryOp, DType, Error, MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor, UnaryOp,
+    set_default_dtype,
 };
 
 /// What a step produced: tensors to bind (in `let` order), or nothing.
@@ -44,19 +45,34 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
     match name {
         // ---- creation ----
         "tensor" => {
-            let shape: Vec<usize> = a.ints("shape")?.iter().map(|&d| d.max(0) as usize).collect();
+            let shape: Vec<usize> = a
+                .ints("shape")?
+                .iter()
+                .map(|&d| d.max(0) as usize)
+                .collect();
             let data = match a.map.get("data") {
                 Some(serde_json::Value::Array(items)) => items,
                 _ => return Err(Error::value("tensor: `data` is not a list")),
             };
             let values: Vec<Scalar> = data
                 .iter()
-                .map(|v| super::args::scalar_of(v).ok_or_else(|| Error::value(format!("tensor: bad element {v}"))))
+                .map(|v| {
+                    super::args::scalar_of(v)
+                        .ok_or_else(|| Error::value(format!("tensor: bad element {v}")))
+                })
                 .collect::<Result<_>>()?;
             let dtype = match a.dtype("dtype")? {
                 Some(d) => d,
-                None if !values.is_empty() && values.iter().all(|v| matches!(v, Scalar::Bool(_))) => DType::Bool,
-                None if !values.is_empty() && values.iter().all(|v| matches!(v, Scalar::Int(_))) => DType::I64,
+                None if !values.is_empty()
+                    && values.iter().all(|v| matches!(v, Scalar::Bool(_))) =>
+                {
+                    DType::Bool
+                }
+                None if !values.is_empty()
+                    && values.iter().all(|v| matches!(v, Scalar::Int(_))) =>
+                {
+                    DType::I64
+                }
                 None => smelt_frontend::get_default_dtype(),
             };
             if values.len() != shape.iter().product::<usize>() {
@@ -67,22 +83,68 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "zeros" => one(Tensor::try_zeros(&size(a)?, a.dtype("dtype")?)),
         "ones" => one(Tensor::try_ones(&size(a)?, a.dtype("dtype")?)),
         "empty" => one(Tensor::try_empty(&size(a)?, a.dtype("dtype")?)),
-        "full" => one(Tensor::try_full(&size(a)?, a.scalar("fill_value")?, a.dtype("dtype")?)),
-        "zeros_like" => one(s()?.try_zeros_like(a.dtype("dtype")?, a.memory_format("memory_format")?)),
-        "ones_like" => one(s()?.try_ones_like(a.dtype("dtype")?, a.memory_format("memory_format")?)),
-        "empty_like" => one(s()?.try_empty_like(a.dtype("dtype")?, a.memory_format("memory_format")?)),
-        "full_like" => one(s()?.try_full_like(a.scalar("fill_value")?, a.dtype("dtype")?, a.memory_format("memory_format")?)),
-        "empty_strided" => one(Tensor::try_empty_strided(&size(a)?, &a.ints("stride")?, a.dtype("dtype")?)),
-        "empty_permuted" => one(Tensor::try_empty_permuted(&size(a)?, &a.ints("physical_layout")?, a.dtype("dtype")?)),
-        "arange" => {
-            let start = if a.has("start") { a.scalar("start")? } else { Scalar::Int(0) };
-            let step = if a.has("step") { a.scalar("step")? } else { Scalar::Int(1) };
-            one(Tensor::try_arange(start, a.scalar("end")?, step, a.dtype("dtype")?))
+        "full" => one(Tensor::try_full(
+            &size(a)?,
+            a.scalar("fill_value")?,
+            a.dtype("dtype")?,
+        )),
+        "zeros_like" => {
+            one(s()?.try_zeros_like(a.dtype("dtype")?, a.memory_format("memory_format")?))
         }
-        "linspace" => one(Tensor::try_linspace(a.scalar("start")?, a.scalar("end")?, a.int("steps")?, a.dtype("dtype")?)),
-        "eye" => one(Tensor::try_eye(a.int("n")?, a.opt_int("m")?, a.dtype("dtype")?)),
+        "ones_like" => {
+            one(s()?.try_ones_like(a.dtype("dtype")?, a.memory_format("memory_format")?))
+        }
+        "empty_like" => {
+            one(s()?.try_empty_like(a.dtype("dtype")?, a.memory_format("memory_format")?))
+        }
+        "full_like" => one(s()?.try_full_like(
+            a.scalar("fill_value")?,
+            a.dtype("dtype")?,
+            a.memory_format("memory_format")?,
+        )),
+        "empty_strided" => one(Tensor::try_empty_strided(
+            &size(a)?,
+            &a.ints("stride")?,
+            a.dtype("dtype")?,
+        )),
+        "empty_permuted" => one(Tensor::try_empty_permuted(
+            &size(a)?,
+            &a.ints("physical_layout")?,
+            a.dtype("dtype")?,
+        )),
+        "arange" => {
+            let start = if a.has("start") {
+                a.scalar("start")?
+            } else {
+                Scalar::Int(0)
+            };
+            let step = if a.has("step") {
+                a.scalar("step")?
+            } else {
+                Scalar::Int(1)
+            };
+            one(Tensor::try_arange(
+                start,
+                a.scalar("end")?,
+                step,
+                a.dtype("dtype")?,
+            ))
+        }
+        "linspace" => one(Tensor::try_linspace(
+            a.scalar("start")?,
+            a.scalar("end")?,
+            a.int("steps")?,
+            a.dtype("dtype")?,
+        )),
+        "eye" => one(Tensor::try_eye(
+            a.int("n")?,
+            a.opt_int("m")?,
+            a.dtype("dtype")?,
+        )),
         "set_default_dtype" => {
-            let d = a.dtype("dtype")?.ok_or_else(|| Error::value("set_default_dtype: missing dtype"))?;
+            let d = a
+                .dtype("dtype")?
+                .ok_or_else(|| Error::value("set_default_dtype: missing dtype"))?;
             smelt_frontend::try_set_default_dtype(d)?;
             let _ = set_default_dtype;
             Ok(vec![])
@@ -91,7 +153,10 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "triu" => one(s()?.try_triu(a.int_or("diagonal", 0)?)),
 
         "cat" => one(Tensor::try_cat(&a.tensors("tensors")?, a.int_or("dim", 0)?)),
-        "stack" => one(Tensor::try_stack(&a.tensors("tensors")?, a.int_or("dim", 0)?)),
+        "stack" => one(Tensor::try_stack(
+            &a.tensors("tensors")?,
+            a.int_or("dim", 0)?,
+        )),
 
         // ---- views ----
         "permute" => one(s()?.try_permute(&a.ints("dims")?)),
@@ -103,7 +168,11 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "unflatten" => one(s()?.try_unflatten(a.int("dim")?, &a.ints("sizes")?)),
         "ravel" => one(s()?.try_reshape(&[-1])),
         "unfold" => one(s()?.try_unfold(a.int("dimension")?, a.int("size")?, a.int("step")?)),
-        "diagonal" => one(s()?.try_diagonal(a.int_or("offset", 0)?, a.int_or("dim1", 0)?, a.int_or("dim2", 1)?)),
+        "diagonal" => one(s()?.try_diagonal(
+            a.int_or("offset", 0)?,
+            a.int_or("dim1", 0)?,
+            a.int_or("dim2", 1)?,
+        )),
         "movedim" => one(s()?.try_movedim(&a.ints("source")?, &a.ints("destination")?)),
         "squeeze" => {
             if a.has("dim") {
@@ -118,13 +187,23 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "broadcast_to" => one(s()?.try_broadcast_to(&size(a)?)),
         "narrow" => one(s()?.try_narrow(a.int("dim")?, a.int("start")?, a.int("length")?)),
         "select" => one(s()?.try_select(a.int("dim")?, a.int("index")?)),
-        "as_strided" => one(s()?.try_as_strided(&size(a)?, &a.ints("stride")?, a.opt_int("storage_offset")?)),
+        "as_strided" => {
+            one(s()?.try_as_strided(&size(a)?, &a.ints("stride")?, a.opt_int("storage_offset")?))
+        }
         "getitem" => one(s()?.try_getitem(&a.index("index")?)),
-        "contiguous" => one(s()?.try_contiguous_format(a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Contiguous))),
-        "clone" => one(s()?.try_clone_format(a.memory_format("memory_format")?.unwrap_or(MemoryFormat::Preserve))),
+        "contiguous" => one(s()?.try_contiguous_format(
+            a.memory_format("memory_format")?
+                .unwrap_or(MemoryFormat::Contiguous),
+        )),
+        "clone" => one(s()?.try_clone_format(
+            a.memory_format("memory_format")?
+                .unwrap_or(MemoryFormat::Preserve),
+        )),
         "detach" => one(Ok(s()?.detach())),
         "to" => {
-            let d = a.dtype("dtype")?.ok_or_else(|| Error::value("to: missing dtype"))?;
+            let d = a
+                .dtype("dtype")?
+                .ok_or_else(|| Error::value("to: missing dtype"))?;
             one(s()?.try_to_dtype(d, a.bool_or("copy", false)?))
         }
         "view_as" => one(s()?.try_view_as(&a.tensor("other")?)),
@@ -183,8 +262,16 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "isinf" => unary(a, UnaryOp::IsInf),
         "isfinite" => unary(a, UnaryOp::IsFinite),
         "add" | "sub" => {
-            let op = if name == "add" { BinaryOp::Add } else { BinaryOp::Sub };
-            let alpha = if a.has("alpha") { a.scalar("alpha")? } else { Scalar::Int(1) };
+            let op = if name == "add" {
+                BinaryOp::Add
+            } else {
+                BinaryOp::Sub
+            };
+            let alpha = if a.has("alpha") {
+                a.scalar("alpha")?
+            } else {
+                Scalar::Int(1)
+            };
             one(s()?.try_add_scaled(a.operand("other")?, alpha, op))
         }
         "mul" => binary(a, BinaryOp::Mul),
@@ -208,13 +295,25 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "bitwise_and" => binary(a, BinaryOp::BitAnd),
         "bitwise_or" => binary(a, BinaryOp::BitOr),
         "bitwise_xor" => binary(a, BinaryOp::BitXor),
-        "where" => one(Tensor::try_where(&a.tensor("condition")?, a.operand("self")?, a.operand("other")?)),
+        "where" => one(Tensor::try_where(
+            &a.tensor("condition")?,
+            a.operand("self")?,
+            a.operand("other")?,
+        )),
         "clamp" => one(s()?.try_clamp(a.opt_operand("min")?, a.opt_operand("max")?)),
 
         // ---- in place ----
         "add_" | "sub_" => {
-            let op = if name == "add_" { BinaryOp::Add } else { BinaryOp::Sub };
-            let alpha = if a.has("alpha") { Some(a.scalar("alpha")?) } else { None };
+            let op = if name == "add_" {
+                BinaryOp::Add
+            } else {
+                BinaryOp::Sub
+            };
+            let alpha = if a.has("alpha") {
+                Some(a.scalar("alpha")?)
+            } else {
+                None
+            };
             let t = s()?;
             t.try_binary_(a.operand("other")?, op, alpha)?;
             Ok(vec![t])

@@ -1,6 +1,9 @@
 //! The conformance runner: replays the PyTorch-recorded cases of `shared/conformance`
 //! (format: FORMAT.md) through smelt's public API and compares every observable field.
 
+// JSON values are matched partially on purpose; the no-wildcard rule is for smelt's IR enums.
+#![allow(clippy::wildcard_enum_match_arm)]
+
 mod args;
 mod dispatch;
 
@@ -44,10 +47,16 @@ pub fn run_file(path: &Path) -> std::io::Result<FileResult> {
         .enumerate()
         .map(|(i, line)| match serde_json::from_str::<Value>(line) {
             Ok(case) => run_case_guarded(&case),
-            Err(e) => CaseResult { id: format!("line {}", i + 1), failure: Some(format!("malformed JSON: {e}")) },
+            Err(e) => CaseResult {
+                id: format!("line {}", i + 1),
+                failure: Some(format!("malformed JSON: {e}")),
+            },
         })
         .collect();
-    let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
     Ok(FileResult { file, cases })
 }
 
@@ -63,7 +72,11 @@ pub fn run_dir(dir: &Path) -> std::io::Result<Vec<FileResult>> {
 
 /// Runs one case; a panic inside smelt is caught and reported as a failure (it is a bug).
 pub fn run_case_guarded(case: &Value) -> CaseResult {
-    let id = case.get("id").and_then(Value::as_str).unwrap_or("?").to_string();
+    let id = case
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string();
     let result = catch_unwind(AssertUnwindSafe(|| run_case(case)));
     smelt_frontend::default_dtype::try_set_default_dtype(DType::F32).ok();
     let failure = match result {
@@ -83,24 +96,40 @@ pub fn run_case_guarded(case: &Value) -> CaseResult {
 
 fn run_case(case: &Value) -> Result<(), String> {
     smelt_frontend::default_dtype::try_set_default_dtype(DType::F32).map_err(|e| e.to_string())?;
-    let steps = case.get("steps").and_then(Value::as_array).ok_or("case has no steps")?;
+    let steps = case
+        .get("steps")
+        .and_then(Value::as_array)
+        .ok_or("case has no steps")?;
     let expected_error = case.get("error").filter(|e| !e.is_null());
     let mut env = Env::new();
     let mut order: Vec<String> = vec![];
     for (i, step) in steps.iter().enumerate() {
-        let op = step.get("op").and_then(Value::as_str).ok_or("step has no op")?;
+        let op = step
+            .get("op")
+            .and_then(Value::as_str)
+            .ok_or("step has no op")?;
         let empty = serde_json::Map::new();
-        let map = step.get("args").and_then(Value::as_object).unwrap_or(&empty);
+        let map = step
+            .get("args")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
         let result = dispatch::run_op(op, &Args { op, map, env: &env });
         match result {
             Ok(tensors) => {
                 let lets: Vec<String> = match step.get("let") {
                     Some(Value::String(s)) => vec![s.clone()],
-                    Some(Value::Array(names)) => names.iter().filter_map(|n| n.as_str().map(String::from)).collect(),
+                    Some(Value::Array(names)) => names
+                        .iter()
+                        .filter_map(|n| n.as_str().map(String::from))
+                        .collect(),
                     _ => vec![],
                 };
                 if lets.len() > tensors.len() {
-                    return Err(format!("step {i} ({op}) returned {} tensors for {} names", tensors.len(), lets.len()));
+                    return Err(format!(
+                        "step {i} ({op}) returned {} tensors for {} names",
+                        tensors.len(),
+                        lets.len()
+                    ));
                 }
                 for (name, t) in lets.into_iter().zip(tensors) {
                     order.push(name.clone());
@@ -130,7 +159,9 @@ fn run_case(case: &Value) -> Result<(), String> {
 }
 
 fn check_expect(case: &Value, env: &Env, order: &[String]) -> Result<(), String> {
-    let Some(expect) = case.get("expect").and_then(Value::as_object) else { return Ok(()) };
+    let Some(expect) = case.get("expect").and_then(Value::as_object) else {
+        return Ok(());
+    };
     for (name, exp) in expect {
         let t = env.get(name).ok_or_else(|| format!("{name}: not bound"))?;
         check_tensor(name, t, exp, env, order)?;
@@ -142,7 +173,13 @@ fn ints(v: Option<&Value>) -> Option<Vec<i64>> {
     v?.as_array()?.iter().map(Value::as_i64).collect()
 }
 
-fn check_tensor(name: &str, t: &Tensor, exp: &Value, env: &Env, order: &[String]) -> Result<(), String> {
+fn check_tensor(
+    name: &str,
+    t: &Tensor,
+    exp: &Value,
+    env: &Env,
+    order: &[String],
+) -> Result<(), String> {
     let shape: Vec<i64> = t.shape().iter().map(|&s| s as i64).collect();
     if let Some(e) = ints(exp.get("shape"))
         && e != shape
@@ -153,17 +190,25 @@ fn check_tensor(name: &str, t: &Tensor, exp: &Value, env: &Env, order: &[String]
     if let Some(e) = ints(exp.get("stride"))
         && e != stride
     {
-        return Err(format!("{name}: stride {stride:?}, expected {e:?} (shape {shape:?})"));
+        return Err(format!(
+            "{name}: stride {stride:?}, expected {e:?} (shape {shape:?})"
+        ));
     }
     if let Some(e) = exp.get("storage_offset").and_then(Value::as_i64)
         && e != t.storage_offset() as i64
     {
-        return Err(format!("{name}: storage_offset {}, expected {e}", t.storage_offset()));
+        return Err(format!(
+            "{name}: storage_offset {}, expected {e}",
+            t.storage_offset()
+        ));
     }
     if let Some(e) = exp.get("is_contiguous").and_then(Value::as_bool)
         && e != t.is_contiguous()
     {
-        return Err(format!("{name}: is_contiguous {}, expected {e}", t.is_contiguous()));
+        return Err(format!(
+            "{name}: is_contiguous {}, expected {e}",
+            t.is_contiguous()
+        ));
     }
     if let Some(e) = exp.get("dtype").and_then(Value::as_str)
         && e != t.dtype().name()
@@ -179,19 +224,30 @@ fn check_tensor(name: &str, t: &Tensor, exp: &Value, env: &Env, order: &[String]
             .map(String::as_str)
             .collect();
         if got != expected {
-            return Err(format!("{name}: shares storage with {got:?}, expected {expected:?}"));
+            return Err(format!(
+                "{name}: shares storage with {got:?}, expected {expected:?}"
+            ));
         }
     }
     if let Some(values) = exp.get("values").and_then(Value::as_array) {
         let rtol = exp.get("rtol").and_then(Value::as_f64).unwrap_or(0.0);
         let atol = exp.get("atol").and_then(Value::as_f64).unwrap_or(0.0);
-        let got = t.try_to_scalars().map_err(|e| format!("{name}: realize failed: {e}"))?;
+        let got = t
+            .try_to_scalars()
+            .map_err(|e| format!("{name}: realize failed: {e}"))?;
         if got.len() != values.len() {
-            return Err(format!("{name}: {} values, expected {}", got.len(), values.len()));
+            return Err(format!(
+                "{name}: {} values, expected {}",
+                got.len(),
+                values.len()
+            ));
         }
         for (i, (g, e)) in got.iter().zip(values).enumerate() {
             if !value_matches(*g, e, t.dtype(), rtol, atol) {
-                return Err(format!("{name}: value[{i}] = {g}, expected {e} (dtype {})", t.dtype()));
+                return Err(format!(
+                    "{name}: value[{i}] = {g}, expected {e} (dtype {})",
+                    t.dtype()
+                ));
             }
         }
     }
@@ -199,7 +255,9 @@ fn check_tensor(name: &str, t: &Tensor, exp: &Value, env: &Env, order: &[String]
 }
 
 fn value_matches(got: Scalar, exp: &Value, dtype: DType, rtol: f64, atol: f64) -> bool {
-    let Some(e) = scalar_of(exp) else { return false };
+    let Some(e) = scalar_of(exp) else {
+        return false;
+    };
     if dtype == DType::Bool {
         return got.as_bool() == e.as_bool();
     }

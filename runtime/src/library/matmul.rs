@@ -9,7 +9,10 @@ pub fn matmul(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
     let (a, av) = (&inputs[0], &call.inputs[0].1);
     let (b, bv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
-    assert!(av.ndim() == 3 && bv.ndim() == 3 && ov.ndim() == 3, "invariant: matmul views are [B, M, K], [B, K, N], [B, M, N]");
+    assert!(
+        av.ndim() == 3 && bv.ndim() == 3 && ov.ndim() == 3,
+        "invariant: matmul views are [B, M, K], [B, K, N], [B, M, N]"
+    );
     let (batch, m, k) = (av.shape[0], av.shape[1], av.shape[2]);
     let n = bv.shape[2];
     let float = call.dtype.is_float();
@@ -26,7 +29,11 @@ pub fn matmul(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
                         iacc = iacc.wrapping_add(x.as_i64().wrapping_mul(y.as_i64()));
                     }
                 }
-                let v = if float { Scalar::Float(facc) } else { Scalar::Int(iacc) };
+                let v = if float {
+                    Scalar::Float(facc)
+                } else {
+                    Scalar::Int(iacc)
+                };
                 out.set(ov.address(&[bi, i, j]) as usize, v);
             }
         }

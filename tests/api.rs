@@ -1,0 +1,117 @@
+//! End-to-end behaviour of the public API: laziness, views sharing storage, errors, printing,
+//! graph dumps, realisation dropping inputs.
+
+use smelt::prelude::*;
+
+#[test]
+fn nothing_runs_until_a_value_is_needed() {
+    let a = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+    let b = (&a + 1.0).relu().exp();
+    assert!(!b.is_realized());
+    let dump = b.graph().text();
+    assert!(dump.contains("relu") && dump.contains("exp"), "{dump}");
+    assert!(dump.contains("tests/api.rs"), "nodes carry the user's source line: {dump}");
+    let v = b.to_vec::<f32>();
+    assert!(b.is_realized());
+    let want: Vec<f32> = [2.0f32, 3.0, 4.0, 5.0].iter().map(|x| x.exp()).collect();
+    for (g, w) in v.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-6 * w.abs(), "{g} vs {w}");
+    }
+}
+
+#[test]
+fn views_share_storage_and_never_copy() {
+    let a = Tensor::arange(0, 12, 1, None).view(&[3, 4]);
+    let t = a.t();
+    assert!(t.shares_storage(&a));
+    assert_eq!(t.stride(), vec![1, 4]);
+    assert!(!t.is_contiguous());
+    let s = a.getitem(&[TensorIndex::Slice(Some(1), None, Some(2)), TensorIndex::Int(-1)]);
+    assert_eq!((s.shape().to_vec(), s.storage_offset()), (vec![1], 7));
+    assert_eq!(s.to_vec::<i64>(), vec![7]);
+    // A view adds no graph node: its dump is the storage's producer only.
+    assert_eq!(t.graph().graph().graph.node_count(), 1);
+}
+
+#[test]
+fn in_place_writes_are_seen_by_every_alias_but_not_by_earlier_nodes() {
+    let x = Tensor::zeros(&[2, 3], None);
+    let y = &x + 1.0;
+    let row = x.select(0, 1);
+    row.add_(5.0);
+    assert_eq!(x.to_vec::<f32>(), vec![0.0, 0.0, 0.0, 5.0, 5.0, 5.0]);
+    assert_eq!(y.to_vec::<f32>(), vec![1.0; 6]);
+    let e = Tensor::ones(&[3, 1], None).expand(&[3, 4]);
+    assert_eq!(e.try_add_(1.0, None).unwrap_err().kind, ErrorKind::Overlap);
+}
+
+#[test]
+fn errors_name_the_op_and_rule() {
+    let a = Tensor::ones(&[2, 3], None);
+    let e = a.try_add(&Tensor::ones(&[4], None)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Shape);
+    assert!(e.message.contains("must match the size"), "{e}");
+    let e = a.t().try_view(&[6]).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Stride);
+    assert_eq!(a.try_select(2, 0).unwrap_err().kind, ErrorKind::Index);
+    let e = Tensor::ones(&[2], Some(DType::I32)).try_add_(1.5, None).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::DType);
+    assert!(e.message.contains("result type Float can't be cast to the desired output type Int"));
+}
+
+#[test]
+#[should_panic(expected = "Dimension out of range")]
+fn plain_forms_panic_with_the_same_message() {
+    Tensor::ones(&[2], None).select(3, 0);
+}
+
+#[test]
+fn printing_follows_pytorch() {
+    assert_eq!(Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]).to_string(), "tensor([[1., 2.],\n        [3., 4.]])");
+    assert_eq!(Tensor::new([1.5f32, -2.25]).to_string(), "tensor([ 1.5000, -2.2500])");
+    assert_eq!(Tensor::new([1i32, 20]).to_string(), "tensor([ 1, 20], dtype=torch.int32)");
+    assert_eq!(Tensor::new([true, false]).to_string(), "tensor([ True, False])");
+    assert_eq!(Tensor::scalar(2.5, DType::F64).to_string(), "tensor(2.5000, dtype=torch.float64)");
+}
+
+#[test]
+fn default_dtype_is_scoped_per_thread() {
+    let t = with_default_dtype(DType::F64, || Tensor::ones(&[2], None));
+    assert_eq!(t.dtype(), DType::F64);
+    assert_eq!(Tensor::ones(&[2], None).dtype(), DType::F32);
+    let h = std::thread::spawn(|| {
+        set_default_dtype(DType::F16);
+        Tensor::zeros(&[1], None).dtype()
+    });
+    assert_eq!(h.join().unwrap(), DType::F16);
+    assert_eq!(get_default_dtype(), DType::F32);
+}
+
+#[test]
+fn graph_dump_has_a_dot_form() {
+    let a = Tensor::ones(&[2, 2], None);
+    let dot = (&a * 2.0).graph().dot();
+    assert!(dot.starts_with("digraph") && dot.contains("mul"), "{dot}");
+}
+
+#[test]
+fn realized_nodes_drop_their_inputs() {
+    let mut x = Tensor::ones(&[4], None);
+    for _ in 0..50 {
+        x = &x * 1.5 + 1.0;
+        x.realize();
+    }
+    // After each realisation the graph behind `x` is one realized input, not a chain.
+    assert_eq!(x.graph().graph().graph.node_count(), 1);
+}
+
+#[test]
+fn seeded_generators_are_reproducible() {
+    let a = Generator::new(7).randn(&[16], None).to_vec::<f32>();
+    let b = Generator::new(7).randn(&[16], None).to_vec::<f32>();
+    assert_eq!(a, b);
+    let u = Generator::new(1).rand(&[1000], None).to_vec::<f32>();
+    assert!(u.iter().all(|&x| (0.0..1.0).contains(&x)));
+    let mean = u.iter().sum::<f32>() / 1000.0;
+    assert!((mean - 0.5).abs() < 0.05, "{mean}");
+}

@@ -1,0 +1,95 @@
+//! Replays `../shared/conformance` (PyTorch-recorded cases) through the public API, one test
+//! per file. Files whose issue has landed must pass in full; the others assert a floor that
+//! only ever rises (a ratchet), so progress lands and regressions fail. No case may panic.
+
+use smelt::conformance::{FileResult, run_file};
+use std::path::PathBuf;
+
+fn suite_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
+}
+
+fn run(file: &str) -> FileResult {
+    let path = suite_dir().join(file);
+    let result = run_file(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let panics: Vec<String> = result
+        .cases
+        .iter()
+        .filter_map(|c| c.failure.as_ref().filter(|f| f.starts_with("PANIC")).map(|f| format!("{}: {f}", c.id)))
+        .collect();
+    assert!(panics.is_empty(), "{file}: smelt panicked on {} cases:\n{}", panics.len(), panics.join("\n"));
+    result
+}
+
+fn failures(result: &FileResult) -> String {
+    result
+        .cases
+        .iter()
+        .filter_map(|c| c.failure.as_ref().map(|f| format!("  {}: {f}", c.id)))
+        .take(40)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Every case of `file` passes.
+fn all_pass(file: &str) {
+    let r = run(file);
+    assert_eq!(r.passed(), r.total(), "{file}: {}/{} passed; first failures:\n{}", r.passed(), r.total(), failures(&r));
+}
+
+/// At least `floor` cases of `file` pass (raise the floor as support grows; never lower it).
+fn at_least(file: &str, floor: usize) {
+    let r = run(file);
+    assert!(r.total() > 0, "{file}: no cases loaded");
+    assert!(r.passed() >= floor, "{file}: {}/{} passed, floor is {floor}; first failures:\n{}", r.passed(), r.total(), failures(&r));
+}
+
+#[test]
+fn views() {
+    all_pass("views.jsonl");
+}
+
+#[test]
+fn creation() {
+    all_pass("creation.jsonl");
+}
+
+#[test]
+fn elementwise() {
+    all_pass("elementwise.jsonl");
+}
+
+#[test]
+fn promotion() {
+    all_pass("promotion.jsonl");
+}
+
+#[test]
+fn reductions() {
+    at_least("reductions.jsonl", 0);
+}
+
+#[test]
+fn indexing() {
+    at_least("indexing.jsonl", 186);
+}
+
+#[test]
+fn matmul() {
+    at_least("matmul.jsonl", 0);
+}
+
+#[test]
+fn inplace() {
+    at_least("inplace.jsonl", 304);
+}
+
+#[test]
+fn programs() {
+    at_least("programs.jsonl", 153);
+}
+
+#[test]
+fn named() {
+    at_least("named.jsonl", 38);
+}
