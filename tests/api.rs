@@ -10,7 +10,10 @@ fn nothing_runs_until_a_value_is_needed() {
     assert!(!b.is_realized());
     let dump = b.graph().text();
     assert!(dump.contains("relu") && dump.contains("exp"), "{dump}");
-    assert!(dump.contains("tests/api.rs"), "nodes carry the user's source line: {dump}");
+    assert!(
+        dump.contains("tests/api.rs"),
+        "nodes carry the user's source line: {dump}"
+    );
     let v = b.to_vec::<f32>();
     assert!(b.is_realized());
     let want: Vec<f32> = [2.0f32, 3.0, 4.0, 5.0].iter().map(|x| x.exp()).collect();
@@ -26,7 +29,10 @@ fn views_share_storage_and_never_copy() {
     assert!(t.shares_storage(&a));
     assert_eq!(t.stride(), vec![1, 4]);
     assert!(!t.is_contiguous());
-    let s = a.getitem(&[TensorIndex::Slice(Some(1), None, Some(2)), TensorIndex::Int(-1)]);
+    let s = a.getitem(&[
+        TensorIndex::Slice(Some(1), None, Some(2)),
+        TensorIndex::Int(-1),
+    ]);
     assert_eq!((s.shape().to_vec(), s.storage_offset()), (vec![1], 7));
     assert_eq!(s.to_vec::<i64>(), vec![7]);
     // A view adds no graph node: its dump is the storage's producer only.
@@ -54,9 +60,14 @@ fn errors_name_the_op_and_rule() {
     let e = a.t().try_view(&[6]).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Stride);
     assert_eq!(a.try_select(2, 0).unwrap_err().kind, ErrorKind::Index);
-    let e = Tensor::ones(&[2], Some(DType::I32)).try_add_(1.5, None).unwrap_err();
+    let e = Tensor::ones(&[2], Some(DType::I32))
+        .try_add_(1.5, None)
+        .unwrap_err();
     assert_eq!(e.kind, ErrorKind::DType);
-    assert!(e.message.contains("result type Float can't be cast to the desired output type Int"));
+    assert!(
+        e.message
+            .contains("result type Float can't be cast to the desired output type Int")
+    );
 }
 
 #[test]
@@ -67,11 +78,26 @@ fn plain_forms_panic_with_the_same_message() {
 
 #[test]
 fn printing_follows_pytorch() {
-    assert_eq!(Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]).to_string(), "tensor([[1., 2.],\n        [3., 4.]])");
-    assert_eq!(Tensor::new([1.5f32, -2.25]).to_string(), "tensor([ 1.5000, -2.2500])");
-    assert_eq!(Tensor::new([1i32, 20]).to_string(), "tensor([ 1, 20], dtype=torch.int32)");
-    assert_eq!(Tensor::new([true, false]).to_string(), "tensor([ True, False])");
-    assert_eq!(Tensor::scalar(2.5, DType::F64).to_string(), "tensor(2.5000, dtype=torch.float64)");
+    assert_eq!(
+        Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]).to_string(),
+        "tensor([[1., 2.],\n        [3., 4.]])"
+    );
+    assert_eq!(
+        Tensor::new([1.5f32, -2.25]).to_string(),
+        "tensor([ 1.5000, -2.2500])"
+    );
+    assert_eq!(
+        Tensor::new([1i32, 20]).to_string(),
+        "tensor([ 1, 20], dtype=torch.int32)"
+    );
+    assert_eq!(
+        Tensor::new([true, false]).to_string(),
+        "tensor([ True, False])"
+    );
+    assert_eq!(
+        Tensor::scalar(2.5, DType::F64).to_string(),
+        "tensor(2.5000, dtype=torch.float64)"
+    );
 }
 
 #[test]

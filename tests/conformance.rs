@@ -15,9 +15,19 @@ fn run(file: &str) -> FileResult {
     let panics: Vec<String> = result
         .cases
         .iter()
-        .filter_map(|c| c.failure.as_ref().filter(|f| f.starts_with("PANIC")).map(|f| format!("{}: {f}", c.id)))
+        .filter_map(|c| {
+            c.failure
+                .as_ref()
+                .filter(|f| f.starts_with("PANIC"))
+                .map(|f| format!("{}: {f}", c.id))
+        })
         .collect();
-    assert!(panics.is_empty(), "{file}: smelt panicked on {} cases:\n{}", panics.len(), panics.join("\n"));
+    assert!(
+        panics.is_empty(),
+        "{file}: smelt panicked on {} cases:\n{}",
+        panics.len(),
+        panics.join("\n")
+    );
     result
 }
 
@@ -34,14 +44,27 @@ fn failures(result: &FileResult) -> String {
 /// Every case of `file` passes.
 fn all_pass(file: &str) {
     let r = run(file);
-    assert_eq!(r.passed(), r.total(), "{file}: {}/{} passed; first failures:\n{}", r.passed(), r.total(), failures(&r));
+    assert_eq!(
+        r.passed(),
+        r.total(),
+        "{file}: {}/{} passed; first failures:\n{}",
+        r.passed(),
+        r.total(),
+        failures(&r)
+    );
 }
 
 /// At least `floor` cases of `file` pass (raise the floor as support grows; never lower it).
 fn at_least(file: &str, floor: usize) {
     let r = run(file);
     assert!(r.total() > 0, "{file}: no cases loaded");
-    assert!(r.passed() >= floor, "{file}: {}/{} passed, floor is {floor}; first failures:\n{}", r.passed(), r.total(), failures(&r));
+    assert!(
+        r.passed() >= floor,
+        "{file}: {}/{} passed, floor is {floor}; first failures:\n{}",
+        r.passed(),
+        r.total(),
+        failures(&r)
+    );
 }
 
 #[test]

@@ -35,14 +35,14 @@ impl Tensor {
     /// The pending graph that realizing this tensor would run (realized inputs appear as
     /// `input[k]` nodes). Each node shows op, dtype, shape, the views it reads and the source line.
     pub fn graph(&self) -> GraphDump {
-        let mut graph = collect(&[self.storage.current()]).graph;
+        let mut graph = collect(&[self.storage.current()], false).graph;
         smelt_passes::optimize(&mut graph);
         GraphDump { graph }
     }
 
     /// The kernels (kernel IR, in schedule order) that realizing this tensor would run.
     pub fn kernels(&self) -> String {
-        let mut graph = collect(&[self.storage.current()]).graph;
+        let mut graph = collect(&[self.storage.current()], false).graph;
         smelt_passes::optimize(&mut graph);
         smelt_passes::schedule(&graph).to_text()
     }

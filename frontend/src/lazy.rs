@@ -115,8 +115,9 @@ pub(crate) struct Collected {
 }
 
 /// Collects every node reachable from `roots` that is not realized yet into graph IR;
-/// realized nodes at the frontier become `Input` nodes.
-pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
+/// realized nodes at the frontier become `Input` nodes. With `take_dead` (realisation, not
+/// dumps), realized buffers that nothing outside the graph can reach move into it.
+pub(crate) fn collect(roots: &[Arc<LazyNode>], take_dead: bool) -> Collected {
     let mut graph = Graph::new();
     let mut lazy: Vec<Arc<LazyNode>> = vec![];
     let mut buffers = vec![];
@@ -184,11 +185,25 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
             .graph
             .edges_directed(id, petgraph::Direction::Outgoing)
             .count();
-        if !matches!(node.op, Op::Input { .. } | Op::Fill { .. })
-            && Arc::strong_count(node) > in_graph + 1
-            && !graph.outputs.contains(&id)
-        {
-            graph.outputs.push(id);
+        let external = Arc::strong_count(node) > in_graph + 1 || graph.outputs.contains(&id);
+        match graph.graph[id].op {
+            // A realized buffer nobody outside this graph can reach any more (an old storage
+            // version) moves into the graph, so its last reader may update it in place.
+            Op::Input { .. } if !external && take_dead => {
+                *node.state() = NodeState::Pending(vec![])
+            }
+            Op::Input { .. } | Op::Fill { .. } => {}
+            Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Where
+            | Op::Cast
+            | Op::Assign
+            | Op::Reduce { .. }
+            | Op::Library(_) => {
+                if external && !graph.outputs.contains(&id) {
+                    graph.outputs.push(id);
+                }
+            }
         }
     }
     Collected {
@@ -204,11 +219,11 @@ pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
     if roots.iter().all(|r| r.buffer().is_some()) {
         return Ok(());
     }
-    let collected = collect(roots);
+    let collected = collect(roots, true);
     let mut graph = collected.graph;
     smelt_passes::optimize(&mut graph);
     let schedule = smelt_passes::schedule(&graph);
-    let buffers = smelt_runtime::execute(&graph, &schedule, &collected.buffers)?;
+    let buffers = smelt_runtime::execute(&graph, &schedule, collected.buffers)?;
     for (i, node) in collected.lazy.iter().enumerate() {
         if let Some(buffer) = &buffers[i] {
             let mut state = node.state();

@@ -21,6 +21,7 @@ pub enum Buffer {
 impl Buffer {
     /// A buffer of `len` zeros.
     pub fn zeros(dtype: DType, len: usize) -> Buffer {
+        crate::stats::count_allocation(len * dtype.size());
         match dtype {
             DType::Bool => Buffer::Bool(vec![false; len]),
             DType::U8 => Buffer::U8(vec![0; len]),

@@ -11,12 +11,13 @@ use std::sync::Arc;
 pub fn execute(
     g: &Graph,
     schedule: &Schedule,
-    inputs: &[Arc<Buffer>],
+    inputs: Vec<Arc<Buffer>>,
 ) -> Result<Vec<Option<Arc<Buffer>>>> {
     let mut buffers: Vec<Option<Arc<Buffer>>> = vec![None; schedule.nodes];
+    let mut inputs: Vec<Option<Arc<Buffer>>> = inputs.into_iter().map(Some).collect();
     for id in g.graph.node_indices() {
         if let Op::Input { slot } = g.node(id).op {
-            buffers[id.index()] = Some(inputs[slot].clone());
+            buffers[id.index()] = inputs[slot].take();
         }
     }
     for step in &schedule.steps {
@@ -32,9 +33,7 @@ pub fn execute(
         // Release our own handles on buffers this step reads last, so an in-place update
         // can take their memory.
         for f in &step.frees {
-            if !matches!(g.node(*f).op, Op::Input { .. }) {
-                buffers[f.index()] = None;
-            }
+            buffers[f.index()] = None;
         }
         let out = match &step.work {
             Work::Kernel(k) => run_kernel(k, args),

@@ -5,6 +5,7 @@ pub mod execute;
 pub mod library;
 pub mod reference;
 pub mod scalar_ops;
+pub mod stats;
 
 pub use buffer::Buffer;
 pub use execute::execute;

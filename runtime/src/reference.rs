@@ -46,7 +46,10 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
         Access::Write | Access::Read => Buffer::zeros(spec.dtype, spec.len),
         Access::Update { from } => {
             let src = std::mem::replace(&mut inputs[from], Arc::new(Buffer::zeros(spec.dtype, 0)));
-            let b = Arc::try_unwrap(src).unwrap_or_else(|shared| (*shared).clone());
+            let b = Arc::try_unwrap(src).unwrap_or_else(|shared| {
+                crate::stats::count_allocation(shared.nbytes());
+                (*shared).clone()
+            });
             // Other loads of the same argument keep reading the old values.
             if kernel
                 .body
