@@ -54,7 +54,7 @@ fn in_place_writes_are_seen_by_every_alias_but_not_by_earlier_nodes() {
 #[test]
 fn errors_name_the_op_and_rule() {
     let a = Tensor::ones(&[2, 3], None);
-    let e = a.try_add(&Tensor::ones(&[4], None)).unwrap_err();
+    let e = a.try_add(Tensor::ones(&[4], None)).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Shape);
     assert!(e.message.contains("must match the size"), "{e}");
     let e = a.t().try_view(&[6]).unwrap_err();
