@@ -104,7 +104,7 @@ fn matmul() {
 
 #[test]
 fn inplace() {
-    at_least("inplace.jsonl", 304);
+    at_least("inplace.jsonl", 305);
 }
 
 #[test]

@@ -110,7 +110,58 @@ impl Tensor {
         self.check_cast(r.dtype())?;
         self.check_writable()?;
         self.check_partial_overlap(&other)?;
+        if self.view.internal_overlap().is_none() {
+            // Elements of self share memory in a way PyTorch does not reject (overlapping
+            // unfold windows, as_strided): its result is a sequential read-modify-write.
+            return self.sequential_update(&other, op, alpha, r.dtype());
+        }
         self.assign(&Operand::Tensor(r))?;
+        Ok(self)
+    }
+
+    /// PyTorch's element-by-element in-place update for a self-overlapping view: each element
+    /// reads the storage as the previous elements left it. A graph break: the storage is
+    /// realized and updated on the host, and becomes a new realized version.
+    #[track_caller]
+    fn sequential_update(
+        &self,
+        other: &Operand,
+        op: BinaryOp,
+        alpha: Option<Scalar>,
+        compute: DType,
+    ) -> Result<&Tensor> {
+        let old = self.storage.current();
+        crate::lazy::realize_nodes(std::slice::from_ref(&old))?;
+        let mut buffer = (*old
+            .buffer()
+            .ok_or_else(|| Error::device("realisation produced no buffer"))?)
+        .clone();
+        let values = match other {
+            Operand::Tensor(t) => t
+                .try_expand(&crate::views::shape_i64(self.shape()))?
+                .try_to_scalars()?,
+            Operand::Scalar(s) => vec![*s; self.numel()],
+        };
+        let alpha = alpha.unwrap_or(Scalar::Int(1)).cast(compute);
+        let shape = self.view.shape.clone();
+        let mut idx = vec![0usize; shape.len()];
+        for v in values {
+            let addr = self.view.address(&idx) as usize;
+            let cur = buffer.get(addr).cast(compute);
+            let v =
+                smelt_runtime::scalar_ops::binary(BinaryOp::Mul, v.cast(compute), alpha, compute);
+            buffer.set(addr, smelt_runtime::scalar_ops::binary(op, cur, v, compute));
+            for d in (0..shape.len()).rev() {
+                idx[d] += 1;
+                if idx[d] < shape[d] {
+                    break;
+                }
+                idx[d] = 0;
+            }
+        }
+        let len = buffer.len();
+        self.storage
+            .set_current(LazyNode::realized(buffer, View::contiguous(&[len])));
         Ok(self)
     }
 
