@@ -1,6 +1,7 @@
 //! smelt's intermediate representations: element types and promotion, the view algebra, the
 //! graph IR the frontend builds, the kernel IR codegen consumes, and the lowering between them.
 
+pub mod affine;
 pub mod dtype;
 pub mod error;
 pub mod graph;
