@@ -103,3 +103,56 @@ pub fn argreduce(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smelt_ir::{DType, LibraryOp, View};
+
+    fn run(values: &[f64], shape: &[usize], axes: usize, max: bool) -> Vec<i64> {
+        let x = Buffer::from_scalars(
+            DType::F32,
+            &values.iter().map(|&v| Scalar::Float(v)).collect::<Vec<_>>(),
+        );
+        let kept = &shape[..shape.len() - axes];
+        let op = if max {
+            LibraryOp::ArgMax { axes }
+        } else {
+            LibraryOp::ArgMin { axes }
+        };
+        let n: usize = kept.iter().product();
+        let call = LibraryCall {
+            op,
+            inputs: vec![(DType::F32, View::contiguous(shape))],
+            dtype: DType::I64,
+            len: n,
+            out: View::contiguous(kept),
+        };
+        let mut out = Buffer::zeros(DType::I64, n);
+        argreduce(&call, axes, max, &[Arc::new(x)], &mut out);
+        (0..n).map(|i| out.get(i).as_i64()).collect()
+    }
+
+    #[test]
+    fn first_occurrence_wins_ties() {
+        assert_eq!(
+            run(&[1.0, 3.0, 3.0, 0.0, 0.0, 2.0], &[2, 3], 1, true),
+            vec![1, 2]
+        );
+        assert_eq!(
+            run(&[1.0, 3.0, 3.0, 0.0, 0.0, 2.0], &[2, 3], 1, false),
+            vec![0, 0]
+        );
+        assert_eq!(
+            run(&[1.0, 3.0, 3.0, 0.0, 0.0, 2.0], &[2, 3], 2, false),
+            vec![3]
+        );
+    }
+
+    #[test]
+    fn nan_is_the_extreme_for_both_directions() {
+        let v = [1.0, f64::NAN, 5.0, f64::NAN];
+        assert_eq!(run(&v, &[4], 1, true), vec![1]);
+        assert_eq!(run(&v, &[4], 1, false), vec![1]);
+    }
+}

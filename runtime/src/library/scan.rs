@@ -59,3 +59,39 @@ pub fn scan(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smelt_ir::{DType, LibraryOp, View};
+
+    #[test]
+    fn scans_along_a_strided_dim() {
+        // A [2, 3] int8 tensor read transposed: scan the columns of the [3, 2] view.
+        let x = Buffer::from_scalars(DType::I8, &[1, 2, 3, 100, 100, 100].map(Scalar::Int));
+        let view = View::new(vec![3, 2], vec![1, 3], 0);
+        for (product, want) in [
+            (false, vec![1, 100, 3, 200, 6, 300]),
+            (true, vec![1, 100, 2, 10000, 6, 1000000]),
+        ] {
+            let op = if product {
+                LibraryOp::CumProd { dim: 0 }
+            } else {
+                LibraryOp::CumSum { dim: 0 }
+            };
+            let call = LibraryCall {
+                op,
+                inputs: vec![(DType::I8, view.clone())],
+                dtype: DType::I64,
+                len: 6,
+                out: View::contiguous(&[3, 2]),
+            };
+            let mut out = Buffer::zeros(DType::I64, 6);
+            scan(&call, 0, product, &[Arc::new(x.clone())], &mut out);
+            assert_eq!(
+                (0..6).map(|i| out.get(i).as_i64()).collect::<Vec<_>>(),
+                want
+            );
+        }
+    }
+}

@@ -56,3 +56,41 @@ pub fn sort(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smelt_ir::{DType, LibraryOp, View};
+
+    fn run(values: &[f64], descending: bool, indices: bool) -> Vec<f64> {
+        let x = Buffer::from_scalars(
+            DType::F64,
+            &values.iter().map(|&v| Scalar::Float(v)).collect::<Vec<_>>(),
+        );
+        let n = values.len();
+        let dtype = if indices { DType::I64 } else { DType::F64 };
+        let call = LibraryCall {
+            op: LibraryOp::Sort {
+                dim: 0,
+                descending,
+                indices,
+            },
+            inputs: vec![(DType::F64, View::contiguous(&[n]))],
+            dtype,
+            len: n,
+            out: View::contiguous(&[n]),
+        };
+        let mut out = Buffer::zeros(dtype, n);
+        sort(&call, 0, descending, indices, &[Arc::new(x)], &mut out);
+        (0..n).map(|i| out.get(i).as_f64()).collect()
+    }
+
+    #[test]
+    fn stable_with_nan_largest() {
+        let v = [2.0, f64::NAN, -0.0, 1.0, 0.0, 2.0];
+        assert_eq!(run(&v, false, true), vec![2.0, 4.0, 3.0, 0.0, 5.0, 1.0]);
+        assert_eq!(run(&v, true, true), vec![1.0, 0.0, 5.0, 3.0, 2.0, 4.0]);
+        let sorted = run(&v, false, false);
+        assert!(sorted[5].is_nan() && sorted[..5] == [-0.0, 0.0, 1.0, 2.0, 2.0]);
+    }
+}
