@@ -76,12 +76,45 @@ pub enum LibraryOp {
     /// Batched matrix product: input 0 viewed as `[B, M, K]`, input 1 as `[B, K, N]`, output
     /// `[B, M, N]`; accumulates in f64 (floats) or wrapping i64 (ints), rounds once.
     Matmul,
+    /// Index (int64) of the largest element over the input view's trailing `axes` dims, read
+    /// in row-major order; output has the kept (leading) shape. First occurrence wins ties;
+    /// NaN counts as larger than everything (the first NaN wins).
+    ArgMax { axes: usize },
+    /// As [`LibraryOp::ArgMax`] for the smallest element (NaN counts as smallest).
+    ArgMin { axes: usize },
+    /// Inclusive prefix sum along `dim` of the input view, written through the output view
+    /// (same shape). Each element is cast to the output dtype first; accumulates in f64
+    /// (floats) or wrapping i64 (ints) from index 0 upward and rounds every output once.
+    CumSum { dim: usize },
+    /// Inclusive prefix product along `dim`, accumulated as [`LibraryOp::CumSum`].
+    CumProd { dim: usize },
+    /// Stable sort along `dim` (NaN sorts as the largest value; ties keep their order in both
+    /// directions). Writes the sorted values (`indices == false`, output dtype = input dtype)
+    /// or the int64 positions they came from (`indices == true`).
+    Sort {
+        dim: usize,
+        descending: bool,
+        indices: bool,
+    },
 }
 
 impl LibraryOp {
     pub fn name(&self) -> String {
         match self {
             LibraryOp::Matmul => "matmul".to_string(),
+            LibraryOp::ArgMax { axes } => format!("argmax[{axes}]"),
+            LibraryOp::ArgMin { axes } => format!("argmin[{axes}]"),
+            LibraryOp::CumSum { dim } => format!("cumsum[{dim}]"),
+            LibraryOp::CumProd { dim } => format!("cumprod[{dim}]"),
+            LibraryOp::Sort {
+                dim,
+                descending,
+                indices,
+            } => format!(
+                "sort_{}[{dim}{}]",
+                if *indices { "indices" } else { "values" },
+                if *descending { ",descending" } else { "" }
+            ),
         }
     }
 
@@ -89,6 +122,11 @@ impl LibraryOp {
     pub fn arity(&self) -> usize {
         match self {
             LibraryOp::Matmul => 2,
+            LibraryOp::ArgMax { .. }
+            | LibraryOp::ArgMin { .. }
+            | LibraryOp::CumSum { .. }
+            | LibraryOp::CumProd { .. }
+            | LibraryOp::Sort { .. } => 1,
         }
     }
 }

@@ -1,7 +1,10 @@
 //! Library routines of the reference backend: host loops over strided views, one per
 //! [`LibraryOp`]. Each reads its inputs through the call's views and writes a fresh buffer.
 
+mod argreduce;
 mod matmul;
+mod scan;
+mod sort;
 
 use crate::buffer::Buffer;
 use smelt_ir::{LibraryCall, LibraryOp};
@@ -28,6 +31,15 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
     let mut out = Buffer::zeros(call.dtype, call.len);
     match &call.op {
         LibraryOp::Matmul => matmul::matmul(call, inputs, &mut out),
+        LibraryOp::ArgMax { axes } => argreduce::argreduce(call, *axes, true, inputs, &mut out),
+        LibraryOp::ArgMin { axes } => argreduce::argreduce(call, *axes, false, inputs, &mut out),
+        LibraryOp::CumSum { dim } => scan::scan(call, *dim, false, inputs, &mut out),
+        LibraryOp::CumProd { dim } => scan::scan(call, *dim, true, inputs, &mut out),
+        LibraryOp::Sort {
+            dim,
+            descending,
+            indices,
+        } => sort::sort(call, *dim, *descending, *indices, inputs, &mut out),
     }
     out
 }

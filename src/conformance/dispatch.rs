@@ -39,6 +39,15 @@ fn size(a: &Args) -> Result<Vec<i64>> {
     a.ints("size")
 }
 
+/// The `dim` of a reduction: absent (every dim), an int, or a list (empty = every dim).
+fn dims(a: &Args) -> Result<Vec<i64>> {
+    if a.has("dim") {
+        a.ints("dim")
+    } else {
+        Ok(vec![])
+    }
+}
+
 /// Executes op `name` with `a`.
 pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
     let s = || a.tensor("self");
@@ -301,6 +310,61 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
             a.operand("other")?,
         )),
         "clamp" => one(s()?.try_clamp(a.opt_operand("min")?, a.opt_operand("max")?)),
+
+        // ---- reductions ----
+        "sum" => one(s()?.try_sum(&dims(a)?, a.bool_or("keepdim", false)?, a.dtype("dtype")?)),
+        "mean" => one(s()?.try_mean(&dims(a)?, a.bool_or("keepdim", false)?, a.dtype("dtype")?)),
+        "prod" => one(s()?.try_prod(
+            a.opt_int("dim")?,
+            a.bool_or("keepdim", false)?,
+            a.dtype("dtype")?,
+        )),
+        "amax" => one(s()?.try_amax(&dims(a)?, a.bool_or("keepdim", false)?)),
+        "amin" => one(s()?.try_amin(&dims(a)?, a.bool_or("keepdim", false)?)),
+        "max" | "min" => {
+            let t = s()?;
+            let max = name == "max";
+            match a.opt_int("dim")? {
+                None => one(if max { t.try_max() } else { t.try_min() }),
+                Some(d) => {
+                    let keepdim = a.bool_or("keepdim", false)?;
+                    let (v, i) = if max {
+                        t.try_max_dim(d, keepdim)?
+                    } else {
+                        t.try_min_dim(d, keepdim)?
+                    };
+                    Ok(vec![v, i])
+                }
+            }
+        }
+        "argmax" => one(s()?.try_argmax(a.opt_int("dim")?, a.bool_or("keepdim", false)?)),
+        "argmin" => one(s()?.try_argmin(a.opt_int("dim")?, a.bool_or("keepdim", false)?)),
+        "all" => one(s()?.try_all(&dims(a)?, a.bool_or("keepdim", false)?)),
+        "any" => one(s()?.try_any(&dims(a)?, a.bool_or("keepdim", false)?)),
+        "count_nonzero" => one(s()?.try_count_nonzero(&dims(a)?)),
+        "var" | "std" => {
+            let t = s()?;
+            let correction = if a.has("correction") {
+                a.scalar("correction")?.as_f64()
+            } else {
+                1.0
+            };
+            let keepdim = a.bool_or("keepdim", false)?;
+            one(if name == "var" {
+                t.try_var(&dims(a)?, correction, keepdim)
+            } else {
+                t.try_std(&dims(a)?, correction, keepdim)
+            })
+        }
+        "logsumexp" => one(s()?.try_logsumexp(&a.ints("dim")?, a.bool_or("keepdim", false)?)),
+        "softmax" => one(s()?.try_softmax(a.int("dim")?, a.dtype("dtype")?)),
+        "log_softmax" => one(s()?.try_log_softmax(a.int("dim")?, a.dtype("dtype")?)),
+        "cumsum" => one(s()?.try_cumsum(a.int("dim")?, a.dtype("dtype")?)),
+        "cumprod" => one(s()?.try_cumprod(a.int("dim")?, a.dtype("dtype")?)),
+        "sort" => {
+            let (v, i) = s()?.try_sort(a.int_or("dim", -1)?, a.bool_or("descending", false)?)?;
+            Ok(vec![v, i])
+        }
 
         // ---- in place ----
         "add_" | "sub_" => {

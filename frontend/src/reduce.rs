@@ -1,0 +1,382 @@
+//! Reductions: sum, mean, prod, amax/amin, max/min (with indices), argmax/argmin, all/any,
+//! count_nonzero. Each records one `Op::Reduce` (or an arg-reduce library call) whose input
+//! edge view lists the kept dims first and the reduced dims last, in their original order.
+//! Results are contiguous (SEMANTICS.md §4.2), with keepdim's size-1 dims as a view of the
+//! same fresh storage.
+//!
+//! Accumulation order (determinism): for every output element the reduced elements are
+//! folded one at a time in row-major order of the reduced dims (the reference interpreter's
+//! inner loop), floats in f64 and ints in wrapping i64, rounded once to the result dtype.
+//! Nothing depends on the thread count. Composite ops (mean, var/std, logsumexp, softmax …)
+//! live in `reduce_composite.rs`; cumsum/cumprod/sort in `scan.rs`.
+
+use crate::tensor::{Tensor, ok};
+use smelt_ir::graph::Op;
+use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
+use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
+
+/// The geometry of one reduction of a tensor.
+#[derive(Clone, Debug)]
+pub(crate) struct Plan {
+    /// Reduced input dims, ascending.
+    pub reduced: Vec<usize>,
+    /// Shape of the reduction's node: the kept dims.
+    pub kept_shape: Vec<usize>,
+    /// Shape the user sees: kept dims, or size 1 in place of reduced dims under keepdim.
+    pub out_shape: Vec<usize>,
+    /// The input read with kept dims first and reduced dims last (at least one trailing axis).
+    pub edge: View,
+    /// Number of trailing reduced axes of `edge`.
+    pub axes: usize,
+    /// Number of elements folded into each output element.
+    pub count: usize,
+}
+
+impl Tensor {
+    /// Plans a reduction over `dims` (wrapped; empty = every dim; duplicates are an error).
+    pub(crate) fn reduction_plan(&self, dims: &[i64], keepdim: bool) -> Result<Plan> {
+        let n = self.ndim();
+        let mut reduced = if dims.is_empty() {
+            (0..n).collect()
+        } else {
+            wrap_dims(dims, n)?
+        };
+        if n == 0 {
+            reduced.clear();
+        }
+        reduced.sort_unstable();
+        let shape = self.shape();
+        let kept: Vec<usize> = (0..n).filter(|d| !reduced.contains(d)).collect();
+        let kept_shape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+        let out_shape: Vec<usize> = if keepdim {
+            (0..n)
+                .map(|d| if reduced.contains(&d) { 1 } else { shape[d] })
+                .collect()
+        } else {
+            kept_shape.clone()
+        };
+        let perm: Vec<usize> = kept.iter().chain(&reduced).copied().collect();
+        let v = &self.view;
+        let mut edge = View::new(
+            perm.iter().map(|&d| v.shape[d]).collect(),
+            perm.iter().map(|&d| v.strides[d]).collect(),
+            v.offset,
+        );
+        let mut axes = reduced.len();
+        if axes == 0 {
+            // A 0-dim input: reduce over one size-1 axis.
+            edge.shape.push(1);
+            edge.strides.push(0);
+            axes = 1;
+        }
+        let count = reduced.iter().map(|&d| shape[d]).product();
+        Ok(Plan {
+            reduced,
+            kept_shape,
+            out_shape,
+            edge,
+            axes,
+            count,
+        })
+    }
+
+    /// Records the reduction `op` of `plan` producing `dtype` (inputs are cast to `dtype`
+    /// element by element before they are folded).
+    #[track_caller]
+    pub(crate) fn reduce_with(&self, plan: &Plan, op: ReduceOp, dtype: DType) -> Tensor {
+        let node = self.storage.current();
+        let t = Tensor::computed(
+            Op::Reduce {
+                op,
+                axes: plan.axes,
+            },
+            dtype,
+            &plan.kept_shape,
+            contiguous_strides(&plan.kept_shape),
+            vec![(node, plan.edge.clone())],
+        );
+        t.with_view(View::new(
+            plan.out_shape.clone(),
+            contiguous_strides(&plan.out_shape),
+            0,
+        ))
+    }
+
+    /// Records an argmax/argmin library call of `plan` (int64 result).
+    #[track_caller]
+    fn arg_reduce_with(&self, plan: &Plan, max: bool) -> Tensor {
+        let node = self.storage.current();
+        let axes = plan.axes;
+        let op = if max {
+            LibraryOp::ArgMax { axes }
+        } else {
+            LibraryOp::ArgMin { axes }
+        };
+        let t = Tensor::computed(
+            Op::Library(op),
+            DType::I64,
+            &plan.kept_shape,
+            contiguous_strides(&plan.kept_shape),
+            vec![(node, plan.edge.clone())],
+        );
+        t.with_view(View::new(
+            plan.out_shape.clone(),
+            contiguous_strides(&plan.out_shape),
+            0,
+        ))
+    }
+
+    /// Rejects a max-like reduction with nothing to reduce (no identity exists).
+    fn check_nonempty(&self, plan: &Plan, name: &str, dim_given: bool) -> Result<()> {
+        if plan.count > 0 {
+            return Ok(());
+        }
+        if !dim_given {
+            return Err(Error::shape(format!(
+                "{name}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument (input shape {}).",
+                fmt_list(self.shape())
+            )));
+        }
+        let d = plan
+            .reduced
+            .iter()
+            .find(|&&d| self.shape()[d] == 0)
+            .copied()
+            .unwrap_or(0);
+        Err(Error::shape(format!(
+            "{name}(): Expected reduction dim {d} to have non-zero size (input shape {}).",
+            fmt_list(self.shape())
+        )))
+    }
+
+    // ---- sum, prod ---------------------------------------------------------------------------
+
+    /// `sum(dim, keepdim, dtype)`: `dim` empty reduces every dim. bool/int inputs sum to int64
+    /// unless `dtype` is given; an empty reduction is 0.
+    #[track_caller]
+    pub fn try_sum(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        let plan = self.reduction_plan(dim, keepdim)?;
+        let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
+        Ok(self.reduce_with(&plan, ReduceOp::Sum, dtype))
+    }
+
+    #[track_caller]
+    pub fn sum(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
+        ok(self.try_sum(dim, keepdim, dtype))
+    }
+
+    /// `prod(dim=None|int, keepdim, dtype)`: bool/int → int64 unless `dtype`; empty → 1.
+    #[track_caller]
+    pub fn try_prod(
+        &self,
+        dim: Option<i64>,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let dims: Vec<i64> = dim.into_iter().collect();
+        let plan = self.reduction_plan(&dims, keepdim)?;
+        let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
+        Ok(self.reduce_with(&plan, ReduceOp::Prod, dtype))
+    }
+
+    #[track_caller]
+    pub fn prod(&self, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -> Tensor {
+        ok(self.try_prod(dim, keepdim, dtype))
+    }
+
+    // ---- amax, amin, max, min ----------------------------------------------------------------
+
+    fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        let plan = self.reduction_plan(dim, keepdim)?;
+        self.check_nonempty(&plan, name, true)?;
+        Ok(self.reduce_with(&plan, op, self.dtype()))
+    }
+
+    /// `amax(dim, keepdim)`: keeps the dtype; NaN propagates; an empty reduced dim is an error.
+    #[track_caller]
+    pub fn try_amax(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.extreme("amax", ReduceOp::Max, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn amax(&self, dim: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_amax(dim, keepdim))
+    }
+
+    /// `amin(dim, keepdim)`.
+    #[track_caller]
+    pub fn try_amin(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.extreme("amin", ReduceOp::Min, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn amin(&self, dim: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_amin(dim, keepdim))
+    }
+
+    fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
+        let plan = self.reduction_plan(&[], false)?;
+        self.check_nonempty(&plan, name, false)?;
+        Ok(self.reduce_with(&plan, op, self.dtype()))
+    }
+
+    /// `max()`: the largest element as a 0-dim tensor (NaN if any); error on an empty input.
+    #[track_caller]
+    pub fn try_max(&self) -> Result<Tensor> {
+        self.extreme_all("max", ReduceOp::Max)
+    }
+
+    #[track_caller]
+    pub fn max(&self) -> Tensor {
+        ok(self.try_max())
+    }
+
+    /// `min()`.
+    #[track_caller]
+    pub fn try_min(&self) -> Result<Tensor> {
+        self.extreme_all("min", ReduceOp::Min)
+    }
+
+    #[track_caller]
+    pub fn min(&self) -> Tensor {
+        ok(self.try_min())
+    }
+
+    /// Values and indices along one dim: two nodes reading the same input, a `Reduce` for
+    /// the values and an arg-reduce library call for the int64 indices. Both treat NaN as the
+    /// extreme, so the index is that of the first NaN whenever the value is NaN.
+    fn extreme_dim(
+        &self,
+        name: &str,
+        max: bool,
+        dim: i64,
+        keepdim: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let plan = self.reduction_plan(&[dim], keepdim)?;
+        self.check_nonempty(&plan, name, true)?;
+        let op = if max { ReduceOp::Max } else { ReduceOp::Min };
+        Ok((
+            self.reduce_with(&plan, op, self.dtype()),
+            self.arg_reduce_with(&plan, max),
+        ))
+    }
+
+    /// `max(dim, keepdim)` → `(values, indices)`; first occurrence on ties.
+    #[track_caller]
+    pub fn try_max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.extreme_dim("max", true, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn max_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        ok(self.try_max_dim(dim, keepdim))
+    }
+
+    /// `min(dim, keepdim)` → `(values, indices)`.
+    #[track_caller]
+    pub fn try_min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.extreme_dim("min", false, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn min_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+        ok(self.try_min_dim(dim, keepdim))
+    }
+
+    // ---- argmax, argmin ----------------------------------------------------------------------
+
+    fn arg_extreme(
+        &self,
+        name: &str,
+        max: bool,
+        dim: Option<i64>,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        if self.dtype().is_bool() {
+            return Err(Error::dtype(format!(
+                "{name}(): does not support bool input (\"{name}_cpu\" not implemented for 'Bool')"
+            )));
+        }
+        let dims: Vec<i64> = dim.into_iter().collect();
+        let plan = self.reduction_plan(&dims, keepdim)?;
+        self.check_nonempty(&plan, name, dim.is_some())?;
+        Ok(self.arg_reduce_with(&plan, max))
+    }
+
+    /// `argmax(dim, keepdim)`: int64; without `dim`, the index into the row-major flattening.
+    /// First occurrence on ties; NaN counts as the largest value.
+    #[track_caller]
+    pub fn try_argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        self.arg_extreme("argmax", true, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Tensor {
+        ok(self.try_argmax(dim, keepdim))
+    }
+
+    /// `argmin(dim, keepdim)`: as `argmax`, for the smallest value (NaN still wins).
+    #[track_caller]
+    pub fn try_argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        self.arg_extreme("argmin", false, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Tensor {
+        ok(self.try_argmin(dim, keepdim))
+    }
+
+    // ---- all, any, count_nonzero -------------------------------------------------------------
+
+    fn logical_reduce(&self, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        let plan = self.reduction_plan(dim, keepdim)?;
+        let dtype = if self.dtype() == DType::U8 {
+            DType::U8
+        } else {
+            DType::Bool
+        };
+        Ok(self.reduce_with(&plan, op, dtype))
+    }
+
+    /// `all(dim, keepdim)`: bool (uint8 for uint8 input); empty → true.
+    #[track_caller]
+    pub fn try_all(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.logical_reduce(ReduceOp::All, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn all(&self, dim: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_all(dim, keepdim))
+    }
+
+    /// `any(dim, keepdim)`: bool (uint8 for uint8 input); empty → false.
+    #[track_caller]
+    pub fn try_any(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.logical_reduce(ReduceOp::Any, dim, keepdim)
+    }
+
+    #[track_caller]
+    pub fn any(&self, dim: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_any(dim, keepdim))
+    }
+
+    /// `count_nonzero(dim)`: int64 count of elements `!= 0` (NaN counts).
+    #[track_caller]
+    pub fn try_count_nonzero(&self, dim: &[i64]) -> Result<Tensor> {
+        // Validate the dims against self before building the mask.
+        self.reduction_plan(dim, false)?;
+        let mask = self.try_binary(Scalar::Int(0), BinaryOp::Ne)?;
+        mask.try_sum(dim, false, Some(DType::I64))
+    }
+
+    #[track_caller]
+    pub fn count_nonzero(&self, dim: &[i64]) -> Tensor {
+        ok(self.try_count_nonzero(dim))
+    }
+}
+
+/// The dtype sum/prod/cumsum/cumprod produce without an explicit `dtype`: bool and ints
+/// widen to int64, floats stay.
+pub(crate) fn widened_int(dtype: DType) -> DType {
+    if dtype.is_float() { dtype } else { DType::I64 }
+}

@@ -1,0 +1,218 @@
+//! Composite reductions built from primitives (STYLE rule 1): mean, var, std, logsumexp,
+//! softmax and log_softmax are recorded as `Reduce` and elementwise nodes. float16/bfloat16
+//! inputs of var/std/logsumexp/softmax compute in float32 and round once at the end, as
+//! PyTorch's CPU kernels accumulate in float32.
+
+use crate::default_dtype::get_default_dtype;
+use crate::promote::Operand;
+use crate::tensor::{Tensor, ok};
+use smelt_ir::view::{contiguous_strides, wrap_dim};
+use smelt_ir::{BinaryOp, DType, Error, ReduceOp, Result, Scalar, UnaryOp};
+
+/// The dtype composites compute in: float32 for the half types, else the dtype itself.
+fn compute_dtype(dtype: DType) -> DType {
+    match dtype {
+        DType::F16 | DType::BF16 => DType::F32,
+        DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::F32
+        | DType::F64 => dtype,
+    }
+}
+
+impl Tensor {
+    /// `mean(dim, keepdim, dtype)`: `sum / count` in a floating dtype (`dtype`, else the
+    /// input's); bool/int input without a floating `dtype` is an error; empty → NaN.
+    #[track_caller]
+    pub fn try_mean(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        let out = dtype.unwrap_or(self.dtype());
+        if !out.is_float() {
+            let what = if dtype.is_some() {
+                "Optional dtype"
+            } else {
+                "Input dtype"
+            };
+            return Err(Error::dtype(format!(
+                "mean(): could not infer output dtype. {what} must be either a floating point or complex dtype. Got: {}",
+                out.torch_name()
+            )));
+        }
+        let plan = self.reduction_plan(dim, keepdim)?;
+        let sum = self.reduce_with(&plan, ReduceOp::Sum, out);
+        sum.try_binary(Scalar::Float(plan.count as f64), BinaryOp::Div)
+    }
+
+    #[track_caller]
+    pub fn mean(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
+        ok(self.try_mean(dim, keepdim, dtype))
+    }
+
+    /// `var(dim, correction, keepdim)`: `Σ(x - mean)² / max(0, n - correction)`, two passes
+    /// (mean first, then squared deviations). Floating input only. `n - correction <= 0`
+    /// divides by zero (inf, or NaN when every deviation is 0).
+    #[track_caller]
+    pub fn try_var(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        let dtype = self.dtype();
+        if !dtype.is_float() {
+            return Err(Error::dtype(format!(
+                "std and var only support floating point and complex dtypes (var of {})",
+                dtype.torch_name()
+            )));
+        }
+        let x = self.try_to_dtype(compute_dtype(dtype), false)?;
+        let keep = x.reduction_plan(dim, true)?;
+        let n = keep.count as f64;
+        let mean = x
+            .reduce_with(&keep, ReduceOp::Sum, x.dtype())
+            .try_binary(Scalar::Float(n), BinaryOp::Div)?;
+        let dev = x.try_binary(&mean, BinaryOp::Sub)?;
+        let sq = dev.try_binary(&dev, BinaryOp::Mul)?;
+        let plan = sq.reduction_plan(dim, keepdim)?;
+        let ss = sq.reduce_with(&plan, ReduceOp::Sum, sq.dtype());
+        let divisor = (n - correction).max(0.0);
+        ss.try_binary(Scalar::Float(divisor), BinaryOp::Div)?
+            .try_to_dtype(dtype, false)
+    }
+
+    #[track_caller]
+    pub fn var(&self, dim: &[i64], correction: f64, keepdim: bool) -> Tensor {
+        ok(self.try_var(dim, correction, keepdim))
+    }
+
+    /// `std(dim, correction, keepdim)`: `sqrt(var)`.
+    #[track_caller]
+    pub fn try_std(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        let dtype = self.dtype();
+        if !dtype.is_float() {
+            return Err(Error::dtype(format!(
+                "std and var only support floating point and complex dtypes (std of {})",
+                dtype.torch_name()
+            )));
+        }
+        let x = self.try_to_dtype(compute_dtype(dtype), false)?;
+        x.try_var(dim, correction, keepdim)?
+            .try_unary(UnaryOp::Sqrt)?
+            .try_to_dtype(dtype, false)
+    }
+
+    #[track_caller]
+    pub fn std(&self, dim: &[i64], correction: f64, keepdim: bool) -> Tensor {
+        ok(self.try_std(dim, correction, keepdim))
+    }
+
+    /// `logsumexp(dim, keepdim)`: `log(Σ exp(x - m)) + m` with `m = amax(x)` replaced by 0
+    /// where it is infinite (so all -inf gives -inf and +inf gives +inf, not NaN). Integer
+    /// input computes in the default float dtype; an empty reduction gives -inf.
+    #[track_caller]
+    pub fn try_logsumexp(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        let dtype = if self.dtype().is_float() {
+            self.dtype()
+        } else {
+            get_default_dtype()
+        };
+        let x = self.try_to_dtype(compute_dtype(dtype), false)?;
+        let plan = x.reduction_plan(dim, keepdim)?;
+        if plan.count == 0 {
+            let e = x.try_unary(UnaryOp::Exp)?;
+            let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+            return s.try_unary(UnaryOp::Log)?.try_to_dtype(dtype, false);
+        }
+        let keep = x.reduction_plan(dim, true)?;
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        let m = Tensor::try_where(&m.try_unary(UnaryOp::IsInf)?, Scalar::Float(0.0), &m)?;
+        let e = x.try_binary(&m, BinaryOp::Sub)?.try_unary(UnaryOp::Exp)?;
+        let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+        let out_shape: Vec<i64> = plan.out_shape.iter().map(|&d| d as i64).collect();
+        let m = m.try_reshape(&out_shape)?;
+        s.try_unary(UnaryOp::Log)?
+            .try_binary(&m, BinaryOp::Add)?
+            .try_to_dtype(dtype, false)
+    }
+
+    #[track_caller]
+    pub fn logsumexp(&self, dim: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_logsumexp(dim, keepdim))
+    }
+
+    /// The shared front of softmax/log_softmax: dtype checks, and `x - amax(x, dim)` in the
+    /// compute dtype. `None` for an empty input (nothing to compute).
+    fn softmax_shift(
+        &self,
+        name: &str,
+        dim: i64,
+        dtype: Option<DType>,
+    ) -> Result<(DType, Option<(Tensor, i64)>)> {
+        let d = wrap_dim(dim, self.ndim())? as i64;
+        let out = dtype.unwrap_or(self.dtype());
+        if !out.is_float() {
+            return Err(Error::dtype(format!(
+                "{name}: expected a floating point input or dtype, got {} (\"{name}_lastdim_kernel_impl\" not implemented for '{}')",
+                out.torch_name(),
+                out.torch_name()
+            )));
+        }
+        if self.numel() == 0 {
+            return Ok((out, None));
+        }
+        let x = self
+            .try_to_dtype(out, false)?
+            .try_to_dtype(compute_dtype(out), false)?;
+        let keep = x.reduction_plan(&[d], true)?;
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        Ok((out, Some((x.try_binary(&m, BinaryOp::Sub)?, d))))
+    }
+
+    /// Finishes a softmax-like result: cast to `dtype` and lay out contiguously (PyTorch's
+    /// softmax output is row-major whatever the input's strides).
+    fn softmax_finish(&self, r: Tensor, dtype: DType) -> Result<Tensor> {
+        let r = r.try_to_dtype(dtype, false)?;
+        let shape = self.shape().to_vec();
+        Ok(r.relayout(&shape, contiguous_strides(&shape)))
+    }
+
+    /// `softmax(dim, dtype)`: `exp(x - max) / Σ exp(x - max)` along `dim`; the input is cast
+    /// to `dtype` first; floating only.
+    #[track_caller]
+    pub fn try_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        let (out, shifted) = self.softmax_shift("softmax", dim, dtype)?;
+        let Some((z, d)) = shifted else {
+            return Tensor::try_empty(
+                &self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>(),
+                Some(out),
+            );
+        };
+        let e = z.try_unary(UnaryOp::Exp)?;
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        self.softmax_finish(e.try_binary(&s, BinaryOp::Div)?, out)
+    }
+
+    #[track_caller]
+    pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Tensor {
+        ok(self.try_softmax(dim, dtype))
+    }
+
+    /// `log_softmax(dim, dtype)`: `(x - max) - log Σ exp(x - max)` along `dim`.
+    #[track_caller]
+    pub fn try_log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+        let (out, shifted) = self.softmax_shift("log_softmax", dim, dtype)?;
+        let Some((z, d)) = shifted else {
+            return Tensor::try_empty(
+                &self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>(),
+                Some(out),
+            );
+        };
+        let e = z.try_unary(UnaryOp::Exp)?;
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        let r = z.try_binary(Operand::from(s.try_unary(UnaryOp::Log)?), BinaryOp::Sub)?;
+        self.softmax_finish(r, out)
+    }
+
+    #[track_caller]
+    pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Tensor {
+        ok(self.try_log_softmax(dim, dtype))
+    }
+}

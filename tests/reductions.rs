@@ -1,0 +1,290 @@
+//! End-to-end tests of the reductions: values against hand-computed results, PyTorch's
+//! dtype/layout/error rules, and bit-identical results whatever `SMELT_THREADS` says.
+
+use smelt::prelude::*;
+
+fn f32s(t: &Tensor) -> Vec<f32> {
+    t.to_vec::<f32>()
+}
+
+fn kind<T: std::fmt::Debug>(r: Result<T>) -> ErrorKind {
+    r.expect_err("the op must fail").kind
+}
+
+fn close(got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g.is_nan() && w.is_nan()) || g == w || (g - w).abs() <= 1e-5 * w.abs().max(1.0),
+            "{got:?} vs {want:?}"
+        );
+    }
+}
+
+#[test]
+fn sum_mean_prod_values_dtypes_and_layouts() {
+    let x = Tensor::new([[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]]);
+    assert_eq!(f32s(&x.sum(&[0], false, None)), vec![5.0, 7.0, 9.0]);
+    assert_eq!(f32s(&x.sum(&[-1], false, None)), vec![6.0, 15.0]);
+    assert_eq!(f32s(&x.sum(&[], false, None)), vec![21.0]);
+    let k = x.t().sum(&[1], true, None);
+    assert_eq!((k.size(), k.stride()), (vec![3, 1], vec![1, 1]));
+    assert_eq!(f32s(&k), vec![5.0, 7.0, 9.0]);
+    assert_eq!(f32s(&x.mean(&[0, 1], false, None)), vec![3.5]);
+    assert_eq!(f32s(&x.prod(Some(1), false, None)), vec![6.0, 120.0]);
+
+    let i = Tensor::new([[1i32, -2], [3, 4]]);
+    let s = i.sum(&[0], false, None);
+    assert_eq!((s.dtype(), s.to_vec::<i64>()), (DType::I64, vec![4, 2]));
+    assert_eq!(i.sum(&[], false, Some(DType::I32)).dtype(), DType::I32);
+    assert_eq!(
+        Tensor::new([true, true, false])
+            .sum(&[], false, None)
+            .to_vec::<i64>(),
+        vec![2]
+    );
+    assert_eq!(kind(i.try_mean(&[], false, None)), ErrorKind::DType);
+    assert_eq!(f32s(&i.mean(&[], false, Some(DType::F32))), vec![1.5]);
+    assert_eq!(
+        kind(x.try_mean(&[], false, Some(DType::I64))),
+        ErrorKind::DType
+    );
+
+    let empty = Tensor::zeros(&[2, 0], None);
+    assert_eq!(f32s(&empty.sum(&[1], false, None)), vec![0.0, 0.0]);
+    assert_eq!(f32s(&empty.prod(Some(1), false, None)), vec![1.0, 1.0]);
+    assert!(
+        f32s(&empty.mean(&[1], false, None))
+            .iter()
+            .all(|v| v.is_nan())
+    );
+
+    assert_eq!(kind(x.try_sum(&[2], false, None)), ErrorKind::Index);
+    assert_eq!(kind(x.try_sum(&[0, -2], false, None)), ErrorKind::Value);
+}
+
+#[test]
+fn max_min_and_arg_reductions_follow_pytorch_ties_and_nan() {
+    let x = Tensor::new([[1.0f32, 3.0, 3.0, 2.0], [f32::NAN, 0.0, f32::NAN, -1.0]]);
+    let (v, i) = x.max_dim(1, false);
+    close(&f32s(&v), &[3.0, f32::NAN]);
+    assert_eq!((i.dtype(), i.to_vec::<i64>()), (DType::I64, vec![1, 0]));
+    let (v, i) = x.min_dim(1, true);
+    assert_eq!(v.size(), vec![2, 1]);
+    close(&f32s(&v), &[1.0, f32::NAN]);
+    assert_eq!(i.to_vec::<i64>(), vec![0, 0]);
+    assert_eq!(x.argmax(None, false).to_vec::<i64>(), vec![4]);
+    assert_eq!(x.argmin(Some(0), false).to_vec::<i64>(), vec![1, 1, 1, 1]);
+    assert!(f32s(&x.max())[0].is_nan());
+    close(&f32s(&x.amax(&[0], false)), &[f32::NAN, 3.0, f32::NAN, 2.0]);
+
+    // Without a dim, argmax indexes the row-major flattening of the logical (permuted) tensor.
+    let y = Tensor::new([[1i64, 9], [5, 9]]).t();
+    assert_eq!(y.argmax(None, false).to_vec::<i64>(), vec![2]);
+    assert_eq!(y.argmax(None, true).size(), vec![1, 1]);
+    assert_eq!(y.argmin(Some(1), false).to_vec::<i64>(), vec![0, 0]);
+
+    let e = Tensor::zeros(&[0, 3], None);
+    assert_eq!(kind(e.try_max()), ErrorKind::Shape);
+    assert_eq!(kind(e.try_amax(&[0], false)), ErrorKind::Shape);
+    assert_eq!(kind(e.try_argmax(None, false)), ErrorKind::Shape);
+    assert_eq!(e.amax(&[1], false).size(), vec![0]);
+    assert_eq!(
+        kind(Tensor::new([true]).try_argmax(None, false)),
+        ErrorKind::DType
+    );
+}
+
+#[test]
+fn logical_reductions_and_count_nonzero() {
+    let b = Tensor::new([[true, false], [true, true]]);
+    assert_eq!(b.all(&[1], false).to_vec::<bool>(), vec![false, true]);
+    assert_eq!(b.any(&[0], false).to_vec::<bool>(), vec![true, true]);
+    let u = Tensor::new([[0u8, 7], [3, 0]]);
+    let a = u.any(&[], false);
+    assert_eq!((a.dtype(), a.to_vec::<u8>()), (DType::U8, vec![1]));
+    assert_eq!(u.all(&[0], false).to_vec::<u8>(), vec![0, 0]);
+    assert_eq!(
+        Tensor::zeros(&[0], None).all(&[], false).to_vec::<bool>(),
+        vec![true]
+    );
+    let c = Tensor::new([[0.0f32, f32::NAN, 2.0], [0.0, 0.0, -1.0]]).count_nonzero(&[1]);
+    assert_eq!((c.dtype(), c.to_vec::<i64>()), (DType::I64, vec![2, 1]));
+}
+
+#[test]
+fn var_std_logsumexp() {
+    let x = Tensor::new([1.0f32, 2.0, 3.0, 4.0]);
+    close(&f32s(&x.var(&[], 1.0, false)), &[5.0 / 3.0]);
+    close(&f32s(&x.var(&[], 0.0, false)), &[1.25]);
+    close(&f32s(&x.std(&[0], 0.0, true)), &[1.25f32.sqrt()]);
+    assert!(f32s(&Tensor::new([2.0f32]).var(&[], 1.0, false))[0].is_nan());
+    assert_eq!(
+        kind(Tensor::new([1i64, 2]).try_std(&[], 1.0, false)),
+        ErrorKind::DType
+    );
+
+    let l =
+        Tensor::new([[0.0f32, 0.0], [f32::NEG_INFINITY, f32::NEG_INFINITY]]).logsumexp(&[1], false);
+    close(&f32s(&l), &[2.0f32.ln(), f32::NEG_INFINITY]);
+    let l = Tensor::new([f32::INFINITY, 1.0]).logsumexp(&[0], true);
+    assert_eq!((l.size(), f32s(&l)), (vec![1], vec![f32::INFINITY]));
+    assert_eq!(
+        f32s(&Tensor::zeros(&[0], None).logsumexp(&[0], false)),
+        vec![f32::NEG_INFINITY]
+    );
+}
+
+#[test]
+fn softmax_and_log_softmax_are_contiguous() {
+    let x = Tensor::new([[1.0f32, 2.0], [1.0, 4.0]]).t(); // [[1, 1], [2, 4]]
+    let s = x.softmax(1, None);
+    assert_eq!(s.stride(), vec![2, 1]);
+    close(
+        &f32s(&s),
+        &[
+            0.5,
+            0.5,
+            1.0 / (1.0 + 2.0f32.exp()),
+            1.0 / (1.0 + (-2.0f32).exp()),
+        ],
+    );
+    let l = x.log_softmax(0, Some(DType::F64));
+    assert_eq!((l.dtype(), l.stride()), (DType::F64, vec![2, 1]));
+    // Column [1, 2]: lse = 2 + ln(1 + e^-1); column [1, 4]: lse = 4 + ln(1 + e^-3).
+    let (a, b) = ((-1.0f64).exp().ln_1p(), (-3.0f64).exp().ln_1p());
+    let want = [-1.0 - a, -3.0 - b, -a, -b];
+    for (g, w) in l.to_vec::<f64>().iter().zip(want) {
+        assert!((g - w).abs() < 1e-12, "{g} vs {w}");
+    }
+    assert_eq!(
+        kind(Tensor::new([1i64, 2]).try_softmax(0, None)),
+        ErrorKind::DType
+    );
+    assert_eq!(
+        f32s(&Tensor::new([1i64, 1]).softmax(0, Some(DType::F32))),
+        vec![0.5, 0.5]
+    );
+}
+
+#[test]
+fn cumsum_cumprod_and_sort() {
+    let x = Tensor::new([[1i32, 2, 3], [4, 5, 6]]);
+    let c = x.cumsum(1, None);
+    assert_eq!(
+        (c.dtype(), c.to_vec::<i64>()),
+        (DType::I64, vec![1, 3, 6, 4, 9, 15])
+    );
+    assert_eq!(
+        x.t().cumprod(0, None).to_vec::<i64>(),
+        vec![1, 4, 2, 20, 6, 120]
+    );
+    assert_eq!(x.t().cumsum(0, None).stride(), vec![2, 1]);
+    assert_eq!(
+        f32s(&x.cumsum(0, Some(DType::F32))),
+        vec![1.0, 2.0, 3.0, 5.0, 7.0, 9.0]
+    );
+    assert_eq!(
+        Tensor::new([true, true, false])
+            .cumsum(0, None)
+            .to_vec::<i64>(),
+        vec![1, 2, 2]
+    );
+
+    let s = Tensor::new([3.0f32, f32::NAN, 1.0, 3.0]);
+    let (v, i) = s.sort(-1, false);
+    close(&f32s(&v), &[1.0, 3.0, 3.0, f32::NAN]);
+    assert_eq!(i.to_vec::<i64>(), vec![2, 0, 3, 1]);
+    let (v, i) = s.sort(0, true);
+    close(&f32s(&v), &[f32::NAN, 3.0, 3.0, 1.0]);
+    assert_eq!(i.to_vec::<i64>(), vec![1, 0, 3, 2]);
+    let (v, i) = Tensor::new([[2i64, 1], [0, 5]]).t().sort(0, false); // [[2, 0], [1, 5]]
+    assert_eq!(
+        (v.to_vec::<i64>(), i.to_vec::<i64>()),
+        (vec![1, 0, 2, 5], vec![1, 0, 0, 1])
+    );
+    assert_eq!(v.stride(), vec![1, 2]);
+    assert_eq!(kind(s.try_sort(1, false)), ErrorKind::Index);
+}
+
+/// The bits of every result of a fixed reduction workload.
+fn workload_bits() -> Vec<u64> {
+    let mut g = Generator::new(7);
+    let x = g.randn(&[64, 257], None);
+    let xt = x.t();
+    let results = [
+        x.sum(&[1], false, None),
+        xt.sum(&[], false, None),
+        x.mean(&[0], true, None),
+        x.var(&[1], 1.0, false),
+        x.std(&[0, 1], 1.0, false),
+        x.logsumexp(&[1], false),
+        xt.softmax(0, None),
+        x.log_softmax(1, None),
+        x.cumsum(1, None),
+        x.prod(Some(0), false, None),
+        x.amax(&[1], false),
+        x.sort(1, true).0,
+    ];
+    let mut bits: Vec<u64> = results
+        .iter()
+        .flat_map(|t| f32s(t).into_iter().map(|v| v.to_bits() as u64))
+        .collect();
+    bits.extend(
+        x.argmax(Some(1), false)
+            .to_vec::<i64>()
+            .into_iter()
+            .map(|v| v as u64),
+    );
+    bits.extend(
+        x.sort(0, false)
+            .1
+            .to_vec::<i64>()
+            .into_iter()
+            .map(|v| v as u64),
+    );
+    bits
+}
+
+/// Runs the workload in a child process (this very test) with `SMELT_THREADS` set to 1 and
+/// to 2 and requires bit-identical results: the accumulation order is fixed.
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    if std::env::var_os("SMELT_REDUCTIONS_CHILD").is_some() {
+        let bits = workload_bits();
+        let text: Vec<String> = bits.iter().map(|b| format!("{b:x}")).collect();
+        println!("BITS {}", text.join(","));
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let run = |threads: &str| -> String {
+        let out = std::process::Command::new(&exe)
+            .args([
+                "results_do_not_depend_on_thread_count",
+                "--exact",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("SMELT_REDUCTIONS_CHILD", "1")
+            .env("SMELT_THREADS", threads)
+            .output()
+            .expect("child test process runs");
+        assert!(
+            out.status.success(),
+            "child failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        stdout
+            .lines()
+            .find_map(|l| l.find("BITS ").map(|at| l[at..].to_string()))
+            .expect("child printed its bits")
+    };
+    let one = run("1");
+    let two = run("2");
+    assert!(one.len() > 1000, "the workload produced results");
+    assert_eq!(one, two, "SMELT_THREADS=1 and =2 disagree");
+    // And the in-process run agrees with both.
+    let here: Vec<String> = workload_bits().iter().map(|b| format!("{b:x}")).collect();
+    assert_eq!(one, format!("BITS {}", here.join(",")));
+}
