@@ -15,14 +15,26 @@ pub struct AffineMap {
 impl AffineMap {
     /// The identity on `rank` dims.
     pub fn identity(rank: usize) -> AffineMap {
-        let coeffs = (0..rank).map(|i| (0..rank).map(|j| (i == j) as isize).collect()).collect();
-        AffineMap { coeffs, offset: vec![0; rank], inputs: rank }
+        let coeffs = (0..rank)
+            .map(|i| (0..rank).map(|j| (i == j) as isize).collect())
+            .collect();
+        AffineMap {
+            coeffs,
+            offset: vec![0; rank],
+            inputs: rank,
+        }
     }
 
     /// Projects an `inputs`-dim point onto its first `outputs` dims.
     pub fn projection(inputs: usize, outputs: usize) -> AffineMap {
-        let coeffs = (0..outputs).map(|i| (0..inputs).map(|j| (i == j) as isize).collect()).collect();
-        AffineMap { coeffs, offset: vec![0; outputs], inputs }
+        let coeffs = (0..outputs)
+            .map(|i| (0..inputs).map(|j| (i == j) as isize).collect())
+            .collect();
+        AffineMap {
+            coeffs,
+            offset: vec![0; outputs],
+            inputs,
+        }
     }
 
     pub fn outputs(&self) -> usize {
@@ -31,38 +43,89 @@ impl AffineMap {
 
     /// `self ∘ inner`: first `inner`, then `self`.
     pub fn compose(&self, inner: &AffineMap) -> AffineMap {
-        assert_eq!(self.inputs, inner.outputs(), "invariant: composed maps agree on the middle rank");
+        assert_eq!(
+            self.inputs,
+            inner.outputs(),
+            "invariant: composed maps agree on the middle rank"
+        );
         let coeffs = self
             .coeffs
             .iter()
-            .map(|row| (0..inner.inputs).map(|j| row.iter().zip(&inner.coeffs).map(|(a, r)| a * r[j]).sum()).collect())
+            .map(|row| {
+                (0..inner.inputs)
+                    .map(|j| row.iter().zip(&inner.coeffs).map(|(a, r)| a * r[j]).sum())
+                    .collect()
+            })
             .collect();
         let offset = self
             .coeffs
             .iter()
             .zip(&self.offset)
-            .map(|(row, o)| o + row.iter().zip(&inner.offset).map(|(a, b)| a * b).sum::<isize>())
+            .map(|(row, o)| {
+                o + row
+                    .iter()
+                    .zip(&inner.offset)
+                    .map(|(a, b)| a * b)
+                    .sum::<isize>()
+            })
             .collect();
-        AffineMap { coeffs, offset, inputs: inner.inputs }
+        AffineMap {
+            coeffs,
+            offset,
+            inputs: inner.inputs,
+        }
     }
 
     /// Appends `extra` input dims that no output depends on.
     pub fn widen(&self, extra: usize) -> AffineMap {
-        let coeffs = self.coeffs.iter().map(|r| r.iter().copied().chain(std::iter::repeat_n(0, extra)).collect()).collect();
-        AffineMap { coeffs, offset: self.offset.clone(), inputs: self.inputs + extra }
+        let coeffs = self
+            .coeffs
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .copied()
+                    .chain(std::iter::repeat_n(0, extra))
+                    .collect()
+            })
+            .collect();
+        AffineMap {
+            coeffs,
+            offset: self.offset.clone(),
+            inputs: self.inputs + extra,
+        }
     }
 
     /// The address index of reading `view` at the point this map produces.
     pub fn index_through(&self, view: &View) -> Index {
-        assert_eq!(view.ndim(), self.outputs(), "invariant: a view is read at a point of its own rank");
-        let strides = (0..self.inputs).map(|j| view.strides.iter().zip(&self.coeffs).map(|(s, r)| s * r[j]).sum()).collect();
-        let offset = view.offset as isize + view.strides.iter().zip(&self.offset).map(|(s, o)| s * o).sum::<isize>();
+        assert_eq!(
+            view.ndim(),
+            self.outputs(),
+            "invariant: a view is read at a point of its own rank"
+        );
+        let strides = (0..self.inputs)
+            .map(|j| {
+                view.strides
+                    .iter()
+                    .zip(&self.coeffs)
+                    .map(|(s, r)| s * r[j])
+                    .sum()
+            })
+            .collect();
+        let offset = view.offset as isize
+            + view
+                .strides
+                .iter()
+                .zip(&self.offset)
+                .map(|(s, o)| s * o)
+                .sum::<isize>();
         Index { strides, offset }
     }
 
     /// Does this map ignore every input dim from `from` on?
     pub fn ignores_dims_from(&self, from: usize) -> bool {
-        self.coeffs.iter().all(|r| r[from..].iter().all(|&c| c == 0))
+        self.coeffs
+            .iter()
+            .all(|r| r[from..].iter().all(|&c| c == 0))
     }
 }
 
@@ -83,7 +146,12 @@ pub fn compose_views(read: &View, out: &View) -> Option<AffineMap> {
         if n <= 1 || s == 0 {
             continue;
         }
-        let j = dims.iter().copied().find(|&j| out.strides[j] != 0 && s % out.strides[j] == 0 && s / out.strides[j] > 0 && (s / out.strides[j]) * (n as isize - 1) < out.shape[j] as isize)?;
+        let j = dims.iter().copied().find(|&j| {
+            out.strides[j] != 0
+                && s % out.strides[j] == 0
+                && s / out.strides[j] > 0
+                && (s / out.strides[j]) * (n as isize - 1) < out.shape[j] as isize
+        })?;
         coeffs[j][i] = s / out.strides[j];
     }
     let mut rem = read.offset as isize - out.offset as isize;
@@ -98,12 +166,21 @@ pub fn compose_views(read: &View, out: &View) -> Option<AffineMap> {
     // Every produced index stays inside the producer's shape (then addresses agree exactly,
     // since a dense view writes each address once).
     for j in 0..rank_out {
-        let hi: isize = offset[j] + coeffs[j].iter().zip(&read.shape).map(|(c, &n)| c * (n as isize - 1).max(0)).sum::<isize>();
+        let hi: isize = offset[j]
+            + coeffs[j]
+                .iter()
+                .zip(&read.shape)
+                .map(|(c, &n)| c * (n as isize - 1).max(0))
+                .sum::<isize>();
         if offset[j] < 0 || hi >= out.shape[j] as isize && read.numel() > 0 {
             return None;
         }
     }
-    Some(AffineMap { coeffs, offset, inputs: rank_in })
+    Some(AffineMap {
+        coeffs,
+        offset,
+        inputs: rank_in,
+    })
 }
 
 #[cfg(test)]
@@ -118,7 +195,11 @@ mod tests {
             return;
         }
         loop {
-            let a = idx.offset + p.iter().zip(&idx.strides).map(|(&i, s)| i as isize * s).sum::<isize>();
+            let a = idx.offset
+                + p.iter()
+                    .zip(&idx.strides)
+                    .map(|(&i, s)| i as isize * s)
+                    .sum::<isize>();
             assert_eq!(a, read.address(&p), "read {read} out {out} at {p:?}");
             let mut d = p.len();
             loop {
