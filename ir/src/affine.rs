@@ -141,8 +141,7 @@ pub fn compose_views(read: &View, out: &View) -> Option<AffineMap> {
     // Producer dims that matter, outermost (largest stride) first.
     let mut dims: Vec<usize> = (0..rank_out).filter(|&j| out.shape[j] > 1).collect();
     dims.sort_by_key(|&j| std::cmp::Reverse(out.strides[j]));
-    for i in 0..rank_in {
-        let (n, s) = (read.shape[i], read.strides[i]);
+    for (i, (&n, &s)) in read.shape.iter().zip(&read.strides).enumerate() {
         if n <= 1 || s == 0 {
             continue;
         }
