@@ -36,6 +36,13 @@ pub struct Index {
     pub offset: isize,
 }
 
+/// Where an instruction runs in a reduction kernel (see [`Kernel::levels`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Level {
+    Row,
+    Element,
+}
+
 /// One kernel instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Instr {
@@ -71,8 +78,8 @@ pub enum Instr {
         x: ValueId,
         to: DType,
     },
-    /// Combines `x` over the kernel's reduced (trailing) dims. Instructions before it run for
-    /// every point of the iteration space; instructions after it once per kept point.
+    /// Combines `x` over the kernel's reduced (trailing) dims; the result is row-level (see
+    /// [`Kernel::levels`]). A kernel may hold several, evaluated in body order.
     Reduce {
         op: ReduceOp,
         x: ValueId,
@@ -115,11 +122,50 @@ impl Kernel {
         out
     }
 
-    /// Position of the reduction instruction, if any.
-    pub fn reduce_at(&self) -> Option<usize> {
-        self.body
-            .iter()
-            .position(|i| matches!(i, Instr::Reduce { .. }))
+    /// Positions of the reduction instructions, in body order.
+    pub fn reduces(&self) -> Vec<usize> {
+        (0..self.body.len()).filter(|&i| matches!(self.body[i], Instr::Reduce { .. })).collect()
+    }
+
+    /// Whether each instruction varies along the reduced dims (`Element`) or is uniform over
+    /// a row (`Row`): loads that move along a reduced dim and everything computed from them are
+    /// element-level; constants, reductions and what is computed from them alone are row-level.
+    /// A kernel runs row-level instructions once per kept point and element-level ones in
+    /// passes over the reduced dims: one pass per reduction (the row is walked again, from
+    /// cache) and a final pass for element-level stores.
+    pub fn levels(&self) -> Vec<Level> {
+        let outer = self.shape.len() - self.reduce_axes;
+        let empty_row = self.shape[outer..].contains(&0);
+        let walks = |index: &Index| index.strides[outer..].iter().zip(&self.shape[outer..]).any(|(&s, &n)| s != 0 && n > 1);
+        // Over an empty row every load is element-level (never executed); stores of a row's
+        // result stay row-level so the reduction's identity is still written.
+        let moves = |index: &Index| empty_row || walks(index);
+        let mut levels: Vec<Level> = Vec::with_capacity(self.body.len());
+        for instr in &self.body {
+            let of = |v: ValueId| levels[v];
+            let level = match instr {
+                Instr::Load { index, .. } => {
+                    if moves(index) {
+                        Level::Element
+                    } else {
+                        Level::Row
+                    }
+                }
+                Instr::Const { .. } | Instr::Reduce { .. } => Level::Row,
+                Instr::Unary { x, .. } | Instr::Cast { x, .. } => of(*x),
+                Instr::Binary { a, b, .. } => of(*a).max(of(*b)),
+                Instr::Where { cond, a, b } => of(*cond).max(of(*a)).max(of(*b)),
+                Instr::Store { index, x, .. } => {
+                    if walks(index) {
+                        Level::Element
+                    } else {
+                        of(*x)
+                    }
+                }
+            };
+            levels.push(level);
+        }
+        levels
     }
 
     /// Checks typing, SSA order, arity of indices and that every access stays inside its buffer;
@@ -206,10 +252,7 @@ impl Kernel {
                 }
             }
         }
-        if reduces > 1 {
-            errors.push(format!("{reduces} reductions in one kernel"));
-        }
-        if (reduces == 1) != (self.reduce_axes > 0) {
+        if (reduces > 0) != (self.reduce_axes > 0) {
             errors.push("reduce_axes and Reduce instructions disagree".to_string());
         }
         errors

@@ -15,7 +15,7 @@ pub mod view;
 pub use dtype::{Category, DType, promote_types};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{Edge, Graph, Node, NodeId, Op};
-pub use kernel::{Access, Arg, Index, Instr, Kernel, LibraryCall, ValueId, Work};
+pub use kernel::{Access, Arg, Index, Instr, Kernel, Level, LibraryCall, ValueId, Work};
 pub use op::{BinaryOp, LibraryOp, ReduceOp, UnaryOp};
 pub use scalar::Scalar;
 pub use schedule::{Schedule, Step};

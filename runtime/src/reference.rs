@@ -4,7 +4,7 @@
 use crate::buffer::Buffer;
 use crate::scalar_ops::{binary, reduce_finish, reduce_identity, reduce_step, unary};
 use smelt_ir::Scalar;
-use smelt_ir::kernel::{Access, Index, Instr, Kernel};
+use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
 use std::sync::Arc;
 
 fn address(index: &Index, point: &[usize]) -> usize {
@@ -68,24 +68,37 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     if outer_shape.contains(&0) {
         return out;
     }
-    let split = kernel.reduce_at().map(|r| r + 1).unwrap_or(0);
     let types = kernel.value_dtypes();
+    let levels = kernel.levels();
+    let reduces = kernel.reduces();
+    let has_element_stores = kernel
+        .body
+        .iter()
+        .zip(&levels)
+        .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
     let mut values = vec![Scalar::Bool(false); kernel.body.len()];
     let mut outer = vec![0usize; outer_rank];
     let mut point = vec![0usize; rank];
+    let mut inner = vec![0usize; inner_shape.len()];
+    let n = kernel.body.len();
     loop {
         point[..outer_rank].copy_from_slice(&outer);
-        if let Some(r) = kernel.reduce_at() {
+        point[outer_rank..].iter_mut().for_each(|p| *p = 0);
+        let mut row_done = 0;
+        // One pass over the reduced dims per reduction, in body order.
+        for &r in &reduces {
             let Instr::Reduce { op, x } = kernel.body[r] else {
-                unreachable!("reduce_at points at a Reduce")
+                unreachable!("reduces() lists Reduce instructions")
             };
+            eval(kernel, row_done..r, Level::Row, &levels, &point, &inputs, &mut out, &mut values);
+            row_done = r;
             let dtype = types[r].expect("reductions have a value");
             let mut acc = reduce_identity(op, dtype);
             if !inner_shape.contains(&0) {
-                let mut inner = vec![0usize; inner_shape.len()];
+                inner.iter_mut().for_each(|p| *p = 0);
                 loop {
                     point[outer_rank..].copy_from_slice(&inner);
-                    eval(kernel, 0..r, &point, &inputs, &mut out, &mut values);
+                    eval(kernel, 0..r, Level::Element, &levels, &point, &inputs, &mut out, &mut values);
                     acc = reduce_step(op, acc, values[x], dtype);
                     if !next(&mut inner, inner_shape) {
                         break;
@@ -95,14 +108,18 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             values[r] = reduce_finish(acc, dtype);
             point[outer_rank..].iter_mut().for_each(|p| *p = 0);
         }
-        eval(
-            kernel,
-            split..kernel.body.len(),
-            &point,
-            &inputs,
-            &mut out,
-            &mut values,
-        );
+        eval(kernel, row_done..n, Level::Row, &levels, &point, &inputs, &mut out, &mut values);
+        // A final pass for element-level stores (a softmax's output, a fused elementwise kernel).
+        if has_element_stores && !inner_shape.contains(&0) {
+            inner.iter_mut().for_each(|p| *p = 0);
+            loop {
+                point[outer_rank..].copy_from_slice(&inner);
+                eval(kernel, 0..n, Level::Element, &levels, &point, &inputs, &mut out, &mut values);
+                if !next(&mut inner, inner_shape) {
+                    break;
+                }
+            }
+        }
         if !next(&mut outer, outer_shape) {
             break;
         }
@@ -110,15 +127,21 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     out
 }
 
+/// Evaluates the instructions of `range` at `level` (reductions are left to the driver).
 fn eval(
     kernel: &Kernel,
     range: std::ops::Range<usize>,
+    level: Level,
+    levels: &[Level],
     point: &[usize],
     inputs: &[Arc<Buffer>],
     out: &mut Buffer,
     values: &mut [Scalar],
 ) {
     for i in range {
+        if levels[i] != level || matches!(kernel.body[i], Instr::Reduce { .. }) {
+            continue;
+        }
         values[i] = match &kernel.body[i] {
             Instr::Load { arg, index } => inputs[*arg].get(address(index, point)),
             Instr::Const { value, dtype } => value.cast(*dtype),
@@ -132,9 +155,7 @@ fn eval(
                 }
             }
             Instr::Cast { x, to } => values[*x].cast(*to),
-            Instr::Reduce { .. } => {
-                unreachable!("invariant: reductions are evaluated by the loop driver")
-            }
+            Instr::Reduce { .. } => unreachable!("skipped above"),
             Instr::Store { index, x, .. } => {
                 out.set(address(index, point), values[*x]);
                 Scalar::Bool(false)
