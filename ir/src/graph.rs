@@ -76,6 +76,31 @@ pub struct Edge {
 pub struct Graph {
     pub graph: DiGraph<Node, Edge, u32>,
     pub outputs: Vec<NodeId>,
+    /// Fusion groups chosen by the `fuse` pass (empty: every node is its own kernel).
+    pub groups: Vec<Group>,
+    /// Why producer→consumer edges were not fused (for `explain`).
+    pub boundaries: Vec<Boundary>,
+}
+
+/// Nodes that run as one kernel: only `root`'s buffer is materialised. The kernel loops over
+/// `space`, whose trailing `reduce_axes` dims are reduced; `root_map` takes a point of the
+/// space to the root's logical index.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Group {
+    pub root: NodeId,
+    /// Members, root first.
+    pub members: Vec<NodeId>,
+    pub space: Vec<usize>,
+    pub reduce_axes: usize,
+    pub root_map: crate::affine::AffineMap,
+}
+
+/// An edge the fuser left as a kernel boundary, and the rule that refused it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Boundary {
+    pub producer: NodeId,
+    pub consumer: NodeId,
+    pub reason: String,
 }
 
 impl Graph {

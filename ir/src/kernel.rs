@@ -124,7 +124,9 @@ impl Kernel {
 
     /// Positions of the reduction instructions, in body order.
     pub fn reduces(&self) -> Vec<usize> {
-        (0..self.body.len()).filter(|&i| matches!(self.body[i], Instr::Reduce { .. })).collect()
+        (0..self.body.len())
+            .filter(|&i| matches!(self.body[i], Instr::Reduce { .. }))
+            .collect()
     }
 
     /// Whether each instruction varies along the reduced dims (`Element`) or is uniform over
@@ -136,7 +138,12 @@ impl Kernel {
     pub fn levels(&self) -> Vec<Level> {
         let outer = self.shape.len() - self.reduce_axes;
         let empty_row = self.shape[outer..].contains(&0);
-        let walks = |index: &Index| index.strides[outer..].iter().zip(&self.shape[outer..]).any(|(&s, &n)| s != 0 && n > 1);
+        let walks = |index: &Index| {
+            index.strides[outer..]
+                .iter()
+                .zip(&self.shape[outer..])
+                .any(|(&s, &n)| s != 0 && n > 1)
+        };
         // Over an empty row every load is element-level (never executed); stores of a row's
         // result stay row-level so the reduction's identity is still written.
         let moves = |index: &Index| empty_row || walks(index);

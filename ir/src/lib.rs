@@ -4,6 +4,7 @@
 pub mod affine;
 pub mod dtype;
 pub mod error;
+pub mod fused;
 pub mod graph;
 pub mod kernel;
 pub mod lower;
@@ -14,7 +15,7 @@ pub mod view;
 
 pub use dtype::{Category, DType, promote_types};
 pub use error::{Error, ErrorKind, Result};
-pub use graph::{Edge, Graph, Node, NodeId, Op};
+pub use graph::{Boundary, Edge, Graph, Group, Node, NodeId, Op};
 pub use kernel::{Access, Arg, Index, Instr, Kernel, Level, LibraryCall, ValueId, Work};
 pub use op::{BinaryOp, LibraryOp, ReduceOp, UnaryOp};
 pub use scalar::Scalar;

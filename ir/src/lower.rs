@@ -21,7 +21,7 @@ pub fn needs_kernel(g: &Graph, id: NodeId) -> bool {
             g.outputs.contains(&id)
                 || g.graph
                     .neighbors_directed(id, petgraph::Direction::Outgoing)
-                    .any(|c| matches!(g.node(c).op, Op::Assign))
+                    .any(|c| matches!(g.node(c).op, Op::Assign | Op::Library(_)))
         }
         Op::Unary { .. }
         | Op::Binary { .. }
@@ -33,16 +33,16 @@ pub fn needs_kernel(g: &Graph, id: NodeId) -> bool {
     }
 }
 
-struct Builder<'g> {
-    g: &'g Graph,
-    body: Vec<Instr>,
-    args: Vec<Arg>,
-    inputs: Vec<NodeId>,
-    rank: usize,
+pub(crate) struct Builder<'g> {
+    pub(crate) g: &'g Graph,
+    pub(crate) body: Vec<Instr>,
+    pub(crate) args: Vec<Arg>,
+    pub(crate) inputs: Vec<NodeId>,
+    pub(crate) rank: usize,
 }
 
 impl Builder<'_> {
-    fn push(&mut self, i: Instr) -> ValueId {
+    pub(crate) fn push(&mut self, i: Instr) -> ValueId {
         self.body.push(i);
         self.body.len() - 1
     }
@@ -50,6 +50,17 @@ impl Builder<'_> {
     /// Loads the producer `src` through `view` (whose shape is a prefix-aligned space), or
     /// inlines it as a constant when it is a fill.
     fn load(&mut self, src: NodeId, view: &View) -> ValueId {
+        let mut strides = view.strides.clone();
+        strides.resize(self.rank, 0);
+        let index = Index {
+            strides,
+            offset: view.offset as isize,
+        };
+        self.load_index(src, index)
+    }
+
+    /// Loads the producer `src` at `index`, or inlines it as a constant when it is a fill.
+    pub(crate) fn load_index(&mut self, src: NodeId, index: Index) -> ValueId {
         let p = self.g.node(src);
         if let Op::Fill { value } = p.op {
             return self.push(Instr::Const {
@@ -69,18 +80,10 @@ impl Builder<'_> {
                 self.args.len() - 1
             }
         };
-        let mut strides = view.strides.clone();
-        strides.resize(self.rank, 0);
-        self.push(Instr::Load {
-            arg,
-            index: Index {
-                strides,
-                offset: view.offset as isize,
-            },
-        })
+        self.push(Instr::Load { arg, index })
     }
 
-    fn cast(&mut self, x: ValueId, from: DType, to: DType) -> ValueId {
+    pub(crate) fn cast(&mut self, x: ValueId, from: DType, to: DType) -> ValueId {
         if from == to {
             x
         } else {

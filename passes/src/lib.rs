@@ -1,6 +1,7 @@
 //! smelt's graph passes and scheduler: graph IR in, an ordered list of kernels out.
 //! The pipeline is a list of named passes (DESIGN §5); issue 4 fills it.
 
+pub mod fuse;
 pub mod schedule;
 
 pub use schedule::schedule;
@@ -10,9 +11,8 @@ use smelt_ir::Graph;
 /// A graph pass: a named rewrite that preserves results.
 pub type Pass = fn(&mut Graph);
 
-/// The pass pipeline, in order. Empty until the optimising middle lands: every op is then
-/// its own kernel.
-pub const PIPELINE: &[(&str, Pass)] = &[];
+/// The pass pipeline, in order. Without `fuse` every op is its own kernel.
+pub const PIPELINE: &[(&str, Pass)] = &[("fuse", fuse::fuse)];
 
 /// Runs every pass of [`PIPELINE`] not disabled by `SMELT_DISABLE`, verifying the graph after
 /// each in debug builds.

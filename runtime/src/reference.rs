@@ -90,7 +90,16 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             let Instr::Reduce { op, x } = kernel.body[r] else {
                 unreachable!("reduces() lists Reduce instructions")
             };
-            eval(kernel, row_done..r, Level::Row, &levels, &point, &inputs, &mut out, &mut values);
+            eval(
+                kernel,
+                row_done..r,
+                Level::Row,
+                &levels,
+                &point,
+                &inputs,
+                &mut out,
+                &mut values,
+            );
             row_done = r;
             let dtype = types[r].expect("reductions have a value");
             let mut acc = reduce_identity(op, dtype);
@@ -98,7 +107,16 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
                 inner.iter_mut().for_each(|p| *p = 0);
                 loop {
                     point[outer_rank..].copy_from_slice(&inner);
-                    eval(kernel, 0..r, Level::Element, &levels, &point, &inputs, &mut out, &mut values);
+                    eval(
+                        kernel,
+                        0..r,
+                        Level::Element,
+                        &levels,
+                        &point,
+                        &inputs,
+                        &mut out,
+                        &mut values,
+                    );
                     acc = reduce_step(op, acc, values[x], dtype);
                     if !next(&mut inner, inner_shape) {
                         break;
@@ -108,13 +126,31 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             values[r] = reduce_finish(acc, dtype);
             point[outer_rank..].iter_mut().for_each(|p| *p = 0);
         }
-        eval(kernel, row_done..n, Level::Row, &levels, &point, &inputs, &mut out, &mut values);
+        eval(
+            kernel,
+            row_done..n,
+            Level::Row,
+            &levels,
+            &point,
+            &inputs,
+            &mut out,
+            &mut values,
+        );
         // A final pass for element-level stores (a softmax's output, a fused elementwise kernel).
         if has_element_stores && !inner_shape.contains(&0) {
             inner.iter_mut().for_each(|p| *p = 0);
             loop {
                 point[outer_rank..].copy_from_slice(&inner);
-                eval(kernel, 0..n, Level::Element, &levels, &point, &inputs, &mut out, &mut values);
+                eval(
+                    kernel,
+                    0..n,
+                    Level::Element,
+                    &levels,
+                    &point,
+                    &inputs,
+                    &mut out,
+                    &mut values,
+                );
                 if !next(&mut inner, inner_shape) {
                     break;
                 }
