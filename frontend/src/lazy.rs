@@ -26,24 +26,33 @@ pub struct LazyNode {
     pub(crate) len: usize,
     pub(crate) out: View,
     pub(crate) location: &'static Location<'static>,
+    /// Shown by the dumps (e.g. `graph break: nonzero`).
+    pub(crate) note: Option<&'static str>,
     pub(crate) state: Mutex<NodeState>,
 }
 
 impl LazyNode {
     #[track_caller]
     pub(crate) fn pending(op: Op, dtype: DType, len: usize, out: View, inputs: Vec<(Arc<LazyNode>, View)>) -> Arc<LazyNode> {
-        Arc::new(LazyNode { op, dtype, len, out, location: Location::caller(), state: Mutex::new(NodeState::Pending(inputs)) })
+        Arc::new(LazyNode { op, dtype, len, out, location: Location::caller(), note: None, state: Mutex::new(NodeState::Pending(inputs)) })
     }
 
     /// A node that already has its buffer (data from the host).
     #[track_caller]
     pub(crate) fn realized(buffer: Buffer, out: View) -> Arc<LazyNode> {
+        LazyNode::realized_with_note(buffer, out, None)
+    }
+
+    /// A realized node with a note for the dumps (a graph break says which op forced it).
+    #[track_caller]
+    pub(crate) fn realized_with_note(buffer: Buffer, out: View, note: Option<&'static str>) -> Arc<LazyNode> {
         Arc::new(LazyNode {
             op: Op::Input { slot: 0 },
             dtype: buffer.dtype(),
             len: buffer.len(),
             out,
             location: Location::caller(),
+            note,
             state: Mutex::new(NodeState::Realized(Arc::new(buffer))),
         })
     }
@@ -109,7 +118,7 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
         let inputs = match &*node.state() {
             NodeState::Realized(b) => {
                 let id = graph.add_node(
-                    Node { op: Op::Input { slot: buffers.len() }, dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location) },
+                    Node { op: Op::Input { slot: buffers.len() }, dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location), note: node.note },
                     vec![],
                 );
                 buffers.push(b.clone());
@@ -130,7 +139,7 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>]) -> Collected {
         }
         let edges = inputs.iter().map(|(input, view)| (ids[&Arc::as_ptr(input)], view.clone())).collect();
         let id = graph.add_node(
-            Node { op: node.op.clone(), dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location) },
+            Node { op: node.op.clone(), dtype: node.dtype, len: node.len, out: node.out.clone(), location: Some(node.location), note: node.note },
             edges,
         );
         ids.insert(key, id);

@@ -12,12 +12,15 @@ pub struct Lowered {
     pub inputs: Vec<NodeId>,
 }
 
-/// Does `id` need a kernel of its own? Inputs never do; fills only when observed, since
-/// their consumers read them as constants.
+/// Does `id` need a kernel of its own? Inputs never do; fills only when observed or read by an
+/// assign or a library call, since kernels read them as constants.
 pub fn needs_kernel(g: &Graph, id: NodeId) -> bool {
     match g.node(id).op {
         Op::Input { .. } => false,
-        Op::Fill { .. } => g.outputs.contains(&id) || g.graph.neighbors_directed(id, petgraph::Direction::Outgoing).any(|c| matches!(g.node(c).op, Op::Assign)),
+        Op::Fill { .. } => {
+            g.outputs.contains(&id)
+                || g.graph.neighbors_directed(id, petgraph::Direction::Outgoing).any(|c| matches!(g.node(c).op, Op::Assign | Op::Library(_)))
+        }
         Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Assign | Op::Reduce { .. } | Op::Library(_) => true,
     }
 }
