@@ -184,11 +184,18 @@ impl Tensor {
     /// the indexed shape and converts to self's dtype; repeated indices: the last write wins.
     #[track_caller]
     pub fn try_index_put(&self, items: &[TensorIndex], value: Operand) -> Result<()> {
+        self.index_put(items, value, false)
+    }
+
+    /// `index_put`; `allow_overlap` lets `masked_fill_` write through an expanded self, where
+    /// only the selected elements are written.
+    #[track_caller]
+    pub(crate) fn index_put(&self, items: &[TensorIndex], value: Operand, allow_overlap: bool) -> Result<()> {
         let plan = self.index_plan(items)?;
         if plan.advanced.is_empty() {
             return self.with_view(plan.view).try_setitem(&[], value);
         }
-        if self.view.internal_overlap() == Some(true) {
+        if !allow_overlap && self.view.internal_overlap() == Some(true) {
             return Err(Error::overlap(
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
             ));

@@ -6,6 +6,7 @@
 use crate::elementwise::{broadcast_all, record};
 use crate::promote::Operand;
 use crate::tensor::{Tensor, ok};
+use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, fmt_list};
 use smelt_ir::{DType, Error, Result, Scalar, View};
@@ -81,6 +82,14 @@ impl Tensor {
                 fmt_list(self.shape()),
                 fmt_list(&shape)
             )));
+        }
+        if self.view.internal_overlap() != Some(false) {
+            // Several elements share memory: only the selected ones may be written (a
+            // `where` would write the old value back through the unselected aliases), so
+            // scatter the value at the mask's true positions (a graph break on the mask).
+            let mask = mask.with_view(mask.view.broadcast_to(&shape));
+            self.index_put(&[TensorIndex::Tensor(mask)], value, true)?;
+            return Ok(self);
         }
         let r = record(Op::Where, self.dtype(), self.dtype(), &[&m, &value, &s])?;
         self.assign(&Operand::Tensor(r))?;
