@@ -11,12 +11,20 @@ use smelt_ir::{DType, Error, LibraryOp, Result, View};
 
 /// The values of an integer index tensor (realizing it).
 pub(crate) fn index_values(index: &Tensor) -> Result<Vec<i64>> {
-    Ok(index.try_to_scalars()?.into_iter().map(|s| s.as_i64()).collect())
+    Ok(index
+        .try_to_scalars()?
+        .into_iter()
+        .map(|s| s.as_i64())
+        .collect())
 }
 
 /// `view` with a 0-dim view read as shape `[1]` (gather treats scalars as 1-element vectors).
 fn at_least_1d(view: &View) -> View {
-    if view.ndim() == 0 { View::new(vec![1], vec![1], view.offset) } else { view.clone() }
+    if view.ndim() == 0 {
+        View::new(vec![1], vec![1], view.offset)
+    } else {
+        view.clone()
+    }
 }
 
 impl Tensor {
@@ -27,7 +35,10 @@ impl Tensor {
         let n = self.ndim().max(1);
         let d = wrap_dim(dim, n)?;
         if index.dtype() != DType::I64 {
-            return Err(Error::dtype(format!("gather(): Expected dtype int64 for index, but got {}", index.dtype().torch_name())));
+            return Err(Error::dtype(format!(
+                "gather(): Expected dtype int64 for index, but got {}",
+                index.dtype().torch_name()
+            )));
         }
         if index.ndim().max(1) != n {
             return Err(Error::shape(format!(
@@ -47,12 +58,23 @@ impl Tensor {
             }
         }
         let size = sv.shape[d];
-        if let Some(v) = index_values(index)?.into_iter().find(|&v| v < 0 || v >= size as i64) {
-            return Err(Error::index(format!("gather(): index {v} is out of bounds for dimension {d} with size {size}")));
+        if let Some(v) = index_values(index)?
+            .into_iter()
+            .find(|&v| v < 0 || v >= size as i64)
+        {
+            return Err(Error::index(format!(
+                "gather(): index {v} is out of bounds for dimension {d} with size {size}"
+            )));
         }
         let out = View::contiguous(&iv.shape);
         let inputs = vec![(self.storage.current(), sv), (index.storage.current(), iv)];
-        Ok(Tensor::library(LibraryOp::Gather { dim: d }, self.dtype(), index.shape(), out, inputs))
+        Ok(Tensor::library(
+            LibraryOp::Gather { dim: d },
+            self.dtype(),
+            index.shape(),
+            out,
+            inputs,
+        ))
     }
     #[track_caller]
     pub fn gather(&self, dim: i64, index: &Tensor) -> Tensor {
@@ -71,15 +93,22 @@ impl Tensor {
             )));
         }
         if index.ndim() > 1 {
-            return Err(Error::index("index_select(): Index is supposed to be a vector"));
+            return Err(Error::index(
+                "index_select(): Index is supposed to be a vector",
+            ));
         }
         let count = index.numel();
         if self.ndim() == 0 && count != 1 {
-            return Err(Error::index(format!("index_select(): Index to scalar can have only 1 value, got {count} value(s)")));
+            return Err(Error::index(format!(
+                "index_select(): Index to scalar can have only 1 value, got {count} value(s)"
+            )));
         }
         let sv = at_least_1d(&self.view);
         let size = sv.shape[d];
-        if let Some(v) = index_values(index)?.into_iter().find(|&v| v < 0 || v >= size as i64) {
+        if let Some(v) = index_values(index)?
+            .into_iter()
+            .find(|&v| v < 0 || v >= size as i64)
+        {
             return Err(Error::index(format!(
                 "index_select(): index {v} out of range in self (dimension {d} has size {size})"
             )));
@@ -90,9 +119,19 @@ impl Tensor {
         if self.ndim() == 0 {
             shape.clear();
         }
-        let iv = View::new(vec![count], vec![index.view.strides.first().copied().unwrap_or(1)], index.view.offset);
+        let iv = View::new(
+            vec![count],
+            vec![index.view.strides.first().copied().unwrap_or(1)],
+            index.view.offset,
+        );
         let inputs = vec![(self.storage.current(), sv), (index.storage.current(), iv)];
-        Ok(Tensor::library(LibraryOp::IndexSelect { dim: d }, self.dtype(), &shape, out, inputs))
+        Ok(Tensor::library(
+            LibraryOp::IndexSelect { dim: d },
+            self.dtype(),
+            &shape,
+            out,
+            inputs,
+        ))
     }
     #[track_caller]
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Tensor {
@@ -103,15 +142,32 @@ impl Tensor {
     #[track_caller]
     pub fn try_take(&self, index: &Tensor) -> Result<Tensor> {
         if index.dtype() != DType::I64 {
-            return Err(Error::dtype(format!("take(): Expected a long tensor for index, but got {}", index.dtype().torch_name())));
+            return Err(Error::dtype(format!(
+                "take(): Expected a long tensor for index, but got {}",
+                index.dtype().torch_name()
+            )));
         }
         let numel = self.numel() as i64;
-        if let Some(v) = index_values(index)?.into_iter().find(|&v| v < -numel || v >= numel) {
-            return Err(Error::index(format!("take(): out of range: tried to access index {v} on a tensor of {numel} elements.")));
+        if let Some(v) = index_values(index)?
+            .into_iter()
+            .find(|&v| v < -numel || v >= numel)
+        {
+            return Err(Error::index(format!(
+                "take(): out of range: tried to access index {v} on a tensor of {numel} elements."
+            )));
         }
         let out = View::contiguous(index.shape());
-        let inputs = vec![(self.storage.current(), self.view.clone()), (index.storage.current(), index.view.clone())];
-        Ok(Tensor::library(LibraryOp::Take, self.dtype(), index.shape(), out, inputs))
+        let inputs = vec![
+            (self.storage.current(), self.view.clone()),
+            (index.storage.current(), index.view.clone()),
+        ];
+        Ok(Tensor::library(
+            LibraryOp::Take,
+            self.dtype(),
+            index.shape(),
+            out,
+            inputs,
+        ))
     }
     #[track_caller]
     pub fn take(&self, index: &Tensor) -> Tensor {

@@ -8,10 +8,10 @@
 //! index tensors are realized), so an out-of-range index is an `index` error at the op.
 
 use crate::gather::index_values;
+use crate::lazy::LazyNode;
 use crate::promote::Operand;
 use crate::tensor::Tensor;
 use crate::views::TensorIndex;
-use crate::lazy::LazyNode;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
 use smelt_ir::{DType, Error, LibraryOp, Result, Scalar, View};
@@ -46,19 +46,31 @@ fn dims_consumed(item: &TensorIndex) -> usize {
 fn select(v: &View, d: usize, i: i64) -> Result<View> {
     let size = v.shape.get(d).copied().unwrap_or(0) as i64;
     if i < -size || i >= size {
-        return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {size}")));
+        return Err(Error::index(format!(
+            "index {i} is out of bounds for dimension {d} with size {size}"
+        )));
     }
     v.select(d as i64, i)
 }
 
 impl Tensor {
     fn index_plan(&self, items: &[TensorIndex]) -> Result<Plan> {
-        if items.iter().filter(|i| matches!(i, TensorIndex::Ellipsis)).count() > 1 {
-            return Err(Error::index("an index can only have a single ellipsis ('...')"));
+        if items
+            .iter()
+            .filter(|i| matches!(i, TensorIndex::Ellipsis))
+            .count()
+            > 1
+        {
+            return Err(Error::index(
+                "an index can only have a single ellipsis ('...')",
+            ));
         }
         let consumed: usize = items.iter().map(dims_consumed).sum();
         if consumed > self.ndim() {
-            return Err(Error::index(format!("too many indices for tensor of dimension {}", self.ndim())));
+            return Err(Error::index(format!(
+                "too many indices for tensor of dimension {}",
+                self.ndim()
+            )));
         }
         let mut v = self.view.clone();
         let mut d = 0usize;
@@ -86,9 +98,17 @@ impl Tensor {
                     DType::Bool | DType::U8 if t.ndim() == 0 => {
                         // `x[True]` adds a dim of size 1, `x[False]` one of size 0.
                         v = v.unsqueeze(d as i64)?;
-                        let keep: Vec<Scalar> = if t.try_item()?.as_bool() { vec![Scalar::Int(0)] } else { vec![] };
+                        let keep: Vec<Scalar> = if t.try_item()?.as_bool() {
+                            vec![Scalar::Int(0)]
+                        } else {
+                            vec![]
+                        };
                         let n = keep.len();
-                        let idx = Tensor::graph_break(Buffer::from_scalars(DType::I64, &keep), View::contiguous(&[n]), "graph break: bool index");
+                        let idx = Tensor::graph_break(
+                            Buffer::from_scalars(DType::I64, &keep),
+                            View::contiguous(&[n]),
+                            "graph break: bool index",
+                        );
                         advanced.push((d, idx));
                         d += 1;
                     }
@@ -108,7 +128,9 @@ impl Tensor {
                         }
                         d += t.ndim();
                     }
-                    DType::I64 | DType::I32 if t.ndim() == 0 => v = select(&v, d, t.try_item()?.as_i64())?,
+                    DType::I64 | DType::I32 if t.ndim() == 0 => {
+                        v = select(&v, d, t.try_item()?.as_i64())?
+                    }
                     DType::I64 | DType::I32 => {
                         advanced.push((d, t.clone()));
                         d += 1;
@@ -137,8 +159,13 @@ impl Tensor {
         }
         for (d, t) in &plan.advanced {
             let size = v.shape[*d] as i64;
-            if let Some(i) = index_values(t)?.into_iter().find(|&i| i < -size || i >= size) {
-                return Err(Error::index(format!("index {i} is out of bounds for dimension {d} with size {size}")));
+            if let Some(i) = index_values(t)?
+                .into_iter()
+                .find(|&i| i < -size || i >= size)
+            {
+                return Err(Error::index(format!(
+                    "index {i} is out of bounds for dimension {d} with size {size}"
+                )));
             }
         }
         let indexed: Vec<usize> = plan.advanced.iter().map(|(d, _)| *d).collect();
@@ -149,12 +176,24 @@ impl Tensor {
         let nb = b_shape.len();
         let rest_shape: Vec<usize> = rest.iter().map(|&d| v.shape[d]).collect();
         // Rest dims before the first indexed dim stay in front when the indexed dims are adjacent.
-        let before = if adjacent { rest.iter().filter(|&&d| d < indexed[0]).count() } else { 0 };
+        let before = if adjacent {
+            rest.iter().filter(|&&d| d < indexed[0]).count()
+        } else {
+            0
+        };
         let mut result_shape = rest_shape[..before].to_vec();
         result_shape.extend_from_slice(&b_shape);
         result_shape.extend_from_slice(&rest_shape[before..]);
-        let to_op_order: Vec<usize> = (before..before + nb).chain(0..before).chain(before + nb..result_shape.len()).collect();
-        Ok(Layout { target, b_shape, result_shape, to_op_order })
+        let to_op_order: Vec<usize> = (before..before + nb)
+            .chain(0..before)
+            .chain(before + nb..result_shape.len())
+            .collect();
+        Ok(Layout {
+            target,
+            b_shape,
+            result_shape,
+            to_op_order,
+        })
     }
 
     /// `self[items]` where some item is a tensor: a contiguous copy.
@@ -168,7 +207,11 @@ impl Tensor {
         let layout = Tensor::index_layout(&plan)?;
         let strides = contiguous_strides(&layout.result_shape);
         let out = View::new(
-            layout.to_op_order.iter().map(|&i| layout.result_shape[i]).collect(),
+            layout
+                .to_op_order
+                .iter()
+                .map(|&i| layout.result_shape[i])
+                .collect(),
             layout.to_op_order.iter().map(|&i| strides[i]).collect(),
             0,
         );
@@ -176,8 +219,16 @@ impl Tensor {
         for (_, t) in &plan.advanced {
             inputs.push((t.storage.current(), t.view.broadcast_to(&layout.b_shape)));
         }
-        let op = LibraryOp::Index { indices: plan.advanced.len() };
-        Ok(Tensor::library(op, self.dtype(), &layout.result_shape, out, inputs))
+        let op = LibraryOp::Index {
+            indices: plan.advanced.len(),
+        };
+        Ok(Tensor::library(
+            op,
+            self.dtype(),
+            &layout.result_shape,
+            out,
+            inputs,
+        ))
     }
 
     /// `self[items] = value` where some item is a tensor (index_put): the value broadcasts to
@@ -190,7 +241,12 @@ impl Tensor {
     /// `index_put`; `allow_overlap` lets `masked_fill_` write through an expanded self, where
     /// only the selected elements are written.
     #[track_caller]
-    pub(crate) fn index_put(&self, items: &[TensorIndex], value: Operand, allow_overlap: bool) -> Result<()> {
+    pub(crate) fn index_put(
+        &self,
+        items: &[TensorIndex],
+        value: Operand,
+        allow_overlap: bool,
+    ) -> Result<()> {
         let plan = self.index_plan(items)?;
         if plan.advanced.is_empty() {
             return self.with_view(plan.view).try_setitem(&[], value);
@@ -217,7 +273,9 @@ impl Tensor {
         for (_, t) in &plan.advanced {
             inputs.push((t.storage.current(), t.view.broadcast_to(&layout.b_shape)));
         }
-        let op = Op::Library(LibraryOp::IndexPut { indices: plan.advanced.len() });
+        let op = Op::Library(LibraryOp::IndexPut {
+            indices: plan.advanced.len(),
+        });
         let next = LazyNode::pending(op, self.dtype(), self.storage.len, layout.target, inputs);
         self.storage.set_current(next);
         Ok(())

@@ -14,7 +14,10 @@ use smelt_runtime::Buffer;
 
 fn check_mask(op: &str, mask: &Tensor) -> Result<()> {
     if mask.dtype() != DType::Bool {
-        return Err(Error::dtype(format!("{op}: expected a bool mask, but got mask with dtype {}", mask.dtype().torch_name())));
+        return Err(Error::dtype(format!(
+            "{op}: expected a bool mask, but got mask with dtype {}",
+            mask.dtype().torch_name()
+        )));
     }
     Ok(())
 }
@@ -106,11 +109,24 @@ impl Tensor {
     pub fn try_masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         check_mask("masked_select", mask)?;
         let shape = broadcast_all(&[&Operand::from(mask), &Operand::from(self)])?;
-        let values = self.with_view(self.view.broadcast_to(&shape)).try_to_scalars()?;
-        let keep = mask.with_view(mask.view.broadcast_to(&shape)).try_to_scalars()?;
-        let picked: Vec<Scalar> = values.into_iter().zip(keep).filter(|(_, k)| k.as_bool()).map(|(v, _)| v).collect();
+        let values = self
+            .with_view(self.view.broadcast_to(&shape))
+            .try_to_scalars()?;
+        let keep = mask
+            .with_view(mask.view.broadcast_to(&shape))
+            .try_to_scalars()?;
+        let picked: Vec<Scalar> = values
+            .into_iter()
+            .zip(keep)
+            .filter(|(_, k)| k.as_bool())
+            .map(|(v, _)| v)
+            .collect();
         let n = picked.len();
-        Ok(Tensor::graph_break(Buffer::from_scalars(self.dtype(), &picked), View::contiguous(&[n]), "graph break: masked_select"))
+        Ok(Tensor::graph_break(
+            Buffer::from_scalars(self.dtype(), &picked),
+            View::contiguous(&[n]),
+            "graph break: masked_select",
+        ))
     }
     #[track_caller]
     pub fn masked_select(&self, mask: &Tensor) -> Tensor {
@@ -129,7 +145,11 @@ impl Tensor {
                 buffer.set(d * n + r, Scalar::Int(x as i64));
             }
         }
-        Ok(Tensor::graph_break(buffer, View::new(vec![n, nd], vec![1, n as isize], 0), "graph break: nonzero"))
+        Ok(Tensor::graph_break(
+            buffer,
+            View::new(vec![n, nd], vec![1, n as isize], 0),
+            "graph break: nonzero",
+        ))
     }
     #[track_caller]
     pub fn nonzero(&self) -> Tensor {
@@ -140,7 +160,11 @@ impl Tensor {
     /// 1-D); views of one `[n, ndim]` result. A graph break.
     #[track_caller]
     pub fn try_nonzero_tuple(&self) -> Result<Vec<Tensor>> {
-        let base = if self.ndim() == 0 { self.try_reshape(&[1])? } else { self.clone() };
+        let base = if self.ndim() == 0 {
+            self.try_reshape(&[1])?
+        } else {
+            self.clone()
+        };
         base.try_nonzero()?.try_unbind(1)
     }
     #[track_caller]

@@ -12,7 +12,11 @@ use smelt_ir::{BinaryOp, DType, Error, LibraryOp, Result, Scalar, View};
 
 /// `2x3`-style size of a matrix view.
 fn mat(shape: &[usize]) -> String {
-    shape.iter().map(|s| s.to_string()).collect::<Vec<_>>().join("x")
+    shape
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
 }
 
 fn check_dtypes(op: &str, a: DType, b: DType) -> Result<()> {
@@ -24,7 +28,9 @@ fn check_dtypes(op: &str, a: DType, b: DType) -> Result<()> {
         )));
     }
     if a.is_bool() {
-        return Err(Error::dtype(format!("{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'")));
+        return Err(Error::dtype(format!(
+            "{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'"
+        )));
     }
     Ok(())
 }
@@ -39,8 +45,16 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             "{op}: both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
         )));
     }
-    let av = if da == 1 { a.view.unsqueeze(0)? } else { a.view.clone() };
-    let bv = if db == 1 { b.view.unsqueeze(1)? } else { b.view.clone() };
+    let av = if da == 1 {
+        a.view.unsqueeze(0)?
+    } else {
+        a.view.clone()
+    };
+    let bv = if db == 1 {
+        b.view.unsqueeze(1)?
+    } else {
+        b.view.clone()
+    };
     let (ra, rb) = (av.ndim(), bv.ndim());
     let (m, k) = (av.shape[ra - 2], av.shape[ra - 1]);
     let (k2, n) = (bv.shape[rb - 2], bv.shape[rb - 1]);
@@ -49,7 +63,10 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
             (1, 1) => format!(
                 "{op}: inconsistent tensor size, expected tensor [{k}] and src [{k2}] to have the same number of elements, but got {k} and {k2} elements respectively"
             ),
-            (2, 1) => format!("{op}: size mismatch, got input ({m}), mat ({}), vec ({k2})", mat(a.shape())),
+            (2, 1) => format!(
+                "{op}: size mismatch, got input ({m}), mat ({}), vec ({k2})",
+                mat(a.shape())
+            ),
             _ => format!(
                 "{op}: mat1 and mat2 shapes cannot be multiplied ({} and {}) for inputs of shape {} and {}",
                 mat(&av.shape[ra - 2..]),
@@ -62,7 +79,12 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     check_dtypes(op, a.dtype(), b.dtype())?;
     let batch = broadcast_shapes(&av.shape[..ra - 2], &bv.shape[..rb - 2]).map_err(|e| {
-        Error::shape(format!("{op}: batch dims of {} and {} do not broadcast: {}", fmt_list(a.shape()), fmt_list(b.shape()), e.message))
+        Error::shape(format!(
+            "{op}: batch dims of {} and {} do not broadcast: {}",
+            fmt_list(a.shape()),
+            fmt_list(b.shape()),
+            e.message
+        ))
     })?;
     let with = |tail: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(tail).collect() };
     let a_in = av.broadcast_to(&with([m, k]));
@@ -78,12 +100,22 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     // same buffer as the contiguous result.
     let out = View::contiguous(&with([m, n]));
     let inputs = vec![(a.storage.current(), a_in), (b.storage.current(), b_in)];
-    Ok(Tensor::library(LibraryOp::Matmul, a.dtype(), &shape, out, inputs))
+    Ok(Tensor::library(
+        LibraryOp::Matmul,
+        a.dtype(),
+        &shape,
+        out,
+        inputs,
+    ))
 }
 
 fn expect_ndim(op: &str, what: &str, t: &Tensor, ndim: usize) -> Result<()> {
     if t.ndim() != ndim {
-        return Err(Error::shape(format!("{op}: {what} must be a {ndim}-D tensor, got {}-D of shape {}", t.ndim(), fmt_list(t.shape()))));
+        return Err(Error::shape(format!(
+            "{op}: {what} must be a {ndim}-D tensor, got {}-D of shape {}",
+            t.ndim(),
+            fmt_list(t.shape())
+        )));
     }
     Ok(())
 }
@@ -171,7 +203,10 @@ impl Tensor {
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
         for (what, t) in [("self", self), ("vec2", vec2)] {
             if t.ndim() != 1 {
-                return Err(Error::shape(format!("outer: Expected 1-D argument {what}, but got {}-D", t.ndim())));
+                return Err(Error::shape(format!(
+                    "outer: Expected 1-D argument {what}, but got {}-D",
+                    t.ndim()
+                )));
             }
         }
         let shape = [self.shape()[0], vec2.shape()[0]];
@@ -186,7 +221,13 @@ impl Tensor {
     /// `addmm(self, mat1, mat2, beta, alpha)` = `beta·self + alpha·(mat1 @ mat2)`; self
     /// broadcasts to the product's shape and is ignored (NaNs included) when beta is 0.
     #[track_caller]
-    pub fn try_addmm(&self, mat1: &Tensor, mat2: &Tensor, beta: Scalar, alpha: Scalar) -> Result<Tensor> {
+    pub fn try_addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
         expect_ndim("addmm", "mat1", mat1, 2)?;
         expect_ndim("addmm", "mat2", mat2, 2)?;
         let prod = product("addmm", mat1, mat2)?;
@@ -213,11 +254,19 @@ impl Tensor {
             }
         }
         let is = |s: Scalar, v: f64| s.as_f64() == v;
-        let scaled = if is(alpha, 1.0) { prod } else { prod.try_binary(Operand::Scalar(alpha), BinaryOp::Mul)? };
+        let scaled = if is(alpha, 1.0) {
+            prod
+        } else {
+            prod.try_binary(Operand::Scalar(alpha), BinaryOp::Mul)?
+        };
         if is(beta, 0.0) {
             return Ok(scaled);
         }
-        let bias = if is(beta, 1.0) { self.clone() } else { self.try_binary(Operand::Scalar(beta), BinaryOp::Mul)? };
+        let bias = if is(beta, 1.0) {
+            self.clone()
+        } else {
+            self.try_binary(Operand::Scalar(beta), BinaryOp::Mul)?
+        };
         let r = scaled.try_binary(&bias, BinaryOp::Add)?;
         Ok(r.relayout(&shape, contiguous_strides(&shape)))
     }

@@ -18,15 +18,30 @@ use std::sync::Arc;
 
 /// Runs `call` on `inputs` (one buffer per input, in order).
 pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
-    assert_eq!(inputs.len(), call.inputs.len(), "invariant: one buffer per library input");
+    assert_eq!(
+        inputs.len(),
+        call.inputs.len(),
+        "invariant: one buffer per library input"
+    );
     for ((_, v), b) in call.inputs.iter().zip(inputs) {
-        assert!(v.fits_in(b.len()), "invariant: library input view {v} inside its buffer of {}", b.len());
+        assert!(
+            v.fits_in(b.len()),
+            "invariant: library input view {v} inside its buffer of {}",
+            b.len()
+        );
     }
-    assert!(call.out.fits_in(call.len), "invariant: library output view inside its buffer");
+    assert!(
+        call.out.fits_in(call.len),
+        "invariant: library output view inside its buffer"
+    );
     let mut out = match &call.op {
         // The next version of a storage starts as the old one.
         LibraryOp::IndexPut { .. } => {
-            assert_eq!(inputs[0].len(), call.len, "invariant: index_put reads the whole old version");
+            assert_eq!(
+                inputs[0].len(),
+                call.len,
+                "invariant: index_put reads the whole old version"
+            );
             (*inputs[0]).clone()
         }
         LibraryOp::Matmul
@@ -74,6 +89,10 @@ pub(crate) fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
 /// count from the end when `wrap` is set.
 pub(crate) fn checked_index(value: i64, size: usize, wrap: bool) -> Option<usize> {
     let size = size as i64;
-    let v = if wrap && value < 0 { value + size } else { value };
+    let v = if wrap && value < 0 {
+        value + size
+    } else {
+        value
+    };
     (0..size).contains(&v).then_some(v as usize)
 }

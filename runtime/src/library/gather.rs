@@ -12,7 +12,10 @@ pub fn gather(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, dim:
     let (src, sv) = (&inputs[0], &call.inputs[0].1);
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
-    assert!(sv.ndim() == ov.ndim() && iv.shape == ov.shape && dim < sv.ndim().max(1), "invariant: gather views agree");
+    assert!(
+        sv.ndim() == ov.ndim() && iv.shape == ov.shape && dim < sv.ndim().max(1),
+        "invariant: gather views agree"
+    );
     if sv.ndim() == 0 {
         // A 0-dim self is indexed like a 1-element vector.
         for_each_index(&ov.shape, |p| {
@@ -24,7 +27,13 @@ pub fn gather(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, dim:
     }
     let mut sp = vec![0usize; sv.ndim()];
     for_each_index(&ov.shape, |p| {
-        let Some(i) = checked_index(idx.get(iv.address(p) as usize).as_i64(), sv.shape[dim], false) else { return };
+        let Some(i) = checked_index(
+            idx.get(iv.address(p) as usize).as_i64(),
+            sv.shape[dim],
+            false,
+        ) else {
+            return;
+        };
         sp.copy_from_slice(p);
         sp[dim] = i;
         if sp.iter().zip(&sv.shape).all(|(a, s)| a < s) {
@@ -38,7 +47,10 @@ pub fn index_select(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer
     let (src, sv) = (&inputs[0], &call.inputs[0].1);
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
-    assert!(sv.ndim() == ov.ndim() && iv.ndim() == 1, "invariant: index_select views agree");
+    assert!(
+        sv.ndim() == ov.ndim() && iv.ndim() == 1,
+        "invariant: index_select views agree"
+    );
     if sv.ndim() == 0 {
         if checked_index(idx.get(iv.offset).as_i64(), 1, false).is_some() {
             out.set(ov.offset, src.get(sv.offset));
@@ -47,7 +59,13 @@ pub fn index_select(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer
     }
     let mut sp = vec![0usize; sv.ndim()];
     for_each_index(&ov.shape, |p| {
-        let Some(i) = checked_index(idx.get(iv.address(&[p[dim]]) as usize).as_i64(), sv.shape[dim], false) else { return };
+        let Some(i) = checked_index(
+            idx.get(iv.address(&[p[dim]]) as usize).as_i64(),
+            sv.shape[dim],
+            false,
+        ) else {
+            return;
+        };
         sp.copy_from_slice(p);
         sp[dim] = i;
         out.set(ov.address(p) as usize, src.get(sv.address(&sp) as usize));
@@ -62,7 +80,10 @@ pub fn take(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
     let numel = sv.numel();
     let mut sp = vec![0usize; sv.ndim()];
     for_each_index(&ov.shape, |p| {
-        let Some(mut flat) = checked_index(idx.get(iv.address(p) as usize).as_i64(), numel, true) else { return };
+        let Some(mut flat) = checked_index(idx.get(iv.address(p) as usize).as_i64(), numel, true)
+        else {
+            return;
+        };
         for d in (0..sv.ndim()).rev() {
             sp[d] = flat % sv.shape[d];
             flat /= sv.shape[d];

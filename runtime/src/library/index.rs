@@ -8,10 +8,20 @@ use smelt_ir::{LibraryCall, View};
 use std::sync::Arc;
 
 /// The source point for output point `(b, r)`, or `None` when an index is out of range.
-fn source_point(target: &View, indices: &[(&Arc<Buffer>, &View)], b: &[usize], r: &[usize], point: &mut Vec<usize>) -> Option<()> {
+fn source_point(
+    target: &View,
+    indices: &[(&Arc<Buffer>, &View)],
+    b: &[usize],
+    r: &[usize],
+    point: &mut Vec<usize>,
+) -> Option<()> {
     point.clear();
     for (d, (buf, view)) in indices.iter().enumerate() {
-        point.push(checked_index(buf.get(view.address(b) as usize).as_i64(), target.shape[d], true)?);
+        point.push(checked_index(
+            buf.get(view.address(b) as usize).as_i64(),
+            target.shape[d],
+            true,
+        )?);
     }
     point.extend_from_slice(r);
     Some(())
@@ -23,8 +33,12 @@ pub fn index(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, k: us
     let ov = &call.out;
     let rest = sv.ndim() - k;
     let b_rank = ov.ndim() - rest;
-    let indices: Vec<(&Arc<Buffer>, &View)> = (1..=k).map(|i| (&inputs[i], &call.inputs[i].1)).collect();
-    assert!(indices.iter().all(|(_, v)| v.ndim() == b_rank), "invariant: index views have the broadcast shape");
+    let indices: Vec<(&Arc<Buffer>, &View)> =
+        (1..=k).map(|i| (&inputs[i], &call.inputs[i].1)).collect();
+    assert!(
+        indices.iter().all(|(_, v)| v.ndim() == b_rank),
+        "invariant: index views have the broadcast shape"
+    );
     let mut sp = Vec::with_capacity(sv.ndim());
     for_each_index(&ov.shape, |p| {
         let (b, r) = p.split_at(b_rank);
@@ -41,7 +55,9 @@ pub fn index_put(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, k
     let tv = &call.out;
     let rest = tv.ndim() - k;
     let b_rank = vv.ndim() - rest;
-    let indices: Vec<(&Arc<Buffer>, &View)> = (2..2 + k).map(|i| (&inputs[i], &call.inputs[i].1)).collect();
+    let indices: Vec<(&Arc<Buffer>, &View)> = (2..2 + k)
+        .map(|i| (&inputs[i], &call.inputs[i].1))
+        .collect();
     let mut tp = Vec::with_capacity(tv.ndim());
     for_each_index(&vv.shape, |p| {
         let (b, r) = p.split_at(b_rank);

@@ -40,18 +40,36 @@ pub fn matmul(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
 pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) -> bool {
     let (av, bv, ov) = check_views(call);
     match (&mut *out, &*inputs[0], &*inputs[1]) {
-        (Buffer::F32(o), Buffer::F32(a), Buffer::F32(b)) => gemm_batched(o, a, b, av, bv, ov, 0.0f32, 1.0f32),
-        (Buffer::F64(o), Buffer::F64(a), Buffer::F64(b)) => gemm_batched(o, a, b, av, bv, ov, 0.0f64, 1.0f64),
+        (Buffer::F32(o), Buffer::F32(a), Buffer::F32(b)) => {
+            gemm_batched(o, a, b, av, bv, ov, 0.0f32, 1.0f32)
+        }
+        (Buffer::F64(o), Buffer::F64(a), Buffer::F64(b)) => {
+            gemm_batched(o, a, b, av, bv, ov, 0.0f64, 1.0f64)
+        }
         _ => return false,
     }
     true
 }
 
 fn batch_offset(v: &View, point: &[usize]) -> isize {
-    v.offset as isize + point.iter().zip(&v.strides).map(|(&i, &s)| i as isize * s).sum::<isize>()
+    v.offset as isize
+        + point
+            .iter()
+            .zip(&v.strides)
+            .map(|(&i, &s)| i as isize * s)
+            .sum::<isize>()
 }
 
-fn gemm_batched<T: Copy + 'static>(o: &mut [T], a: &[T], b: &[T], av: &View, bv: &View, ov: &View, zero: T, one: T) {
+fn gemm_batched<T: Copy + 'static>(
+    o: &mut [T],
+    a: &[T],
+    b: &[T],
+    av: &View,
+    bv: &View,
+    ov: &View,
+    zero: T,
+    one: T,
+) {
     let r = ov.ndim();
     let (m, n, k) = (ov.shape[r - 2], ov.shape[r - 1], av.shape[r - 1]);
     if m == 0 || n == 0 || k == 0 {
@@ -62,9 +80,17 @@ fn gemm_batched<T: Copy + 'static>(o: &mut [T], a: &[T], b: &[T], av: &View, bv:
         ov.internal_overlap() == Some(false) || ov.numel() <= 1,
         "invariant: a matmul output view does not overlap itself: {ov}"
     );
-    let parallelism = if m * n * k >= PARALLEL_WORK { gemm::Parallelism::Rayon(0) } else { gemm::Parallelism::None };
+    let parallelism = if m * n * k >= PARALLEL_WORK {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
     for_each_index(&ov.shape[..r - 2], |point| {
-        let (ao, bo, oo) = (batch_offset(av, point), batch_offset(bv, point), batch_offset(ov, point));
+        let (ao, bo, oo) = (
+            batch_offset(av, point),
+            batch_offset(bv, point),
+            batch_offset(ov, point),
+        );
         // SAFETY: `run_library` asserted that every view fits in its buffer, so each address
         // `offset + i·row_stride + j·col_stride` gemm forms for i < rows, j < cols lies inside
         // the slice it is derived from; the output view does not overlap itself (asserted
@@ -119,7 +145,11 @@ pub fn matmul_reference(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Bu
                 iacc = iacc.wrapping_add(x.as_i64().wrapping_mul(y.as_i64()));
             }
         }
-        let v = if float { Scalar::Float(facc) } else { Scalar::Int(iacc) };
+        let v = if float {
+            Scalar::Float(facc)
+        } else {
+            Scalar::Int(iacc)
+        };
         out.set(ov.address(p) as usize, v);
     });
 }
