@@ -1,23 +1,283 @@
-//! Advanced indexing (integer and bool index tensors): reads gather into a copy, writes
-//! scatter into a new storage version.
+//! Advanced indexing (integer and bool index tensors): reads gather into a contiguous copy
+//! (`LibraryOp::Index`), writes scatter into the storage's next version
+//! (`LibraryOp::IndexPut`). PyTorch's rules: basic items (ints, slices, `None`, `...`) apply
+//! first as a view; index tensors broadcast together to a shape `B`; when the indexed dims are
+//! adjacent, `B` replaces them in place, otherwise `B` comes first. A bool (or uint8) mask
+//! expands to the coordinates of its true elements (a graph break: its values are realized);
+//! a 0-dim integer tensor acts like an int (a view). Index values are checked eagerly (the
+//! index tensors are realized), so an out-of-range index is an `index` error at the op.
 
+use crate::gather::index_values;
+use crate::lazy::LazyNode;
 use crate::promote::Operand;
 use crate::tensor::Tensor;
 use crate::views::TensorIndex;
-use smelt_ir::{Error, Result};
+use smelt_ir::graph::Op;
+use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
+use smelt_ir::{DType, Error, LibraryOp, Result, Scalar, View};
+use smelt_runtime::Buffer;
+
+/// The resolved index: the view after basic items, and per advanced index the view dim it
+/// indexes with its (integer) index tensor.
+struct Plan {
+    view: View,
+    advanced: Vec<(usize, Tensor)>,
+}
+
+/// What the library op needs: the source/target view with the indexed dims first, the
+/// broadcast index shape, the result shape and the permutation from result order to the op's
+/// `[*B, *rest]` order.
+struct Layout {
+    target: View,
+    b_shape: Vec<usize>,
+    result_shape: Vec<usize>,
+    to_op_order: Vec<usize>,
+}
+
+fn dims_consumed(item: &TensorIndex) -> usize {
+    match item {
+        TensorIndex::Int(_) | TensorIndex::Slice(..) => 1,
+        TensorIndex::Tensor(t) if matches!(t.dtype(), DType::Bool | DType::U8) => t.ndim(),
+        TensorIndex::Tensor(_) => 1,
+        TensorIndex::NewAxis | TensorIndex::Ellipsis => 0,
+    }
+}
+
+fn select(v: &View, d: usize, i: i64) -> Result<View> {
+    let size = v.shape.get(d).copied().unwrap_or(0) as i64;
+    if i < -size || i >= size {
+        return Err(Error::index(format!(
+            "index {i} is out of bounds for dimension {d} with size {size}"
+        )));
+    }
+    v.select(d as i64, i)
+}
 
 impl Tensor {
-    /// `self[items]` where some item is a tensor.
-    pub fn try_index(&self, _items: &[TensorIndex]) -> Result<Tensor> {
-        Err(Error::unsupported(
-            "unsupported op getitem with tensor indices (advanced indexing)",
+    fn index_plan(&self, items: &[TensorIndex]) -> Result<Plan> {
+        if items
+            .iter()
+            .filter(|i| matches!(i, TensorIndex::Ellipsis))
+            .count()
+            > 1
+        {
+            return Err(Error::index(
+                "an index can only have a single ellipsis ('...')",
+            ));
+        }
+        let consumed: usize = items.iter().map(dims_consumed).sum();
+        if consumed > self.ndim() {
+            return Err(Error::index(format!(
+                "too many indices for tensor of dimension {}",
+                self.ndim()
+            )));
+        }
+        let mut v = self.view.clone();
+        let mut d = 0usize;
+        let mut advanced = vec![];
+        for item in items {
+            match item {
+                TensorIndex::Int(i) => v = select(&v, d, *i)?,
+                TensorIndex::Slice(start, stop, step) => {
+                    let step = step.unwrap_or(1);
+                    if step == 0 {
+                        return Err(Error::value("slice step cannot be zero"));
+                    }
+                    if step < 0 {
+                        return Err(Error::value("step must be greater than zero"));
+                    }
+                    v = v.slice(d as i64, *start, *stop, step)?;
+                    d += 1;
+                }
+                TensorIndex::NewAxis => {
+                    v = v.unsqueeze(d as i64)?;
+                    d += 1;
+                }
+                TensorIndex::Ellipsis => d += self.ndim() - consumed,
+                TensorIndex::Tensor(t) => match t.dtype() {
+                    DType::Bool | DType::U8 if t.ndim() == 0 => {
+                        // `x[True]` adds a dim of size 1, `x[False]` one of size 0.
+                        v = v.unsqueeze(d as i64)?;
+                        let keep: Vec<Scalar> = if t.try_item()?.as_bool() {
+                            vec![Scalar::Int(0)]
+                        } else {
+                            vec![]
+                        };
+                        let n = keep.len();
+                        let idx = Tensor::graph_break(
+                            Buffer::from_scalars(DType::I64, &keep),
+                            View::contiguous(&[n]),
+                            "graph break: bool index",
+                        );
+                        advanced.push((d, idx));
+                        d += 1;
+                    }
+                    DType::Bool | DType::U8 => {
+                        for j in 0..t.ndim() {
+                            if v.shape.get(d + j) != Some(&t.shape()[j]) {
+                                return Err(Error::index(format!(
+                                    "The shape of the mask {} at index {j} does not match the shape of the indexed tensor {} at index {}",
+                                    fmt_list(t.shape()),
+                                    fmt_list(&v.shape),
+                                    d + j
+                                )));
+                            }
+                        }
+                        for (j, column) in t.try_nonzero()?.try_unbind(1)?.into_iter().enumerate() {
+                            advanced.push((d + j, column));
+                        }
+                        d += t.ndim();
+                    }
+                    DType::I64 | DType::I32 if t.ndim() == 0 => {
+                        v = select(&v, d, t.try_item()?.as_i64())?
+                    }
+                    DType::I64 | DType::I32 => {
+                        advanced.push((d, t.clone()));
+                        d += 1;
+                    }
+                    DType::I8 | DType::I16 | DType::F16 | DType::BF16 | DType::F32 | DType::F64 => {
+                        return Err(Error::index(format!(
+                            "tensors used as indices must be long, int, byte or bool tensors, got {}",
+                            t.dtype().torch_name()
+                        )));
+                    }
+                },
+            }
+        }
+        Ok(Plan { view: v, advanced })
+    }
+
+    /// Broadcasts the index tensors, checks their values and lays the op out.
+    fn index_layout(plan: &Plan) -> Result<Layout> {
+        let v = &plan.view;
+        let mut b_shape: Vec<usize> = vec![];
+        for (_, t) in &plan.advanced {
+            b_shape = broadcast_shapes(&b_shape, t.shape()).map_err(|_| {
+                let shapes: Vec<String> = plan.advanced.iter().map(|(_, t)| fmt_list(t.shape())).collect();
+                Error::index(format!("shape mismatch: indexing tensors could not be broadcast together with shapes {}", shapes.join(", ")))
+            })?;
+        }
+        for (d, t) in &plan.advanced {
+            let size = v.shape[*d] as i64;
+            if let Some(i) = index_values(t)?
+                .into_iter()
+                .find(|&i| i < -size || i >= size)
+            {
+                return Err(Error::index(format!(
+                    "index {i} is out of bounds for dimension {d} with size {size}"
+                )));
+            }
+        }
+        let indexed: Vec<usize> = plan.advanced.iter().map(|(d, _)| *d).collect();
+        let rest: Vec<usize> = (0..v.ndim()).filter(|d| !indexed.contains(d)).collect();
+        let order: Vec<i64> = indexed.iter().chain(&rest).map(|&d| d as i64).collect();
+        let target = v.permute(&order)?;
+        let adjacent = indexed.windows(2).all(|w| w[1] == w[0] + 1);
+        let nb = b_shape.len();
+        let rest_shape: Vec<usize> = rest.iter().map(|&d| v.shape[d]).collect();
+        // Rest dims before the first indexed dim stay in front when the indexed dims are adjacent.
+        let before = if adjacent {
+            rest.iter().filter(|&&d| d < indexed[0]).count()
+        } else {
+            0
+        };
+        let mut result_shape = rest_shape[..before].to_vec();
+        result_shape.extend_from_slice(&b_shape);
+        result_shape.extend_from_slice(&rest_shape[before..]);
+        let to_op_order: Vec<usize> = (before..before + nb)
+            .chain(0..before)
+            .chain(before + nb..result_shape.len())
+            .collect();
+        Ok(Layout {
+            target,
+            b_shape,
+            result_shape,
+            to_op_order,
+        })
+    }
+
+    /// `self[items]` where some item is a tensor: a contiguous copy.
+    #[track_caller]
+    pub fn try_index(&self, items: &[TensorIndex]) -> Result<Tensor> {
+        let plan = self.index_plan(items)?;
+        if plan.advanced.is_empty() {
+            // Only 0-dim integer tensors: they act like ints, so this is a view.
+            return Ok(self.with_view(plan.view));
+        }
+        let layout = Tensor::index_layout(&plan)?;
+        let strides = contiguous_strides(&layout.result_shape);
+        let out = View::new(
+            layout
+                .to_op_order
+                .iter()
+                .map(|&i| layout.result_shape[i])
+                .collect(),
+            layout.to_op_order.iter().map(|&i| strides[i]).collect(),
+            0,
+        );
+        let mut inputs = vec![(self.storage.current(), layout.target.clone())];
+        for (_, t) in &plan.advanced {
+            inputs.push((t.storage.current(), t.view.broadcast_to(&layout.b_shape)));
+        }
+        let op = LibraryOp::Index {
+            indices: plan.advanced.len(),
+        };
+        Ok(Tensor::library(
+            op,
+            self.dtype(),
+            &layout.result_shape,
+            out,
+            inputs,
         ))
     }
 
-    /// `self[items] = value` where some item is a tensor.
-    pub fn try_index_put(&self, _items: &[TensorIndex], _value: Operand) -> Result<()> {
-        Err(Error::unsupported(
-            "unsupported op setitem with tensor indices (advanced indexing)",
-        ))
+    /// `self[items] = value` where some item is a tensor (index_put): the value broadcasts to
+    /// the indexed shape and converts to self's dtype; repeated indices: the last write wins.
+    #[track_caller]
+    pub fn try_index_put(&self, items: &[TensorIndex], value: Operand) -> Result<()> {
+        self.index_put(items, value, false)
+    }
+
+    /// `index_put`; `allow_overlap` lets `masked_fill_` write through an expanded self, where
+    /// only the selected elements are written.
+    #[track_caller]
+    pub(crate) fn index_put(
+        &self,
+        items: &[TensorIndex],
+        value: Operand,
+        allow_overlap: bool,
+    ) -> Result<()> {
+        let plan = self.index_plan(items)?;
+        if plan.advanced.is_empty() {
+            return self.with_view(plan.view).try_setitem(&[], value);
+        }
+        if !allow_overlap && self.view.internal_overlap() == Some(true) {
+            return Err(Error::overlap(
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
+            ));
+        }
+        let layout = Tensor::index_layout(&plan)?;
+        let shape = &layout.result_shape;
+        if broadcast_shapes(value.shape(), shape).ok().as_ref() != Some(shape) {
+            return Err(Error::shape(format!(
+                "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
+                fmt_list(value.shape()),
+                fmt_list(shape)
+            )));
+        }
+        let (node, values) = value.source(shape, self.dtype());
+        let order: Vec<i64> = layout.to_op_order.iter().map(|&i| i as i64).collect();
+        let values = values.permute(&order)?;
+        let old = self.storage.current();
+        let mut inputs = vec![(old, View::contiguous(&[self.storage.len])), (node, values)];
+        for (_, t) in &plan.advanced {
+            inputs.push((t.storage.current(), t.view.broadcast_to(&layout.b_shape)));
+        }
+        let op = Op::Library(LibraryOp::IndexPut {
+            indices: plan.advanced.len(),
+        });
+        let next = LazyNode::pending(op, self.dtype(), self.storage.len, layout.target, inputs);
+        self.storage.set_current(next);
+        Ok(())
     }
 }

@@ -26,6 +26,8 @@ pub struct LazyNode {
     pub(crate) len: usize,
     pub(crate) out: View,
     pub(crate) location: &'static Location<'static>,
+    /// Shown by the dumps (e.g. `graph break: nonzero`).
+    pub(crate) note: Option<&'static str>,
     pub(crate) state: Mutex<NodeState>,
 }
 
@@ -44,6 +46,7 @@ impl LazyNode {
             len,
             out,
             location: Location::caller(),
+            note: None,
             state: Mutex::new(NodeState::Pending(inputs)),
         })
     }
@@ -51,12 +54,23 @@ impl LazyNode {
     /// A node that already has its buffer (data from the host).
     #[track_caller]
     pub(crate) fn realized(buffer: Buffer, out: View) -> Arc<LazyNode> {
+        LazyNode::realized_with_note(buffer, out, None)
+    }
+
+    /// A realized node with a note for the dumps (a graph break says which op forced it).
+    #[track_caller]
+    pub(crate) fn realized_with_note(
+        buffer: Buffer,
+        out: View,
+        note: Option<&'static str>,
+    ) -> Arc<LazyNode> {
         Arc::new(LazyNode {
             op: Op::Input { slot: 0 },
             dtype: buffer.dtype(),
             len: buffer.len(),
             out,
             location: Location::caller(),
+            note,
             state: Mutex::new(NodeState::Realized(Arc::new(buffer))),
         })
     }
@@ -140,6 +154,7 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>], take_dead: bool) -> Collected {
                         len: node.len,
                         out: node.out.clone(),
                         location: Some(node.location),
+                        note: node.note,
                     },
                     vec![],
                 );
@@ -170,6 +185,7 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>], take_dead: bool) -> Collected {
                 len: node.len,
                 out: node.out.clone(),
                 location: Some(node.location),
+                note: node.note,
             },
             edges,
         );

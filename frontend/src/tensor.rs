@@ -3,7 +3,7 @@
 
 use crate::lazy::{LazyNode, Storage, realize_nodes};
 use smelt_ir::graph::Op;
-use smelt_ir::{DType, Error, MemoryFormat, Result, Scalar, View};
+use smelt_ir::{DType, Error, LibraryOp, MemoryFormat, Result, Scalar, View};
 use smelt_runtime::Buffer;
 use std::fmt;
 use std::sync::Arc;
@@ -69,6 +69,37 @@ impl Tensor {
             .map(|(_, hi)| hi as usize + 1)
             .unwrap_or(0);
         Tensor::from_node(LazyNode::pending(op, dtype, len, out, inputs))
+    }
+
+    /// A library op's output: a fresh contiguous storage of `shape` that the op writes
+    /// through `out`, a view of the same buffer in the op's own dim order (e.g. `[B, M, N]`
+    /// for a matmul whose result drops the size-1 dims of vector operands).
+    #[track_caller]
+    pub(crate) fn library(
+        op: LibraryOp,
+        dtype: DType,
+        shape: &[usize],
+        out: View,
+        inputs: Vec<(Arc<LazyNode>, View)>,
+    ) -> Tensor {
+        let view = View::contiguous(shape);
+        debug_assert_eq!(
+            out.numel(),
+            view.numel(),
+            "invariant: a library output view covers the result"
+        );
+        let node = LazyNode::pending(Op::Library(op), dtype, view.numel(), out, inputs);
+        Tensor {
+            storage: Storage::new(node),
+            view,
+        }
+    }
+
+    /// A tensor computed on the host by an op whose output shape depends on data (a graph
+    /// break): the dumps show the node as an input with `# graph break: <op>`.
+    #[track_caller]
+    pub(crate) fn graph_break(buffer: Buffer, view: View, note: &'static str) -> Tensor {
+        Tensor::from_node(LazyNode::realized_with_note(buffer, view, Some(note)))
     }
 
     // ---- metadata -------------------------------------------------------------------------

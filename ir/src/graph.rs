@@ -62,6 +62,9 @@ pub struct Node {
     pub out: View,
     /// The user's source line that created the node.
     pub location: Option<&'static Location<'static>>,
+    /// Why the node exists, shown by the dumps as `# note`; e.g. `graph break: nonzero` on an
+    /// input whose values an op with a data-dependent shape computed on the host.
+    pub note: Option<&'static str>,
 }
 
 /// An edge: input `slot` of the consumer reads the producer's buffer through `view`.
@@ -207,6 +210,9 @@ impl Graph {
             if let Some(loc) = n.location {
                 let _ = write!(s, " @ {}:{}", loc.file(), loc.line());
             }
+            if let Some(note) = n.note {
+                let _ = write!(s, " # {note}");
+            }
             if self.outputs.contains(&id) {
                 s.push_str(" [output]");
             }
@@ -220,10 +226,13 @@ impl Graph {
         let mut s = String::from("digraph smelt {\n  node [shape=box, fontname=monospace];\n");
         for id in self.graph.node_indices() {
             let n = &self.graph[id];
-            let loc = n
+            let mut loc = n
                 .location
                 .map(|l| format!("\\n{}:{}", l.file(), l.line()))
                 .unwrap_or_default();
+            if let Some(note) = n.note {
+                loc.push_str(&format!("\\n# {note}"));
+            }
             let _ = writeln!(
                 s,
                 "  n{} [label=\"%{} {}\\n{}{}{}\"];",

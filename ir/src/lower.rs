@@ -12,8 +12,8 @@ pub struct Lowered {
     pub inputs: Vec<NodeId>,
 }
 
-/// Does `id` need a kernel of its own? Inputs never do; fills only when observed, since
-/// their consumers read them as constants.
+/// Does `id` need a kernel of its own? Inputs never do; fills only when observed or read by an
+/// assign or a library call, since kernels read them as constants.
 pub fn needs_kernel(g: &Graph, id: NodeId) -> bool {
     match g.node(id).op {
         Op::Input { .. } => false,

@@ -73,8 +73,10 @@ pub enum BinaryOp {
 /// inputs through the edge views and writes its output through the node's `out` view.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LibraryOp {
-    /// Batched matrix product: input 0 viewed as `[B, M, K]`, input 1 as `[B, K, N]`, output
-    /// `[B, M, N]`; accumulates in f64 (floats) or wrapping i64 (ints), rounds once.
+    /// Batched matrix product: input 0 viewed as `[*batch, M, K]`, input 1 as `[*batch, K, N]`,
+    /// output `[*batch, M, N]` (the same batch dims, any number of them, stride 0 where
+    /// broadcast). f32/f64 run through the `gemm` crate with the views' strides; other dtypes
+    /// accumulate in f64 (floats) or wrapping i64 (ints) and round once.
     Matmul,
     /// Index (int64) of the largest element over the input view's trailing `axes` dims, read
     /// in row-major order; output has the kept (leading) shape. First occurrence wins ties;
@@ -96,6 +98,25 @@ pub enum LibraryOp {
         descending: bool,
         indices: bool,
     },
+    /// `out[p] = self[p with dim replaced by index[p]]`: input 0 `self`, input 1 the index
+    /// (same rank as self), output the index's shape.
+    Gather { dim: usize },
+    /// `out[.., i, ..] = self[.., index[i], ..]` along `dim`: input 0 `self`, input 1 the 1-D
+    /// index; output self's shape with `dim` resized to the index length.
+    IndexSelect { dim: usize },
+    /// `out[p] = flat(self)[index[p]]` (row-major flattening; negative indices count from the
+    /// end): input 0 `self`, input 1 the index; output the index's shape.
+    Take,
+    /// Advanced indexing read: input 0 is the source viewed `[I_1..I_k, *rest]`, inputs 1..=k the
+    /// index tensors viewed with their broadcast shape `B`; output `[*B, *rest]` with
+    /// `out[b, r] = src[idx_1[b], .., idx_k[b], r]` (negative indices count from the end).
+    Index { indices: usize },
+    /// Advanced indexing write (`index_put`): input 0 the old storage version (whole),
+    /// input 1 the values viewed `[*B, *rest]`, inputs 2..2+k the index tensors viewed `B`;
+    /// the output is the next version, a copy of the old one with
+    /// `out[target(idx_1[b], .., idx_k[b], r)] = values[b, r]` where the node's `out` view is the
+    /// target `[I_1..I_k, *rest]`.
+    IndexPut { indices: usize },
 }
 
 impl LibraryOp {
@@ -115,13 +136,23 @@ impl LibraryOp {
                 if *indices { "indices" } else { "values" },
                 if *descending { ",descending" } else { "" }
             ),
+            LibraryOp::Gather { dim } => format!("gather[{dim}]"),
+            LibraryOp::IndexSelect { dim } => format!("index_select[{dim}]"),
+            LibraryOp::Take => "take".to_string(),
+            LibraryOp::Index { indices } => format!("index[{indices}]"),
+            LibraryOp::IndexPut { indices } => format!("index_put[{indices}]"),
         }
     }
 
     /// Number of inputs the op reads.
     pub fn arity(&self) -> usize {
         match self {
-            LibraryOp::Matmul => 2,
+            LibraryOp::Matmul
+            | LibraryOp::Gather { .. }
+            | LibraryOp::IndexSelect { .. }
+            | LibraryOp::Take => 2,
+            LibraryOp::Index { indices } => 1 + indices,
+            LibraryOp::IndexPut { indices } => 2 + indices,
             LibraryOp::ArgMax { .. }
             | LibraryOp::ArgMin { .. }
             | LibraryOp::CumSum { .. }

@@ -45,7 +45,7 @@ fn seed(g: &Graph, root: NodeId) -> Option<Group> {
                 reduce_axes: *axes,
             })
         }
-        op if is_elementwise(op) => {
+        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast => {
             let rank = node.out.ndim();
             Some(Group {
                 root,
@@ -55,14 +55,7 @@ fn seed(g: &Graph, root: NodeId) -> Option<Group> {
                 root_map: AffineMap::identity(rank),
             })
         }
-        Op::Input { .. }
-        | Op::Fill { .. }
-        | Op::Assign
-        | Op::Library(_)
-        | Op::Unary { .. }
-        | Op::Binary { .. }
-        | Op::Where
-        | Op::Cast => None,
+        Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Library(_) => None,
     }
 }
 
@@ -80,7 +73,14 @@ fn member_map(g: &Graph, group: &Group, id: NodeId) -> Option<AffineMap> {
         let cmap = match g.node(consumer).op {
             // A reduction reads its input at every point of the space.
             Op::Reduce { .. } => AffineMap::identity(group.space.len()),
-            _ => member_map(g, group, consumer)?,
+            Op::Input { .. }
+            | Op::Fill { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Where
+            | Op::Cast
+            | Op::Assign
+            | Op::Library(_) => member_map(g, group, consumer)?,
         };
         let inner = compose_views(&e.weight().view, &g.node(id).out)?;
         return Some(inner.compose(&cmap));
@@ -245,6 +245,7 @@ mod tests {
             len: out.numel(),
             out,
             location: None,
+            note: None,
         }
     }
 

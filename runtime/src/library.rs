@@ -1,10 +1,19 @@
 //! Library routines of the reference backend: host loops over strided views, one per
 //! [`LibraryOp`]. Each reads its inputs through the call's views and writes a fresh buffer.
+//!
+//! Index-reading routines (gather, take, advanced indexing) never trust their indices: the
+//! frontend rejects out-of-range indices eagerly with an `index` error, and here an index that
+//! is still out of range leaves the output element zero (reads) or writes nothing (index_put)
+//! instead of reading or writing outside a buffer.
 
 mod argreduce;
+mod gather;
+mod index;
 mod matmul;
 mod scan;
 mod sort;
+
+pub use matmul::{matmul_gemm, matmul_reference};
 
 use crate::buffer::Buffer;
 use smelt_ir::{LibraryCall, LibraryOp};
@@ -28,9 +37,34 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
         call.out.fits_in(call.len),
         "invariant: library output view inside its buffer"
     );
-    let mut out = Buffer::zeros(call.dtype, call.len);
+    let mut out = match &call.op {
+        // The next version of a storage starts as the old one.
+        LibraryOp::IndexPut { .. } => {
+            assert_eq!(
+                inputs[0].len(),
+                call.len,
+                "invariant: index_put reads the whole old version"
+            );
+            (*inputs[0]).clone()
+        }
+        LibraryOp::Matmul
+        | LibraryOp::Gather { .. }
+        | LibraryOp::IndexSelect { .. }
+        | LibraryOp::Take
+        | LibraryOp::Index { .. }
+        | LibraryOp::ArgMax { .. }
+        | LibraryOp::ArgMin { .. }
+        | LibraryOp::CumSum { .. }
+        | LibraryOp::CumProd { .. }
+        | LibraryOp::Sort { .. } => Buffer::zeros(call.dtype, call.len),
+    };
     match &call.op {
         LibraryOp::Matmul => matmul::matmul(call, inputs, &mut out),
+        LibraryOp::Gather { dim } => gather::gather(call, inputs, &mut out, *dim),
+        LibraryOp::IndexSelect { dim } => gather::index_select(call, inputs, &mut out, *dim),
+        LibraryOp::Take => gather::take(call, inputs, &mut out),
+        LibraryOp::Index { indices } => index::index(call, inputs, &mut out, *indices),
+        LibraryOp::IndexPut { indices } => index::index_put(call, inputs, &mut out, *indices),
         LibraryOp::ArgMax { axes } => argreduce::argreduce(call, *axes, true, inputs, &mut out),
         LibraryOp::ArgMin { axes } => argreduce::argreduce(call, *axes, false, inputs, &mut out),
         LibraryOp::CumSum { dim } => scan::scan(call, *dim, false, inputs, &mut out),
@@ -42,4 +76,40 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
         } => sort::sort(call, *dim, *descending, *indices, inputs, &mut out),
     }
     out
+}
+
+/// Calls `f` with every multi-index of `shape` in row-major order (once for `[]`, never when
+/// a size is 0).
+pub(crate) fn for_each_index(shape: &[usize], mut f: impl FnMut(&[usize])) {
+    if shape.contains(&0) {
+        return;
+    }
+    let mut point = vec![0usize; shape.len()];
+    loop {
+        f(&point);
+        let mut d = shape.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            point[d] += 1;
+            if point[d] < shape[d] {
+                break;
+            }
+            point[d] = 0;
+        }
+    }
+}
+
+/// An index value checked against a dim of `size`: `None` when out of range. Negative values
+/// count from the end when `wrap` is set.
+pub(crate) fn checked_index(value: i64, size: usize, wrap: bool) -> Option<usize> {
+    let size = size as i64;
+    let v = if wrap && value < 0 {
+        value + size
+    } else {
+        value
+    };
+    (0..size).contains(&v).then_some(v as usize)
 }

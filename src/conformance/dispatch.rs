@@ -304,12 +304,54 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "bitwise_and" => binary(a, BinaryOp::BitAnd),
         "bitwise_or" => binary(a, BinaryOp::BitOr),
         "bitwise_xor" => binary(a, BinaryOp::BitXor),
-        "where" => one(Tensor::try_where(
-            &a.tensor("condition")?,
-            a.operand("self")?,
-            a.operand("other")?,
-        )),
+        "where" => {
+            let condition = a.tensor("condition")?;
+            if a.has("self") || a.has("other") {
+                one(Tensor::try_where(
+                    &condition,
+                    a.operand("self")?,
+                    a.operand("other")?,
+                ))
+            } else {
+                Tensor::try_where_nonzero(&condition)
+            }
+        }
         "clamp" => one(s()?.try_clamp(a.opt_operand("min")?, a.opt_operand("max")?)),
+
+        // ---- indexing ----
+        "gather" => one(s()?.try_gather(a.int("dim")?, &a.tensor("index")?)),
+        "index_select" => one(s()?.try_index_select(a.int("dim")?, &a.tensor("index")?)),
+        "take" => one(s()?.try_take(&a.tensor("index")?)),
+        "masked_select" => one(s()?.try_masked_select(&a.tensor("mask")?)),
+        "masked_fill" => one(s()?.try_masked_fill(&a.tensor("mask")?, a.operand("value")?)),
+        "nonzero" => {
+            if a.bool_or("as_tuple", false)? {
+                s()?.try_nonzero_tuple()
+            } else {
+                one(s()?.try_nonzero())
+            }
+        }
+
+        // ---- matmul family ----
+        "matmul" => one(s()?.try_matmul(&a.tensor("other")?)),
+        "mm" => one(s()?.try_mm(&a.tensor("mat2")?)),
+        "bmm" => one(s()?.try_bmm(&a.tensor("mat2")?)),
+        "mv" => one(s()?.try_mv(&a.tensor("vec")?)),
+        "dot" => one(s()?.try_dot(&a.tensor("tensor")?)),
+        "outer" => one(s()?.try_outer(&a.tensor("vec2")?)),
+        "addmm" => {
+            let beta = if a.has("beta") {
+                a.scalar("beta")?
+            } else {
+                Scalar::Int(1)
+            };
+            let alpha = if a.has("alpha") {
+                a.scalar("alpha")?
+            } else {
+                Scalar::Int(1)
+            };
+            one(s()?.try_addmm(&a.tensor("mat1")?, &a.tensor("mat2")?, beta, alpha))
+        }
 
         // ---- reductions ----
         "sum" => one(s()?.try_sum(&dims(a)?, a.bool_or("keepdim", false)?, a.dtype("dtype")?)),
@@ -367,6 +409,11 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         }
 
         // ---- in place ----
+        "masked_fill_" => {
+            let t = s()?;
+            t.try_masked_fill_(&a.tensor("mask")?, a.operand("value")?)?;
+            Ok(vec![t])
+        }
         "add_" | "sub_" => {
             let op = if name == "add_" {
                 BinaryOp::Add

@@ -1,41 +1,155 @@
-//! Reference batched matmul: `out[b, m, n] = Σ_k a[b, m, k]·b[b, k, n]`, accumulated in f64
-//! (floats) or wrapping i64 (ints) and rounded once to the output dtype.
+//! Batched matmul `out[*b, m, n] = Σ_k a[*b, m, k]·b[*b, k, n]` over any number of batch dims.
+//! f32 and f64 call the `gemm` crate once per batch point with the views' row and column
+//! strides (0, transposed and sliced strides included, so strided operands need no copy);
+//! every other dtype, and the tests' oracle, use [`matmul_reference`], which accumulates in
+//! f64 (floats) or wrapping i64 (ints) and rounds once.
 
+use super::for_each_index;
 use crate::buffer::Buffer;
-use smelt_ir::{LibraryCall, Scalar};
+use smelt_ir::{LibraryCall, Scalar, View};
 use std::sync::Arc;
 
-pub fn matmul(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
-    let (a, av) = (&inputs[0], &call.inputs[0].1);
-    let (b, bv) = (&inputs[1], &call.inputs[1].1);
-    let ov = &call.out;
+/// Problems at least this big (m·n·k) let gemm use rayon's threads.
+const PARALLEL_WORK: usize = 1 << 18;
+
+fn check_views(call: &LibraryCall) -> (&View, &View, &View) {
+    let (av, bv, ov) = (&call.inputs[0].1, &call.inputs[1].1, &call.out);
+    let r = ov.ndim();
     assert!(
-        av.ndim() == 3 && bv.ndim() == 3 && ov.ndim() == 3,
-        "invariant: matmul views are [B, M, K], [B, K, N], [B, M, N]"
+        r >= 2
+            && av.ndim() == r
+            && bv.ndim() == r
+            && av.shape[..r - 2] == ov.shape[..r - 2]
+            && bv.shape[..r - 2] == ov.shape[..r - 2]
+            && av.shape[r - 2] == ov.shape[r - 2]
+            && bv.shape[r - 1] == ov.shape[r - 1]
+            && av.shape[r - 1] == bv.shape[r - 2],
+        "invariant: matmul views are [*B, M, K], [*B, K, N], [*B, M, N]: {av} {bv} {ov}"
     );
-    let (batch, m, k) = (av.shape[0], av.shape[1], av.shape[2]);
-    let n = bv.shape[2];
+    (av, bv, ov)
+}
+
+/// Runs the call: gemm for f32/f64, the reference loop otherwise.
+pub fn matmul(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
+    if !matmul_gemm(call, inputs, out) {
+        matmul_reference(call, inputs, out);
+    }
+}
+
+/// The gemm path; returns false (and writes nothing) when the dtypes are not f32/f64.
+pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) -> bool {
+    let (av, bv, ov) = check_views(call);
+    match (&mut *out, &*inputs[0], &*inputs[1]) {
+        (Buffer::F32(o), Buffer::F32(a), Buffer::F32(b)) => {
+            gemm_batched(o, a, b, av, bv, ov, 0.0f32, 1.0f32)
+        }
+        (Buffer::F64(o), Buffer::F64(a), Buffer::F64(b)) => {
+            gemm_batched(o, a, b, av, bv, ov, 0.0f64, 1.0f64)
+        }
+        _ => return false,
+    }
+    true
+}
+
+fn batch_offset(v: &View, point: &[usize]) -> isize {
+    v.offset as isize
+        + point
+            .iter()
+            .zip(&v.strides)
+            .map(|(&i, &s)| i as isize * s)
+            .sum::<isize>()
+}
+
+fn gemm_batched<T: Copy + 'static>(
+    o: &mut [T],
+    a: &[T],
+    b: &[T],
+    av: &View,
+    bv: &View,
+    ov: &View,
+    zero: T,
+    one: T,
+) {
+    let r = ov.ndim();
+    let (m, n, k) = (ov.shape[r - 2], ov.shape[r - 1], av.shape[r - 1]);
+    if m == 0 || n == 0 || k == 0 {
+        // Empty products: the zeroed output is already the answer.
+        return;
+    }
+    assert!(
+        ov.internal_overlap() == Some(false) || ov.numel() <= 1,
+        "invariant: a matmul output view does not overlap itself: {ov}"
+    );
+    let parallelism = if m * n * k >= PARALLEL_WORK {
+        gemm::Parallelism::Rayon(0)
+    } else {
+        gemm::Parallelism::None
+    };
+    for_each_index(&ov.shape[..r - 2], |point| {
+        let (ao, bo, oo) = (
+            batch_offset(av, point),
+            batch_offset(bv, point),
+            batch_offset(ov, point),
+        );
+        // SAFETY: `run_library` asserted that every view fits in its buffer, so each address
+        // `offset + i·row_stride + j·col_stride` gemm forms for i < rows, j < cols lies inside
+        // the slice it is derived from; the output view does not overlap itself (asserted
+        // above) and the output buffer is not aliased by the inputs (it is a fresh allocation).
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                o.as_mut_ptr().offset(oo),
+                ov.strides[r - 1],
+                ov.strides[r - 2],
+                false,
+                a.as_ptr().offset(ao),
+                av.strides[r - 1],
+                av.strides[r - 2],
+                b.as_ptr().offset(bo),
+                bv.strides[r - 1],
+                bv.strides[r - 2],
+                zero,
+                one,
+                false,
+                false,
+                false,
+                parallelism,
+            );
+        }
+    });
+}
+
+/// The reference loop: one f64 (floats) or wrapping i64 (ints) accumulator per output
+/// element, rounded once to the output dtype.
+pub fn matmul_reference(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
+    let (av, bv, ov) = check_views(call);
+    let (a, b) = (&inputs[0], &inputs[1]);
+    let r = ov.ndim();
+    let k = av.shape[r - 1];
     let float = call.dtype.is_float();
-    for bi in 0..batch {
-        for i in 0..m {
-            for j in 0..n {
-                let (mut facc, mut iacc) = (0.0f64, 0i64);
-                for kk in 0..k {
-                    let x = a.get(av.address(&[bi, i, kk]) as usize);
-                    let y = b.get(bv.address(&[bi, kk, j]) as usize);
-                    if float {
-                        facc += x.as_f64() * y.as_f64();
-                    } else {
-                        iacc = iacc.wrapping_add(x.as_i64().wrapping_mul(y.as_i64()));
-                    }
-                }
-                let v = if float {
-                    Scalar::Float(facc)
-                } else {
-                    Scalar::Int(iacc)
-                };
-                out.set(ov.address(&[bi, i, j]) as usize, v);
+    let (mut ap, mut bp) = (vec![0usize; r], vec![0usize; r]);
+    for_each_index(&ov.shape, |p| {
+        ap.copy_from_slice(p);
+        bp.copy_from_slice(p);
+        let (mut facc, mut iacc) = (0.0f64, 0i64);
+        for kk in 0..k {
+            ap[r - 1] = kk;
+            bp[r - 2] = kk;
+            let x = a.get(av.address(&ap) as usize);
+            let y = b.get(bv.address(&bp) as usize);
+            if float {
+                facc += x.as_f64() * y.as_f64();
+            } else {
+                iacc = iacc.wrapping_add(x.as_i64().wrapping_mul(y.as_i64()));
             }
         }
-    }
+        let v = if float {
+            Scalar::Float(facc)
+        } else {
+            Scalar::Int(iacc)
+        };
+        out.set(ov.address(p) as usize, v);
+    });
 }

@@ -1,0 +1,176 @@
+//! Gather-like reads with one index tensor: `gather`, `index_select` and `take`. Each is one
+//! `LibraryOp` node reading `self` through its view; the result is contiguous.
+//!
+//! Index checking is eager: the op realizes its index tensor (usually small, often already
+//! realized) and raises an `index` error for an out-of-range value at the op's line, as PyTorch
+//! does. The runtime checks again and leaves the element zero rather than read out of bounds.
+
+use crate::tensor::{Tensor, ok};
+use smelt_ir::view::{fmt_list, wrap_dim};
+use smelt_ir::{DType, Error, LibraryOp, Result, View};
+
+/// The values of an integer index tensor (realizing it).
+pub(crate) fn index_values(index: &Tensor) -> Result<Vec<i64>> {
+    Ok(index
+        .try_to_scalars()?
+        .into_iter()
+        .map(|s| s.as_i64())
+        .collect())
+}
+
+/// `view` with a 0-dim view read as shape `[1]` (gather treats scalars as 1-element vectors).
+fn at_least_1d(view: &View) -> View {
+    if view.ndim() == 0 {
+        View::new(vec![1], vec![1], view.offset)
+    } else {
+        view.clone()
+    }
+}
+
+impl Tensor {
+    /// `gather(self, dim, index)`: `out[p] = self[p with p[dim] = index[p]]`, index int64 of
+    /// self's rank and no larger than self outside `dim`.
+    #[track_caller]
+    pub fn try_gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let n = self.ndim().max(1);
+        let d = wrap_dim(dim, n)?;
+        if index.dtype() != DType::I64 {
+            return Err(Error::dtype(format!(
+                "gather(): Expected dtype int64 for index, but got {}",
+                index.dtype().torch_name()
+            )));
+        }
+        if index.ndim().max(1) != n {
+            return Err(Error::shape(format!(
+                "gather(): Index tensor must have the same number of dimensions as input tensor ({} and {})",
+                index.ndim(),
+                self.ndim()
+            )));
+        }
+        let (sv, iv) = (at_least_1d(&self.view), at_least_1d(&index.view));
+        for k in 0..n {
+            if k != d && iv.shape[k] > sv.shape[k] {
+                return Err(Error::shape(format!(
+                    "gather(): Size does not match at dimension {k} expected index {} to be no larger than self {} apart from dimension {d}",
+                    fmt_list(index.shape()),
+                    fmt_list(self.shape())
+                )));
+            }
+        }
+        let size = sv.shape[d];
+        if let Some(v) = index_values(index)?
+            .into_iter()
+            .find(|&v| v < 0 || v >= size as i64)
+        {
+            return Err(Error::index(format!(
+                "gather(): index {v} is out of bounds for dimension {d} with size {size}"
+            )));
+        }
+        let out = View::contiguous(&iv.shape);
+        let inputs = vec![(self.storage.current(), sv), (index.storage.current(), iv)];
+        Ok(Tensor::library(
+            LibraryOp::Gather { dim: d },
+            self.dtype(),
+            index.shape(),
+            out,
+            inputs,
+        ))
+    }
+    #[track_caller]
+    pub fn gather(&self, dim: i64, index: &Tensor) -> Tensor {
+        ok(self.try_gather(dim, index))
+    }
+
+    /// `index_select(self, dim, index)`: the entries `index` (1-D or 0-dim, int64/int32) along
+    /// `dim`.
+    #[track_caller]
+    pub fn try_index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let d = wrap_dim(dim, self.ndim().max(1))?;
+        if !matches!(index.dtype(), DType::I64 | DType::I32) {
+            return Err(Error::dtype(format!(
+                "index_select(): Expected dtype int32 or int64 for index, but got {}",
+                index.dtype().torch_name()
+            )));
+        }
+        if index.ndim() > 1 {
+            return Err(Error::index(
+                "index_select(): Index is supposed to be a vector",
+            ));
+        }
+        let count = index.numel();
+        if self.ndim() == 0 && count != 1 {
+            return Err(Error::index(format!(
+                "index_select(): Index to scalar can have only 1 value, got {count} value(s)"
+            )));
+        }
+        let sv = at_least_1d(&self.view);
+        let size = sv.shape[d];
+        if let Some(v) = index_values(index)?
+            .into_iter()
+            .find(|&v| v < 0 || v >= size as i64)
+        {
+            return Err(Error::index(format!(
+                "index_select(): index {v} out of range in self (dimension {d} has size {size})"
+            )));
+        }
+        let mut shape = sv.shape.clone();
+        shape[d] = count;
+        let out = View::contiguous(&shape);
+        if self.ndim() == 0 {
+            shape.clear();
+        }
+        let iv = View::new(
+            vec![count],
+            vec![index.view.strides.first().copied().unwrap_or(1)],
+            index.view.offset,
+        );
+        let inputs = vec![(self.storage.current(), sv), (index.storage.current(), iv)];
+        Ok(Tensor::library(
+            LibraryOp::IndexSelect { dim: d },
+            self.dtype(),
+            &shape,
+            out,
+            inputs,
+        ))
+    }
+    #[track_caller]
+    pub fn index_select(&self, dim: i64, index: &Tensor) -> Tensor {
+        ok(self.try_index_select(dim, index))
+    }
+
+    /// `take(self, index)`: entries of self's row-major flattening; the result has index's shape.
+    #[track_caller]
+    pub fn try_take(&self, index: &Tensor) -> Result<Tensor> {
+        if index.dtype() != DType::I64 {
+            return Err(Error::dtype(format!(
+                "take(): Expected a long tensor for index, but got {}",
+                index.dtype().torch_name()
+            )));
+        }
+        let numel = self.numel() as i64;
+        if let Some(v) = index_values(index)?
+            .into_iter()
+            .find(|&v| v < -numel || v >= numel)
+        {
+            return Err(Error::index(format!(
+                "take(): out of range: tried to access index {v} on a tensor of {numel} elements."
+            )));
+        }
+        let out = View::contiguous(index.shape());
+        let inputs = vec![
+            (self.storage.current(), self.view.clone()),
+            (index.storage.current(), index.view.clone()),
+        ];
+        Ok(Tensor::library(
+            LibraryOp::Take,
+            self.dtype(),
+            index.shape(),
+            out,
+            inputs,
+        ))
+    }
+    #[track_caller]
+    pub fn take(&self, index: &Tensor) -> Tensor {
+        ok(self.try_take(index))
+    }
+}

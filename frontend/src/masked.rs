@@ -1,0 +1,184 @@
+//! Mask ops: `masked_fill` (+ in place), and the ops whose output shape depends on data —
+//! `masked_select`, `nonzero` (both forms) and one-argument `where`. Those realize their
+//! inputs first and compute on the host (a graph break, DESIGN §3); their results are realized
+//! inputs that the dumps mark `# graph break: <op>`.
+
+use crate::elementwise::{broadcast_all, record};
+use crate::promote::Operand;
+use crate::tensor::{Tensor, ok};
+use crate::views::TensorIndex;
+use smelt_ir::graph::Op;
+use smelt_ir::view::{contiguous_strides, fmt_list};
+use smelt_ir::{DType, Error, Result, Scalar, View};
+use smelt_runtime::Buffer;
+
+fn check_mask(op: &str, mask: &Tensor) -> Result<()> {
+    if mask.dtype() != DType::Bool {
+        return Err(Error::dtype(format!(
+            "{op}: expected a bool mask, but got mask with dtype {}",
+            mask.dtype().torch_name()
+        )));
+    }
+    Ok(())
+}
+
+fn check_fill_value(value: &Operand) -> Result<()> {
+    if let Operand::Tensor(t) = value
+        && t.ndim() != 0
+    {
+        return Err(Error::shape(format!(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            t.ndim()
+        )));
+    }
+    Ok(())
+}
+
+/// Row-major coordinates of the nonzero elements of `values` (of `shape`).
+fn nonzero_coords(values: &[Scalar], shape: &[usize]) -> Vec<Vec<usize>> {
+    let mut out = vec![];
+    for (flat, v) in values.iter().enumerate() {
+        if v.as_bool() {
+            let mut rest = flat;
+            let mut coord = vec![0usize; shape.len()];
+            for d in (0..shape.len()).rev() {
+                coord[d] = rest % shape[d];
+                rest /= shape[d];
+            }
+            out.push(coord);
+        }
+    }
+    out
+}
+
+impl Tensor {
+    /// `masked_fill(self, mask, value)`: a contiguous copy of self broadcast with the mask, with
+    /// `value` (a scalar or 0-dim tensor, cast to self's dtype) where the mask is true.
+    #[track_caller]
+    pub fn try_masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
+        let value = value.into();
+        check_mask("masked_fill", mask)?;
+        check_fill_value(&value)?;
+        let (m, s) = (Operand::from(mask), Operand::from(self));
+        let shape = broadcast_all(&[&m, &s])?;
+        let r = record(Op::Where, self.dtype(), self.dtype(), &[&m, &value, &s])?;
+        Ok(r.relayout(&shape, contiguous_strides(&shape)))
+    }
+    #[track_caller]
+    pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Tensor {
+        ok(self.try_masked_fill(mask, value))
+    }
+
+    /// `masked_fill_(mask, value)`: the mask must broadcast to self's shape. Allowed on
+    /// expanded (stride-0) tensors, as in PyTorch.
+    #[track_caller]
+    pub fn try_masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<&Tensor> {
+        let value = value.into();
+        check_mask("masked_fill_", mask)?;
+        check_fill_value(&value)?;
+        let (m, s) = (Operand::from(mask), Operand::from(self));
+        let shape = broadcast_all(&[&m, &s])?;
+        if shape != self.shape() {
+            return Err(Error::shape(format!(
+                "masked_fill_: mask of shape {} does not broadcast to self's shape {} (broadcast shape {})",
+                fmt_list(mask.shape()),
+                fmt_list(self.shape()),
+                fmt_list(&shape)
+            )));
+        }
+        if self.view.internal_overlap() != Some(false) {
+            // Several elements share memory: only the selected ones may be written (a
+            // `where` would write the old value back through the unselected aliases), so
+            // scatter the value at the mask's true positions (a graph break on the mask).
+            let mask = mask.with_view(mask.view.broadcast_to(&shape));
+            self.index_put(&[TensorIndex::Tensor(mask)], value, true)?;
+            return Ok(self);
+        }
+        let r = record(Op::Where, self.dtype(), self.dtype(), &[&m, &value, &s])?;
+        self.assign(&Operand::Tensor(r))?;
+        Ok(self)
+    }
+    #[track_caller]
+    pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> &Tensor {
+        ok(self.try_masked_fill_(mask, value))
+    }
+
+    /// `masked_select(self, mask)`: the elements of self (broadcast with the mask) where the
+    /// mask is true, as a 1-D tensor. A graph break.
+    #[track_caller]
+    pub fn try_masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        check_mask("masked_select", mask)?;
+        let shape = broadcast_all(&[&Operand::from(mask), &Operand::from(self)])?;
+        let values = self
+            .with_view(self.view.broadcast_to(&shape))
+            .try_to_scalars()?;
+        let keep = mask
+            .with_view(mask.view.broadcast_to(&shape))
+            .try_to_scalars()?;
+        let picked: Vec<Scalar> = values
+            .into_iter()
+            .zip(keep)
+            .filter(|(_, k)| k.as_bool())
+            .map(|(v, _)| v)
+            .collect();
+        let n = picked.len();
+        Ok(Tensor::graph_break(
+            Buffer::from_scalars(self.dtype(), &picked),
+            View::contiguous(&[n]),
+            "graph break: masked_select",
+        ))
+    }
+    #[track_caller]
+    pub fn masked_select(&self, mask: &Tensor) -> Tensor {
+        ok(self.try_masked_select(mask))
+    }
+
+    /// `nonzero(self)`: int64 `[n, ndim]`, the coordinates of the nonzero elements in row-major
+    /// order, laid out column-major (strides `[1, n]`) as PyTorch's CPU kernel does. A graph break.
+    #[track_caller]
+    pub fn try_nonzero(&self) -> Result<Tensor> {
+        let coords = nonzero_coords(&self.try_to_scalars()?, self.shape());
+        let (n, nd) = (coords.len(), self.ndim());
+        let mut buffer = Buffer::zeros(DType::I64, n * nd);
+        for (r, c) in coords.iter().enumerate() {
+            for (d, &x) in c.iter().enumerate() {
+                buffer.set(d * n + r, Scalar::Int(x as i64));
+            }
+        }
+        Ok(Tensor::graph_break(
+            buffer,
+            View::new(vec![n, nd], vec![1, n as isize], 0),
+            "graph break: nonzero",
+        ))
+    }
+    #[track_caller]
+    pub fn nonzero(&self) -> Tensor {
+        ok(self.try_nonzero())
+    }
+
+    /// `nonzero(self, as_tuple=True)`: one 1-D int64 tensor per dim (a 0-dim self counts as
+    /// 1-D); views of one `[n, ndim]` result. A graph break.
+    #[track_caller]
+    pub fn try_nonzero_tuple(&self) -> Result<Vec<Tensor>> {
+        let base = if self.ndim() == 0 {
+            self.try_reshape(&[1])?
+        } else {
+            self.clone()
+        };
+        base.try_nonzero()?.try_unbind(1)
+    }
+    #[track_caller]
+    pub fn nonzero_tuple(&self) -> Vec<Tensor> {
+        ok(self.try_nonzero_tuple())
+    }
+
+    /// One-argument `torch.where(condition)`: `nonzero(condition, as_tuple=True)`.
+    #[track_caller]
+    pub fn try_where_nonzero(condition: &Tensor) -> Result<Vec<Tensor>> {
+        condition.try_nonzero_tuple()
+    }
+    #[track_caller]
+    pub fn where_nonzero(condition: &Tensor) -> Vec<Tensor> {
+        ok(Tensor::try_where_nonzero(condition))
+    }
+}

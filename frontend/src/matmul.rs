@@ -1,0 +1,277 @@
+//! The matmul family: `matmul` (PyTorch's 1-D and batch-broadcasting rules), `mm`, `bmm`,
+//! `mv`, `dot`, `outer` and `addmm`. Every product is one `LibraryOp::Matmul` node reading its
+//! operands through their views (transposed, sliced and expanded operands are not copied);
+//! results are contiguous. mm/bmm/mv/dot/matmul do not promote: mixed dtypes are a `dtype`
+//! error. `outer` promotes like `mul`; `addmm`'s bias broadcasts but must share the matrices'
+//! dtype, as in PyTorch ("self and mat2 must have the same dtype").
+
+use crate::promote::Operand;
+use crate::tensor::{Tensor, ok};
+use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
+use smelt_ir::{BinaryOp, DType, Error, LibraryOp, Result, Scalar, View};
+
+/// `2x3`-style size of a matrix view.
+fn mat(shape: &[usize]) -> String {
+    shape
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join("x")
+}
+
+fn check_dtypes(op: &str, a: DType, b: DType) -> Result<()> {
+    if a != b {
+        return Err(Error::dtype(format!(
+            "{op}: expected m1 and m2 to have the same dtype, but got: {} != {}",
+            a.name(),
+            b.name()
+        )));
+    }
+    if a.is_bool() {
+        return Err(Error::dtype(format!(
+            "{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'"
+        )));
+    }
+    Ok(())
+}
+
+/// The product of `a` and `b` after rank checks: a 1-D `a` is a row `[1, K]`, a 1-D `b` a
+/// column `[K, 1]`, batch dims broadcast; the vector dims are dropped from the result.
+#[track_caller]
+fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (da, db) = (a.ndim(), b.ndim());
+    if da == 0 || db == 0 {
+        return Err(Error::shape(format!(
+            "{op}: both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )));
+    }
+    let av = if da == 1 {
+        a.view.unsqueeze(0)?
+    } else {
+        a.view.clone()
+    };
+    let bv = if db == 1 {
+        b.view.unsqueeze(1)?
+    } else {
+        b.view.clone()
+    };
+    let (ra, rb) = (av.ndim(), bv.ndim());
+    let (m, k) = (av.shape[ra - 2], av.shape[ra - 1]);
+    let (k2, n) = (bv.shape[rb - 2], bv.shape[rb - 1]);
+    if k != k2 {
+        let msg = match (da, db) {
+            (1, 1) => format!(
+                "{op}: inconsistent tensor size, expected tensor [{k}] and src [{k2}] to have the same number of elements, but got {k} and {k2} elements respectively"
+            ),
+            (2, 1) => format!(
+                "{op}: size mismatch, got input ({m}), mat ({}), vec ({k2})",
+                mat(a.shape())
+            ),
+            _ => format!(
+                "{op}: mat1 and mat2 shapes cannot be multiplied ({} and {}) for inputs of shape {} and {}",
+                mat(&av.shape[ra - 2..]),
+                mat(&bv.shape[rb - 2..]),
+                fmt_list(a.shape()),
+                fmt_list(b.shape())
+            ),
+        };
+        return Err(Error::shape(msg));
+    }
+    check_dtypes(op, a.dtype(), b.dtype())?;
+    let batch = broadcast_shapes(&av.shape[..ra - 2], &bv.shape[..rb - 2]).map_err(|e| {
+        Error::shape(format!(
+            "{op}: batch dims of {} and {} do not broadcast: {}",
+            fmt_list(a.shape()),
+            fmt_list(b.shape()),
+            e.message
+        ))
+    })?;
+    let with = |tail: [usize; 2]| -> Vec<usize> { batch.iter().copied().chain(tail).collect() };
+    let a_in = av.broadcast_to(&with([m, k]));
+    let b_in = bv.broadcast_to(&with([k, n]));
+    let mut shape = batch.clone();
+    if da >= 2 {
+        shape.push(m);
+    }
+    if db >= 2 {
+        shape.push(n);
+    }
+    // The dropped vector dims have size 1, so the contiguous [*batch, m, n] view addresses the
+    // same buffer as the contiguous result.
+    let out = View::contiguous(&with([m, n]));
+    let inputs = vec![(a.storage.current(), a_in), (b.storage.current(), b_in)];
+    Ok(Tensor::library(
+        LibraryOp::Matmul,
+        a.dtype(),
+        &shape,
+        out,
+        inputs,
+    ))
+}
+
+fn expect_ndim(op: &str, what: &str, t: &Tensor, ndim: usize) -> Result<()> {
+    if t.ndim() != ndim {
+        return Err(Error::shape(format!(
+            "{op}: {what} must be a {ndim}-D tensor, got {}-D of shape {}",
+            t.ndim(),
+            fmt_list(t.shape())
+        )));
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// `matmul(self, other)` / `@`: dot, mv, mm, or a batched product with broadcast batch dims.
+    #[track_caller]
+    pub fn try_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        product("matmul", self, other)
+    }
+    #[track_caller]
+    pub fn matmul(&self, other: &Tensor) -> Tensor {
+        ok(self.try_matmul(other))
+    }
+
+    /// `mm(self, mat2)`: 2-D × 2-D.
+    #[track_caller]
+    pub fn try_mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        expect_ndim("mm", "self", self, 2)?;
+        expect_ndim("mm", "mat2", mat2, 2)?;
+        product("mm", self, mat2)
+    }
+    #[track_caller]
+    pub fn mm(&self, mat2: &Tensor) -> Tensor {
+        ok(self.try_mm(mat2))
+    }
+
+    /// `bmm(self, mat2)`: 3-D × 3-D with equal batch sizes (no broadcasting).
+    #[track_caller]
+    pub fn try_bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        expect_ndim("bmm", "batch1", self, 3)?;
+        expect_ndim("bmm", "batch2", mat2, 3)?;
+        let (s, o) = (self.shape(), mat2.shape());
+        if s[0] != o[0] || s[2] != o[1] {
+            return Err(Error::shape(format!(
+                "bmm: Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+                s[0], s[2], o[0], o[1]
+            )));
+        }
+        product("bmm", self, mat2)
+    }
+    #[track_caller]
+    pub fn bmm(&self, mat2: &Tensor) -> Tensor {
+        ok(self.try_bmm(mat2))
+    }
+
+    /// `mv(self, vec)`: 2-D × 1-D.
+    #[track_caller]
+    pub fn try_mv(&self, vec: &Tensor) -> Result<Tensor> {
+        expect_ndim("mv", "self", self, 2)?;
+        expect_ndim("mv", "vec", vec, 1)?;
+        product("mv", self, vec)
+    }
+    #[track_caller]
+    pub fn mv(&self, vec: &Tensor) -> Tensor {
+        ok(self.try_mv(vec))
+    }
+
+    /// `dot(self, tensor)`: 1-D · 1-D, a 0-dim result.
+    #[track_caller]
+    pub fn try_dot(&self, tensor: &Tensor) -> Result<Tensor> {
+        if self.ndim() != 1 || tensor.ndim() != 1 {
+            return Err(Error::shape(format!(
+                "dot: 1D tensors expected, but got {}D and {}D tensors",
+                self.ndim(),
+                tensor.ndim()
+            )));
+        }
+        if self.dtype() != tensor.dtype() {
+            return Err(Error::dtype(format!(
+                "dot : expected both vectors to have same dtype, but found {} and {}",
+                self.dtype().torch_name(),
+                tensor.dtype().torch_name()
+            )));
+        }
+        product("dot", self, tensor)
+    }
+    #[track_caller]
+    pub fn dot(&self, tensor: &Tensor) -> Tensor {
+        ok(self.try_dot(tensor))
+    }
+
+    /// `outer(self, vec2)`: `self[:, None] * vec2`, with type promotion; contiguous.
+    #[track_caller]
+    pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        for (what, t) in [("self", self), ("vec2", vec2)] {
+            if t.ndim() != 1 {
+                return Err(Error::shape(format!(
+                    "outer: Expected 1-D argument {what}, but got {}-D",
+                    t.ndim()
+                )));
+            }
+        }
+        let shape = [self.shape()[0], vec2.shape()[0]];
+        let r = self.try_unsqueeze(1)?.try_binary(vec2, BinaryOp::Mul)?;
+        Ok(r.relayout(&shape, contiguous_strides(&shape)))
+    }
+    #[track_caller]
+    pub fn outer(&self, vec2: &Tensor) -> Tensor {
+        ok(self.try_outer(vec2))
+    }
+
+    /// `addmm(self, mat1, mat2, beta, alpha)` = `beta·self + alpha·(mat1 @ mat2)`; self
+    /// broadcasts to the product's shape and is ignored (NaNs included) when beta is 0.
+    #[track_caller]
+    pub fn try_addmm(
+        &self,
+        mat1: &Tensor,
+        mat2: &Tensor,
+        beta: Scalar,
+        alpha: Scalar,
+    ) -> Result<Tensor> {
+        expect_ndim("addmm", "mat1", mat1, 2)?;
+        expect_ndim("addmm", "mat2", mat2, 2)?;
+        let prod = product("addmm", mat1, mat2)?;
+        let shape = prod.shape().to_vec();
+        if broadcast_shapes(self.shape(), &shape).ok().as_deref() != Some(shape.as_slice()) {
+            return Err(Error::shape(format!(
+                "addmm: self of shape {} cannot be broadcast to the product's shape {}",
+                fmt_list(self.shape()),
+                fmt_list(&shape)
+            )));
+        }
+        if self.dtype() != mat2.dtype() {
+            return Err(Error::dtype(format!(
+                "addmm: self and mat2 must have the same dtype, but got {} and {}",
+                self.dtype().torch_name(),
+                mat2.dtype().torch_name()
+            )));
+        }
+        for (name, s) in [("beta", beta), ("alpha", alpha)] {
+            if !prod.dtype().is_float() && matches!(s, Scalar::Float(_)) {
+                return Err(Error::dtype(format!(
+                    "addmm: for integral input tensors, argument {name} must not be a floating point number"
+                )));
+            }
+        }
+        let is = |s: Scalar, v: f64| s.as_f64() == v;
+        let scaled = if is(alpha, 1.0) {
+            prod
+        } else {
+            prod.try_binary(Operand::Scalar(alpha), BinaryOp::Mul)?
+        };
+        if is(beta, 0.0) {
+            return Ok(scaled);
+        }
+        let bias = if is(beta, 1.0) {
+            self.clone()
+        } else {
+            self.try_binary(Operand::Scalar(beta), BinaryOp::Mul)?
+        };
+        let r = scaled.try_binary(&bias, BinaryOp::Add)?;
+        Ok(r.relayout(&shape, contiguous_strides(&shape)))
+    }
+    #[track_caller]
+    pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor) -> Tensor {
+        ok(self.try_addmm(mat1, mat2, Scalar::Int(1), Scalar::Int(1)))
+    }
+}
