@@ -249,6 +249,10 @@ impl Tensor {
     pub fn try_copy_(&self, src: &Tensor) -> Result<&Tensor> {
         let src_op = Operand::from(src);
         self.check_inplace_shape(&[&src_op])?;
+        if self.is_same(src) {
+            // PyTorch returns early when source and destination are the same memory.
+            return Ok(self);
+        }
         self.check_writable()?;
         self.check_partial_overlap(&src_op)?;
         self.assign(&src_op)?;
