@@ -8,6 +8,7 @@
 //! ```
 
 pub mod conformance;
+pub mod workloads;
 
 pub use smelt_frontend as frontend;
 pub use smelt_frontend::{DType, Error, ErrorKind, MemoryFormat, Result, Scalar, Tensor};

@@ -134,6 +134,19 @@ impl Graph {
         ins.into_iter().map(|(_, n, v)| (n, v)).collect()
     }
 
+    /// Which nodes some output depends on (the rest is dead code no schedule runs).
+    pub fn live(&self) -> Vec<bool> {
+        let mut live = vec![false; self.graph.node_count()];
+        let mut stack = self.outputs.clone();
+        while let Some(n) = stack.pop() {
+            if std::mem::replace(&mut live[n.index()], true) {
+                continue;
+            }
+            stack.extend(self.graph.neighbors_directed(n, Direction::Incoming));
+        }
+        live
+    }
+
     /// Nodes in a topological order (inputs before consumers).
     pub fn topo_order(&self) -> Vec<NodeId> {
         petgraph::algo::toposort(&self.graph, None).expect("graph IR is acyclic")

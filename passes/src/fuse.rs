@@ -153,7 +153,8 @@ fn absorb(g: &Graph, group: &mut Group, p: NodeId) -> Result<(), String> {
 /// The `fuse` pass.
 pub fn fuse(g: &mut Graph) {
     let order = g.topo_order();
-    let mut assigned = vec![false; g.graph.node_count()];
+    let live = g.live();
+    let mut assigned: Vec<bool> = live.iter().map(|l| !l).collect();
     let mut groups = vec![];
     let mut boundaries = vec![];
     for &root in order.iter().rev() {

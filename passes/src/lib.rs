@@ -1,8 +1,13 @@
 //! smelt's graph passes and scheduler: graph IR in, an ordered list of kernels out.
-//! The pipeline is a list of named passes (DESIGN §5); issue 4 fills it.
+//!
+//! The pipeline is data ([`PIPELINE`]): each pass is a named function in a file of the same
+//! name, can be disabled with `SMELT_DISABLE=name,…`, is followed by the graph verifier in
+//! tests and debug builds, and with `SMELT_DUMP=passes` the graph is printed after each pass
+//! (or `(unchanged)`).
 
 pub mod fuse;
 pub mod schedule;
+pub mod simplify;
 
 pub use schedule::schedule;
 
@@ -11,17 +16,34 @@ use smelt_ir::Graph;
 /// A graph pass: a named rewrite that preserves results.
 pub type Pass = fn(&mut Graph);
 
-/// The pass pipeline, in order. Without `fuse` every op is its own kernel.
-pub const PIPELINE: &[(&str, Pass)] = &[("fuse", fuse::fuse)];
+/// The pass pipeline, in order. Without `fuse` every op is its own kernel ("unfused").
+pub const PIPELINE: &[(&str, Pass)] = &[("simplify", simplify::simplify), ("fuse", fuse::fuse)];
 
-/// Runs every pass of [`PIPELINE`] not disabled by `SMELT_DISABLE`, verifying the graph after
-/// each in debug builds.
+/// Names of passes disabled through `SMELT_DISABLE`.
+pub fn disabled_by_env() -> Vec<String> {
+    std::env::var("SMELT_DISABLE")
+        .unwrap_or_default()
+        .split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// Runs every pass of [`PIPELINE`] not disabled by `SMELT_DISABLE`.
 pub fn optimize(g: &mut Graph) {
-    let disabled = std::env::var("SMELT_DISABLE").unwrap_or_default();
+    optimize_with(g, &disabled_by_env());
+}
+
+/// Runs every pass of [`PIPELINE`] whose name is not in `disabled`, verifying the graph after
+/// each in debug builds and dumping it when `SMELT_DUMP` contains `passes`.
+pub fn optimize_with(g: &mut Graph, disabled: &[String]) {
+    let dump =
+        std::env::var("SMELT_DUMP").is_ok_and(|d| d.split(',').any(|x| x.trim() == "passes"));
     for (name, pass) in PIPELINE {
-        if disabled.split(',').any(|d| d.trim() == *name) {
+        if disabled.iter().any(|d| d == name) {
             continue;
         }
+        let before = if dump { Some(describe(g)) } else { None };
         pass(g);
         if cfg!(debug_assertions) {
             let errors = g.verify();
@@ -30,5 +52,33 @@ pub fn optimize(g: &mut Graph) {
                 "invariant: graph verifies after pass {name}: {errors:?}"
             );
         }
+        if let Some(before) = before {
+            let after = describe(g);
+            if after == before {
+                eprintln!("after {name}: (unchanged)");
+            } else {
+                eprintln!("after {name}:\n{after}");
+            }
+        }
     }
+}
+
+/// The graph's text with its fusion groups.
+pub fn describe(g: &Graph) -> String {
+    let mut s = g.to_text();
+    for group in &g.groups {
+        let members: Vec<String> = group
+            .members
+            .iter()
+            .map(|m| format!("%{}", m.index()))
+            .collect();
+        s.push_str(&format!(
+            "kernel %{} = [{}] space {:?} reduce {}\n",
+            group.root.index(),
+            members.join(", "),
+            group.space,
+            group.reduce_axes
+        ));
+    }
+    s
 }

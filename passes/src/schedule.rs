@@ -17,7 +17,11 @@ pub fn schedule(g: &Graph) -> Schedule {
         }
         group_of[group.root.index()] = Some(i);
     }
+    let live = g.live();
     for id in g.topo_order() {
+        if !live[id.index()] {
+            continue;
+        }
         if let Some(i) = group_of[id.index()] {
             let lowered = lower_group(g, &g.groups[i]);
             let (reads, writes) = lowered.inputs.split_at(lowered.inputs.len() - 1);

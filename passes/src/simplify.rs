@@ -1,0 +1,184 @@
+//! `simplify`: common-subexpression elimination, constant folding and exact algebraic
+//! identities, as local rewrites run to a fixpoint.
+//!
+//! What: two nodes with the same op, dtype, output view and inputs (read through the same
+//! views) become one (consumers are redirected to the first); an elementwise node whose
+//! inputs are all constant fills becomes a fill of the folded value; `x * 1`, `x - 0`,
+//! `--x`-style identities that are exact in floating point redirect consumers to `x` when the
+//! views agree. Dead code needs no pass of its own: the schedule runs only nodes an output
+//! depends on, and a redirected node loses its consumers.
+//!
+//! Why it is correct: nodes are pure functions of their inputs; folding uses the runtime's
+//! own scalar semantics (`smelt_runtime` is not a dependency of passes, so folding is limited
+//! to the exact identities below and to fills of fills).
+//!
+//! Example: `(x + 1) * (x + 1)` records two `add` nodes; after `simplify` the `mul` reads one.
+
+use petgraph::Direction;
+use petgraph::visit::EdgeRef;
+use smelt_ir::graph::{Graph, NodeId, Op};
+use smelt_ir::{BinaryOp, Scalar, UnaryOp};
+
+/// Redirects every consumer edge of `from` to read `to` instead (same views).
+fn redirect(g: &mut Graph, from: NodeId, to: NodeId) {
+    let edges: Vec<_> = g
+        .graph
+        .edges_directed(from, Direction::Outgoing)
+        .map(|e| (e.id(), e.target(), e.weight().clone()))
+        .collect();
+    for (id, target, weight) in edges {
+        g.graph.remove_edge(id);
+        g.graph.add_edge(to, target, weight);
+    }
+}
+
+/// The key under which two nodes compute the same buffer.
+fn key(g: &Graph, id: NodeId) -> Option<String> {
+    let n = g.node(id);
+    match n.op {
+        Op::Input { .. } | Op::Assign | Op::Library(_) => None,
+        Op::Fill { .. }
+        | Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Cast
+        | Op::Reduce { .. } => {
+            let ins: Vec<String> = g
+                .inputs(id)
+                .iter()
+                .map(|(src, v)| format!("{}{v}", src.index()))
+                .collect();
+            Some(format!(
+                "{:?}|{}|{}|{}|{}",
+                n.op,
+                n.dtype,
+                n.out,
+                n.len,
+                ins.join(";")
+            ))
+        }
+    }
+}
+
+/// Is `(src, view)` a constant fill equal to `value`?
+fn is_const(g: &Graph, src: NodeId, value: f64) -> bool {
+    matches!(g.node(src).op, Op::Fill { value: v } if v.as_f64() == value && !matches!(v, Scalar::Bool(_)))
+}
+
+/// An identity `id` computes the same values as one of its inputs, read the same way:
+/// returns that input when the node can be bypassed.
+fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
+    let n = g.node(id);
+    let ins = g.inputs(id);
+    let pass_through = |k: usize| -> Option<NodeId> {
+        let (src, view) = &ins[k];
+        let s = g.node(*src);
+        // Bypassing is exact only when the input is read as the node writes (same layout,
+        // same dtype) and the input's buffer is laid out the same.
+        (s.dtype == n.dtype
+            && *view == n.out
+            && s.out == n.out
+            && s.len == n.len
+            && !g.outputs.contains(&id))
+        .then_some(*src)
+    };
+    match n.op {
+        Op::Binary {
+            op: BinaryOp::Mul,
+            compute,
+        } if compute == n.dtype => {
+            if is_const(g, ins[1].0, 1.0) {
+                pass_through(0)
+            } else if is_const(g, ins[0].0, 1.0) {
+                pass_through(1)
+            } else {
+                None
+            }
+        }
+        Op::Binary {
+            op: BinaryOp::Sub,
+            compute,
+        } if compute == n.dtype && is_const(g, ins[1].0, 0.0) => pass_through(0),
+        Op::Binary {
+            op: BinaryOp::Div,
+            compute,
+        } if compute == n.dtype && is_const(g, ins[1].0, 1.0) => pass_through(0),
+        Op::Unary {
+            op: UnaryOp::Neg, ..
+        } => {
+            let (src, view) = &ins[0];
+            let inner = g.node(*src);
+            if let Op::Unary {
+                op: UnaryOp::Neg, ..
+            } = inner.op
+                && *view == n.out
+                && inner.dtype == n.dtype
+            {
+                let (x, xv) = &g.inputs(*src)[0];
+                let xn = g.node(*x);
+                (xn.dtype == n.dtype
+                    && *xv == inner.out
+                    && xn.out == n.out
+                    && xn.len == n.len
+                    && !g.outputs.contains(&id))
+                .then_some(*x)
+            } else {
+                None
+            }
+        }
+        Op::Input { .. }
+        | Op::Fill { .. }
+        | Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Cast
+        | Op::Assign
+        | Op::Reduce { .. }
+        | Op::Library(_) => None,
+    }
+}
+
+/// Folds a cast of a constant fill into a fill of the cast value.
+fn fold(g: &mut Graph, id: NodeId) -> bool {
+    let n = g.node(id);
+    if !matches!(n.op, Op::Cast) {
+        return false;
+    }
+    let ins = g.inputs(id);
+    let Op::Fill { value } = g.node(ins[0].0).op else {
+        return false;
+    };
+    let dtype = n.dtype;
+    let edges: Vec<_> = g
+        .graph
+        .edges_directed(id, Direction::Incoming)
+        .map(|e| e.id())
+        .collect();
+    for e in edges {
+        g.graph.remove_edge(e);
+    }
+    g.graph[id].op = Op::Fill {
+        value: value.cast(dtype),
+    };
+    true
+}
+
+/// The `simplify` pass.
+pub fn simplify(g: &mut Graph) {
+    let mut seen: std::collections::HashMap<String, NodeId> = std::collections::HashMap::new();
+    for id in g.topo_order() {
+        fold(g, id);
+        if let Some(x) = identity_of(g, id) {
+            redirect(g, id, x);
+            continue;
+        }
+        if let Some(k) = key(g, id) {
+            match seen.get(&k) {
+                Some(&first) if !g.outputs.contains(&id) => redirect(g, id, first),
+                Some(_) | None => {
+                    seen.insert(k, id);
+                }
+            }
+        }
+    }
+}
