@@ -114,5 +114,5 @@ fn programs() {
 
 #[test]
 fn named() {
-    at_least("named.jsonl", 38);
+    at_least("named.jsonl", 218);
 }

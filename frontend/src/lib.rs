@@ -10,6 +10,8 @@ pub mod index;
 pub mod inplace;
 pub mod join;
 pub mod lazy;
+pub mod named_ops;
+pub mod names;
 pub mod promote;
 pub mod shape_ops;
 pub mod tensor;
@@ -21,6 +23,7 @@ pub use default_dtype::{
 };
 pub use dump::GraphDump;
 pub use elementwise::RoundingMode;
+pub use names::{Dim, DimNames};
 pub use promote::{Operand, result_type};
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
