@@ -171,7 +171,7 @@ fn refused_ops_report_names_errors() {
 fn inplace_ops_name_an_unnamed_self_and_check_a_named_one() {
     let self_ = Tensor::zeros(&[2, 3], None);
     let alias = self_.clone();
-    self_.add_(&nc());
+    self_.add_(nc());
     // The same tensor object (every clone of the handle) receives the names.
     assert_eq!(names(&alias), n(&[N, C]));
     assert_eq!(alias.to_vec::<f32>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
@@ -191,10 +191,7 @@ fn inplace_ops_name_an_unnamed_self_and_check_a_named_one() {
 
     // setitem writes through a temporary view: self's names never change.
     let base = Tensor::zeros(&[2, 3], None);
-    base.setitem(
-        &[TensorIndex::Int(0)],
-        &Tensor::ones(&[3], None).named(&[C]),
-    );
+    base.setitem(&[TensorIndex::Int(0)], Tensor::ones(&[3], None).named(&[C]));
     assert!(!base.has_names());
     assert_eq!(base.to_vec::<f32>(), vec![1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
 }
