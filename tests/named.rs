@@ -313,7 +313,10 @@ fn dims_by_name_and_cat() {
     let e = t.try_select("X", 0).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Names);
     assert_eq!(e.message, "Name 'X' not found in Tensor['N', 'C'].");
-    assert_eq!(t.try_select("C", 5).unwrap_err().kind, ErrorKind::Index);
+    let e = t.try_select("C", 5).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Index);
+    assert!(e.message.ends_with("at dimension 'C'"), "{}", e.message);
+    assert!(format!("{t}").ends_with(", names=('N', 'C'))"), "{t}");
 
     let u = Tensor::ones(&[1, 3], None);
     let c = Tensor::cat(&[t.clone(), u], "N");

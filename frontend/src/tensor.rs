@@ -294,9 +294,13 @@ element!(f64, DType::F64, Scalar::Float, |s| s.as_f64());
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = match self.dim_names() {
+            Some(n) => format!(" names={}", crate::names::fmt_names(&n)),
+            None => String::new(),
+        };
         write!(
             f,
-            "Tensor({} {} {})",
+            "Tensor({} {}{names} {})",
             self.dtype(),
             self.view,
             if self.is_realized() {

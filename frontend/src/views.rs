@@ -88,8 +88,17 @@ fn without(names: Option<DimNames>, drop: &[usize]) -> Option<DimNames> {
 impl Tensor {
     /// `select(dim, index)`: drops `dim` (a position or a name) and its name.
     pub fn try_select(&self, dim: impl Into<Dim>, index: i64) -> Result<Tensor> {
-        let d = dim.into().position(self)?;
-        let v = self.view.select(d as i64, index)?;
+        let dim = dim.into();
+        let d = dim.position(self)?;
+        let v = self.view.select(d as i64, index).map_err(|mut e| {
+            // PyTorch names the dim in the message when it was given by name.
+            if let Dim::Name(n) = &dim {
+                e.message = e
+                    .message
+                    .replace(&format!("at dimension {d}"), &format!("at dimension '{n}'"));
+            }
+            e
+        })?;
         Ok(self
             .with_view(v)
             .with_dim_names(without(self.dim_names(), &[d])))
