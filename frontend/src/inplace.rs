@@ -35,7 +35,7 @@ impl Tensor {
     }
 
     /// The out/in-place name rule: checks `names` against self's, then names an unnamed self.
-    fn receive_names(&self, names: Option<DimNames>) -> Result<()> {
+    pub(crate) fn receive_names(&self, names: Option<DimNames>) -> Result<()> {
         check_out_names(self, &names)?;
         if !self.has_names() {
             self.names.set(names);
@@ -44,7 +44,7 @@ impl Tensor {
     }
 
     /// Unified names of self and the other operands of an in-place op (checked before sizes).
-    fn inplace_names(&self, others: &[&Operand]) -> Result<Option<DimNames>> {
+    pub(crate) fn inplace_names(&self, others: &[&Operand]) -> Result<Option<DimNames>> {
         let me = Operand::from(self);
         let mut all = vec![&me];
         all.extend_from_slice(others);

@@ -298,6 +298,20 @@ pub(crate) fn to_dim_names(names: Vec<Option<String>>) -> Option<DimNames> {
     }
 }
 
+/// Names without the dims at positions `drop` (ops that remove dims: select, unbind,
+/// squeeze, reductions without keepdim).
+pub(crate) fn drop_dims(names: Option<DimNames>, drop: &[usize]) -> Option<DimNames> {
+    let names = names?;
+    to_dim_names(
+        names
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !drop.contains(i))
+            .map(|(_, n)| n.clone())
+            .collect(),
+    )
+}
+
 /// The out/in-place rule: an unnamed `out` receives `computed`; a named one must equal it.
 pub(crate) fn check_out_names(out: &Tensor, computed: &Option<DimNames>) -> Result<()> {
     let Some(own) = out.dim_names() else {

@@ -2,7 +2,7 @@
 //! (never a graph node, never a copy) — except `reshape`/`flatten` when the strides forbid a
 //! view, which copy, as in PyTorch.
 
-use crate::names::{Dim, DimNames, refuse_named, to_dim_names};
+use crate::names::{Dim, DimNames, drop_dims, refuse_named};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{view_strides, wrap_dim};
 use smelt_ir::{Error, MemoryFormat, Result, View};
@@ -72,19 +72,6 @@ view_ops! {
     fn view / try_view(shape: &[i64]) [NameRule::Refuse("view")] => |v| v.view(shape);
 }
 
-/// Names without the dims at `drop` (sorted or not).
-fn without(names: Option<DimNames>, drop: &[usize]) -> Option<DimNames> {
-    let names = names?;
-    to_dim_names(
-        names
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !drop.contains(i))
-            .map(|(_, n)| n.clone())
-            .collect(),
-    )
-}
-
 impl Tensor {
     /// `select(dim, index)`: drops `dim` (a position or a name) and its name.
     pub fn try_select(&self, dim: impl Into<Dim>, index: i64) -> Result<Tensor> {
@@ -101,7 +88,7 @@ impl Tensor {
         })?;
         Ok(self
             .with_view(v)
-            .with_dim_names(without(self.dim_names(), &[d])))
+            .with_dim_names(drop_dims(self.dim_names(), &[d])))
     }
     #[track_caller]
     pub fn select(&self, dim: impl Into<Dim>, index: i64) -> Tensor {
@@ -116,7 +103,7 @@ impl Tensor {
         let v = self.view.squeeze(None)?;
         Ok(self
             .with_view(v)
-            .with_dim_names(without(self.dim_names(), &ones)))
+            .with_dim_names(drop_dims(self.dim_names(), &ones)))
     }
     #[track_caller]
     pub fn squeeze(&self) -> Tensor {
@@ -129,7 +116,7 @@ impl Tensor {
         let d = dim.into().position(self)?;
         let v = self.view.squeeze(Some(&[d as i64]))?;
         let names = if self.ndim() > 0 && self.view.shape[d] == 1 {
-            without(self.dim_names(), &[d])
+            drop_dims(self.dim_names(), &[d])
         } else {
             None
         };
@@ -467,7 +454,7 @@ impl Tensor {
         let d = dim.into().resolve(self)?;
         let pieces = self.view.unbind(d)?;
         let names = match self.dim_names() {
-            Some(_) => without(self.dim_names(), &[wrap_dim(d, self.ndim())?]),
+            Some(_) => drop_dims(self.dim_names(), &[wrap_dim(d, self.ndim())?]),
             None => None,
         };
         Ok(pieces
@@ -519,7 +506,7 @@ impl Tensor {
                 TensorIndex::NewAxis | TensorIndex::Tensor(_) => {}
             }
         }
-        Ok(without(Some(names), &drop))
+        Ok(drop_dims(Some(names), &drop))
     }
     #[track_caller]
     pub fn getitem(&self, items: &[TensorIndex]) -> Tensor {
