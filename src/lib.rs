@@ -16,7 +16,8 @@ pub use smelt_frontend::{DType, Error, ErrorKind, MemoryFormat, Result, Scalar, 
 /// Everything a user needs: `use smelt::prelude::*;`.
 pub mod prelude {
     pub use smelt_frontend::{
-        DType, Error, ErrorKind, Generator, MemoryFormat, Operand, Result, RoundingMode, Scalar,
-        Tensor, TensorIndex, get_default_dtype, realize, set_default_dtype, with_default_dtype,
+        DType, Dim, Error, ErrorKind, Generator, MemoryFormat, Operand, Result, RoundingMode,
+        Scalar, Tensor, TensorIndex, get_default_dtype, realize, set_default_dtype,
+        with_default_dtype,
     };
 }

@@ -114,5 +114,5 @@ fn programs() {
 
 #[test]
 fn named() {
-    at_least("named.jsonl", 51);
+    at_least("named.jsonl", 247);
 }

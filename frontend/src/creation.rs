@@ -284,6 +284,7 @@ impl Tensor {
         Ok(Tensor {
             storage: crate::lazy::Storage::new(node),
             view,
+            names: Default::default(),
         })
     }
 
@@ -314,7 +315,8 @@ impl Tensor {
         ok(Tensor::try_empty_permuted(shape, physical_layout, dtype))
     }
 
-    /// `torch.full_like(self, value, dtype, memory_format)` (preserve format by default).
+    /// `torch.full_like(self, value, dtype, memory_format)` (preserve format by default);
+    /// keeps self's names, as every `*_like` does.
     #[track_caller]
     pub fn try_full_like(
         &self,
@@ -330,7 +332,8 @@ impl Tensor {
             strides,
             value.into(),
             dtype.unwrap_or(self.dtype()),
-        ))
+        )
+        .with_dim_names(self.dim_names()))
     }
 
     #[track_caller]

@@ -158,6 +158,15 @@ impl fmt::Display for Tensor {
         if !implicit {
             suffix.push_str(&format!(", dtype=torch.{dtype}"));
         }
+        if self.has_names() {
+            let names: Vec<String> = self
+                .names()
+                .iter()
+                .map(|n| n.as_ref().map_or("None".to_string(), |s| format!("'{s}'")))
+                .collect();
+            let trailing = if names.len() == 1 { "," } else { "" };
+            suffix.push_str(&format!(", names=({}{trailing})", names.join(", ")));
+        }
         write!(fm, "tensor({body}{suffix})")
     }
 }

@@ -3,6 +3,7 @@
 //! TensorIterator (SEMANTICS.md §4.1).
 
 use crate::default_dtype::get_default_dtype;
+use crate::names::{refuse_named, refuse_named_operands, unify_operands};
 use crate::promote::{Operand, result_type};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::graph::Op;
@@ -242,6 +243,11 @@ impl Tensor {
     /// A unary elementwise op with PyTorch's dtype rules.
     #[track_caller]
     pub fn try_unary(&self, op: UnaryOp) -> Result<Tensor> {
+        Ok(self.unary_unnamed(op)?.with_dim_names(self.dim_names()))
+    }
+
+    #[track_caller]
+    fn unary_unnamed(&self, op: UnaryOp) -> Result<Tensor> {
         let (compute, out) = unary_dtypes(op, self.dtype())?;
         if matches!(op, UnaryOp::IsInf | UnaryOp::IsFinite) && !self.dtype().is_float() {
             // PyTorch answers these with `zeros_like`/`ones_like(self, bool)`: self's layout.
@@ -264,6 +270,10 @@ impl Tensor {
     pub fn try_binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
         let a = Operand::from(self);
         let b = other.into();
+        if let Some(name) = refused_binary(op) {
+            refuse_named_operands(name, &[&a, &b])?;
+        }
+        let names = unify_operands(&[&a, &b], "broadcast")?;
         let common = result_type(&[&a, &b]);
         if op == BinaryOp::Pow
             && !common.is_float()
@@ -283,7 +293,7 @@ impl Tensor {
         {
             check_nonzero_divisor(&b)?;
         }
-        record(Op::Binary { op, compute }, out, compute, &[&a, &b])
+        Ok(record(Op::Binary { op, compute }, out, compute, &[&a, &b])?.with_dim_names(names))
     }
 
     /// `self + alpha * other`.
@@ -297,6 +307,7 @@ impl Tensor {
         let a = Operand::from(self);
         let b = other.into();
         let alpha = alpha.into();
+        let names = unify_operands(&[&a, &b], "broadcast")?;
         let common = result_type(&[&a, &b]);
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
         if !compute.is_float() && matches!(alpha, Scalar::Float(_)) {
@@ -322,7 +333,7 @@ impl Tensor {
                 &[&b, &Operand::Scalar(alpha)],
             )?)
         };
-        record(Op::Binary { op, compute }, out, compute, &[&a, &b])
+        Ok(record(Op::Binary { op, compute }, out, compute, &[&a, &b])?.with_dim_names(names))
     }
 
     /// `torch.where(condition, self, other)` as a method of the condition.
@@ -345,8 +356,9 @@ impl Tensor {
             )));
         }
         let (a, b) = (a.into(), b.into());
-        let dtype = result_type(&[&a, &b]);
         let c = Operand::from(condition);
+        refuse_named_operands("where.self", &[&c, &a, &b])?;
+        let dtype = result_type(&[&a, &b]);
         record(Op::Where, dtype, dtype, &[&c, &a, &b])
     }
 
@@ -367,6 +379,7 @@ impl Tensor {
         let mut all = vec![&x];
         all.extend(min.iter());
         all.extend(max.iter());
+        let names = unify_operands(&all, "broadcast")?;
         let dtype = result_type(&all);
         if self.dtype().is_bool() && dtype.is_bool() {
             return Err(Error::dtype("\"clamp_cpu\" not implemented for 'Bool'"));
@@ -407,7 +420,7 @@ impl Tensor {
             unreachable!("clamp records at least one node")
         };
         // The chain's last node writes with the layout of all operands together.
-        Ok(t.relayout(&shape, strides))
+        Ok(t.relayout(&shape, strides).with_dim_names(names))
     }
 
     #[track_caller]
@@ -434,6 +447,7 @@ impl Tensor {
         if decimals == 0 {
             return self.try_unary(UnaryOp::Round);
         }
+        refuse_named("round.decimals", [self])?;
         if !self.dtype().is_float() {
             return Err(Error::dtype(format!(
                 "round with decimals is not implemented for '{}'",
@@ -465,7 +479,8 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        ))
+        )
+        .with_dim_names(self.dim_names()))
     }
 
     #[track_caller]
@@ -483,7 +498,8 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        ))
+        )
+        .with_dim_names(self.dim_names()))
     }
 
     /// A copy of the data (PyTorch's `clone()`; `Clone::clone` copies only the handle).
@@ -580,7 +596,43 @@ impl Tensor {
             Some(RoundingMode::Trunc) => BinaryOp::DivTrunc,
             Some(RoundingMode::Floor) => BinaryOp::DivFloor,
         };
+        let other = other.into();
+        if mode.is_some() {
+            refuse_named_operands("div.Tensor_mode", &[&Operand::from(self), &other])?;
+        }
         self.try_binary(other, op)
+    }
+}
+
+/// The binary ops PyTorch 2.11 refuses on named tensors, with the name it reports.
+/// (`div` with `rounding_mode="floor"` is refused in [`Tensor::try_div_mode`]; `floor_divide`
+/// is supported.)
+fn refused_binary(op: BinaryOp) -> Option<&'static str> {
+    match op {
+        BinaryOp::Remainder => Some("remainder.Tensor"),
+        BinaryOp::Fmod => Some("fmod.Tensor"),
+        BinaryOp::BitAnd => Some("bitwise_and.Tensor"),
+        BinaryOp::BitOr => Some("bitwise_or.Tensor"),
+        BinaryOp::BitXor => Some("bitwise_xor.Tensor"),
+        BinaryOp::Maximum => Some("maximum"),
+        BinaryOp::Minimum => Some("minimum"),
+        BinaryOp::DivTrunc => Some("div.Tensor_mode"),
+        BinaryOp::Add
+        | BinaryOp::Sub
+        | BinaryOp::Mul
+        | BinaryOp::Div
+        | BinaryOp::DivFloor
+        | BinaryOp::Pow
+        | BinaryOp::Atan2
+        | BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Le
+        | BinaryOp::Gt
+        | BinaryOp::Ge
+        | BinaryOp::LogicalAnd
+        | BinaryOp::LogicalOr
+        | BinaryOp::LogicalXor => None,
     }
 }
 

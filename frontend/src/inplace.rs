@@ -1,9 +1,11 @@
 //! In-place ops, functionalised (DESIGN §4): writing through a view appends an `Assign` node
 //! that produces the storage's next version; every handle on the storage reads it from then
-//! on, nodes recorded earlier keep the old version.
+//! on, nodes recorded earlier keep the old version. Names follow PyTorch's out rule: an
+//! unnamed self receives the unified names, a named self must already have them.
 
 use crate::elementwise::broadcast_all;
 use crate::lazy::LazyNode;
+use crate::names::{DimNames, check_out_names, refuse_named_operands, unify_operands};
 use crate::promote::{Operand, result_type};
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
@@ -30,6 +32,23 @@ impl Tensor {
         );
         self.storage.set_current(node);
         Ok(())
+    }
+
+    /// The out/in-place name rule: checks `names` against self's, then names an unnamed self.
+    pub(crate) fn receive_names(&self, names: Option<DimNames>) -> Result<()> {
+        check_out_names(self, &names)?;
+        if !self.has_names() {
+            self.names.set(names);
+        }
+        Ok(())
+    }
+
+    /// Unified names of self and the other operands of an in-place op (checked before sizes).
+    pub(crate) fn inplace_names(&self, others: &[&Operand]) -> Result<Option<DimNames>> {
+        let me = Operand::from(self);
+        let mut all = vec![&me];
+        all.extend_from_slice(others);
+        unify_operands(&all, "broadcast")
     }
 
     fn check_writable(&self) -> Result<()> {
@@ -101,6 +120,7 @@ impl Tensor {
         alpha: Option<Scalar>,
     ) -> Result<&Tensor> {
         let other = other.into();
+        let names = self.inplace_names(&[&other])?;
         self.check_inplace_shape(&[&other])?;
         let r = match alpha {
             Some(a) => self.try_add_scaled(other.clone(), a, op),
@@ -110,6 +130,7 @@ impl Tensor {
         self.check_cast(r.dtype())?;
         self.check_writable()?;
         self.check_partial_overlap(&other)?;
+        self.receive_names(names)?;
         if self.view.internal_overlap().is_none() {
             // Elements of self share memory in a way PyTorch does not reject (overlapping
             // unfold windows, as_strided): its result is a sequential read-modify-write.
@@ -209,6 +230,10 @@ impl Tensor {
             Some(crate::elementwise::RoundingMode::Trunc) => BinaryOp::DivTrunc,
             Some(crate::elementwise::RoundingMode::Floor) => BinaryOp::DivFloor,
         };
+        let other = other.into();
+        if mode.is_some() {
+            refuse_named_operands("div_.Tensor_mode", &[&Operand::from(self), &other])?;
+        }
         self.try_binary_(other, op, None)
     }
     #[track_caller]
@@ -233,6 +258,7 @@ impl Tensor {
     #[track_caller]
     pub fn try_clamp_(&self, min: Option<Operand>, max: Option<Operand>) -> Result<&Tensor> {
         let others: Vec<&Operand> = min.iter().chain(max.iter()).collect();
+        let names = self.inplace_names(&others)?;
         self.check_inplace_shape(&others)?;
         let r = self.try_clamp(min.clone(), max.clone())?;
         self.check_cast(r.dtype())?;
@@ -240,6 +266,7 @@ impl Tensor {
         for o in &others {
             self.check_partial_overlap(o)?;
         }
+        self.receive_names(names)?;
         self.assign(&Operand::Tensor(r))?;
         Ok(self)
     }
@@ -248,6 +275,7 @@ impl Tensor {
     #[track_caller]
     pub fn try_copy_(&self, src: &Tensor) -> Result<&Tensor> {
         let src_op = Operand::from(src);
+        let names = self.inplace_names(&[&src_op])?;
         self.check_inplace_shape(&[&src_op])?;
         if self.is_same(src) {
             // PyTorch returns early when source and destination are the same memory.
@@ -255,6 +283,7 @@ impl Tensor {
         }
         self.check_writable()?;
         self.check_partial_overlap(&src_op)?;
+        self.receive_names(names)?;
         self.assign(&src_op)?;
         Ok(self)
     }
@@ -297,14 +326,20 @@ impl Tensor {
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
             return self.try_index_put(items, value.into());
         }
-        let target = self.with_view(self.basic_index_view(items)?);
+        // The write goes through a temporary view: self's names never change.
+        let names = self.index_names(items)?;
+        let target = self
+            .with_view(self.basic_index_view(items)?)
+            .with_dim_names(names);
         match value.into() {
             Operand::Scalar(s) => {
                 target.try_fill_(s)?;
             }
             Operand::Tensor(t) => {
                 let src = Operand::from(&t);
+                let names = target.inplace_names(&[&src])?;
                 target.check_inplace_shape(&[&src])?;
+                check_out_names(&target, &names)?;
                 target.check_partial_overlap(&src)?;
                 target.assign(&src)?;
             }

@@ -1,6 +1,7 @@
 //! Joining tensors: `cat` and `stack`. The output is a fresh contiguous storage; each input is
 //! written into its slice by an `Assign` node, so the unfused graph is one copy per input.
 
+use crate::names::{Dim, DimNames, refuse_named, unify_from_right};
 use crate::promote::Operand;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim};
@@ -8,8 +9,15 @@ use smelt_ir::{Error, Result, promote_types};
 
 impl Tensor {
     /// `torch.cat(tensors, dim)`: promotes across inputs; legacy 1-D empty tensors are skipped.
+    /// A dim name is looked up in `tensors[0]`; names unify from the right across all inputs,
+    /// checked before sizes.
     #[track_caller]
-    pub fn try_cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    pub fn try_cat(tensors: &[Tensor], dim: impl Into<Dim>) -> Result<Tensor> {
+        let dim = match (dim.into(), tensors.first()) {
+            (Dim::Index(d), _) => d,
+            (name, Some(first)) => name.resolve(first)?,
+            (Dim::Name(_), None) => 0,
+        };
         if tensors.is_empty() {
             return Err(Error::value(
                 "torch.cat(): expected a non-empty list of Tensors",
@@ -36,6 +44,7 @@ impl Tensor {
             return Tensor::try_empty(&[0], Some(dtype));
         };
         let d = wrap_dim(dim, first.ndim())?;
+        let names = cat_names(tensors)?;
         let mut shape = first.shape().to_vec();
         shape[d] = 0;
         for &(i, t) in &parts {
@@ -67,11 +76,11 @@ impl Tensor {
                 .assign(&Operand::from(t))?;
             start += len;
         }
-        Ok(out)
+        Ok(out.with_dim_names(names))
     }
 
     #[track_caller]
-    pub fn cat(tensors: &[Tensor], dim: i64) -> Tensor {
+    pub fn cat(tensors: &[Tensor], dim: impl Into<Dim>) -> Tensor {
         ok(Tensor::try_cat(tensors, dim))
     }
 
@@ -81,6 +90,7 @@ impl Tensor {
         let Some(first) = tensors.first() else {
             return Err(Error::value("stack expects a non-empty TensorList"));
         };
+        refuse_named("stack", tensors)?;
         for (i, t) in tensors.iter().enumerate() {
             if t.shape() != first.shape() {
                 return Err(Error::shape(format!(
@@ -102,4 +112,29 @@ impl Tensor {
     pub fn stack(tensors: &[Tensor], dim: i64) -> Tensor {
         ok(Tensor::try_stack(tensors, dim))
     }
+}
+
+/// Names of `cat`'s output: every input (legacy empty ones too) unified from the right.
+fn cat_names(tensors: &[Tensor]) -> Result<Option<DimNames>> {
+    if !tensors.iter().any(Tensor::has_names) {
+        return Ok(None);
+    }
+    let mut names: Option<Vec<Option<String>>> = None;
+    for t in tensors {
+        let own = t.names();
+        names = Some(match names {
+            None => own,
+            Some(acc) => {
+                if acc.len() != own.len() {
+                    return Err(Error::shape(format!(
+                        "Tensors must have same number of dimensions: got {} and {}",
+                        acc.len(),
+                        own.len()
+                    )));
+                }
+                unify_from_right(&acc, &own, "cat")?
+            }
+        });
+    }
+    Ok(crate::names::to_dim_names(names.unwrap_or_default()))
 }

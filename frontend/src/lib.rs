@@ -13,6 +13,8 @@ pub mod join;
 pub mod lazy;
 pub mod masked;
 pub mod matmul;
+pub mod named_ops;
+pub mod names;
 pub mod promote;
 pub mod reduce;
 pub mod reduce_composite;
@@ -27,6 +29,7 @@ pub use default_dtype::{
 };
 pub use dump::GraphDump;
 pub use elementwise::RoundingMode;
+pub use names::{Dim, DimNames};
 pub use promote::{Operand, result_type};
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,

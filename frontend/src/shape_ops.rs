@@ -1,7 +1,8 @@
 //! Copying shape ops: `flip`, `roll`, `repeat`, `tril`, `triu`. Each produces a fresh
-//! contiguous tensor, as PyTorch does.
+//! contiguous tensor, as PyTorch does. PyTorch 2.11 refuses all of them on named tensors.
 
 use crate::elementwise::record;
+use crate::names::refuse_named;
 use crate::promote::Operand;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::graph::Op;
@@ -25,6 +26,7 @@ impl Tensor {
     /// `flip(dims)`: reverses the listed dims (a copy read through negative strides).
     #[track_caller]
     pub fn try_flip(&self, dims: &[i64]) -> Result<Tensor> {
+        refuse_named("flip", [self])?;
         let dims = wrap_dims(dims, self.ndim())?;
         let mut v = self.view.clone();
         for &d in &dims {
@@ -50,6 +52,7 @@ impl Tensor {
     /// `roll(shifts, dims)`; with no dims the flattened tensor rolls and keeps its shape.
     #[track_caller]
     pub fn try_roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        refuse_named("roll", [self])?;
         if dims.is_empty() {
             if shifts.len() != 1 {
                 return Err(Error::value(format!(
@@ -97,6 +100,7 @@ impl Tensor {
     /// `repeat(repeats)`: tiles the tensor; extra leading repeats add dims.
     #[track_caller]
     pub fn try_repeat(&self, repeats: &[i64]) -> Result<Tensor> {
+        refuse_named("repeat", [self])?;
         if repeats.len() < self.ndim() {
             return Err(Error::value(
                 "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor",
@@ -135,6 +139,7 @@ impl Tensor {
     /// Keeps the elements where `keep(row, col)` on the last two dims, zeroes the rest.
     #[track_caller]
     fn triangle(&self, op: &str, keep: impl Fn(i64, i64) -> bool) -> Result<Tensor> {
+        refuse_named(op, [self])?;
         if self.ndim() < 2 {
             return Err(Error::shape(format!(
                 "{op}: input tensor must have at least 2 dimensions"

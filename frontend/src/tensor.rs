@@ -1,18 +1,22 @@
-//! `Tensor`: a cheap handle `{storage, view}` onto a lazily computed storage, its metadata
-//! accessors (all PyTorch-observable), and materialisation.
+//! `Tensor`: a cheap handle `{storage, view, names}` onto a lazily computed storage, its
+//! metadata accessors (all PyTorch-observable), and materialisation.
 
 use crate::lazy::{LazyNode, Storage, realize_nodes};
+use crate::names::{DimNames, NameCell};
 use smelt_ir::graph::Op;
 use smelt_ir::{DType, Error, LibraryOp, MemoryFormat, Result, Scalar, View};
 use smelt_runtime::Buffer;
 use std::fmt;
 use std::sync::Arc;
 
-/// A tensor: a view over a storage. Cloning the handle copies no data; views share storage.
+/// A tensor: a view over a storage, with optional dim names. Cloning the handle copies no
+/// data and yields the same tensor (an in-place op that names one names both); views share
+/// storage but have their own names.
 #[derive(Clone)]
 pub struct Tensor {
     pub(crate) storage: Arc<Storage>,
     pub(crate) view: View,
+    pub(crate) names: NameCell,
 }
 
 /// Unwraps a `try_` result in a plain op: panics with the error's message at the caller's line.
@@ -31,6 +35,7 @@ impl Tensor {
         Tensor {
             storage: Storage::new(node),
             view,
+            names: NameCell::default(),
         }
     }
 
@@ -40,12 +45,29 @@ impl Tensor {
         Tensor::from_node(LazyNode::realized(buffer, view))
     }
 
-    /// A new handle on the same storage with another view (a view op).
+    /// A new, unnamed handle on the same storage with another view (a view op sets the
+    /// result's names itself with [`Tensor::with_dim_names`]).
     pub(crate) fn with_view(&self, view: View) -> Tensor {
         Tensor {
             storage: self.storage.clone(),
             view,
+            names: NameCell::default(),
         }
+    }
+
+    /// This handle's storage and view under new names (a new tensor object).
+    pub(crate) fn with_dim_names(self, names: Option<DimNames>) -> Tensor {
+        Tensor {
+            storage: self.storage,
+            view: self.view,
+            names: NameCell::new(names),
+        }
+    }
+
+    /// A new handle with the same view and names (an alias, PyTorch's `alias()`).
+    pub(crate) fn alias(&self) -> Tensor {
+        self.with_view(self.view.clone())
+            .with_dim_names(self.dim_names())
     }
 
     /// What a consumer reads: the storage's current version through this tensor's view.
@@ -92,6 +114,7 @@ impl Tensor {
         Tensor {
             storage: Storage::new(node),
             view,
+            names: NameCell::default(),
         }
     }
 
@@ -137,6 +160,21 @@ impl Tensor {
     }
     pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
         self.view.is_contiguous_as(format)
+    }
+    /// One name per dim (`None` for an unnamed dim); all `None` for an unnamed tensor.
+    pub fn names(&self) -> Vec<Option<String>> {
+        match self.names.get() {
+            Some(n) => n.to_vec(),
+            None => vec![None; self.ndim()],
+        }
+    }
+    /// Does any dim have a name?
+    pub fn has_names(&self) -> bool {
+        self.names.get().is_some()
+    }
+    /// The stored names: `None` for an unnamed tensor.
+    pub(crate) fn dim_names(&self) -> Option<DimNames> {
+        self.names.get()
     }
     pub fn is_non_overlapping_and_dense(&self) -> bool {
         self.view.is_non_overlapping_and_dense()
@@ -288,9 +326,13 @@ element!(f64, DType::F64, Scalar::Float, |s| s.as_f64());
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names = match self.dim_names() {
+            Some(n) => format!(" names={}", crate::names::fmt_names(&n)),
+            None => String::new(),
+        };
         write!(
             f,
-            "Tensor({} {} {})",
+            "Tensor({} {}{names} {})",
             self.dtype(),
             self.view,
             if self.is_realized() {

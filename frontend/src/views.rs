@@ -2,8 +2,9 @@
 //! (never a graph node, never a copy) — except `reshape`/`flatten` when the strides forbid a
 //! view, which copy, as in PyTorch.
 
+use crate::names::{Dim, DimNames, drop_dims, refuse_named};
 use crate::tensor::{Tensor, ok};
-use smelt_ir::view::view_strides;
+use smelt_ir::view::{view_strides, wrap_dim};
 use smelt_ir::{Error, MemoryFormat, Result, View};
 
 /// One item of a Python-style index `x[a, b, …]`.
@@ -21,14 +22,26 @@ pub enum TensorIndex {
     Tensor(Tensor),
 }
 
+/// How a view op treats names: keeps them, or is refused on a named tensor (PyTorch 2.11
+/// reports `aten::<op>`).
+#[derive(Clone, Copy)]
+enum NameRule {
+    Keep,
+    Refuse(&'static str),
+}
+
 macro_rules! view_ops {
-    ($( $(#[$doc:meta])* fn $name:ident / $try_name:ident ( $($arg:ident : $ty:ty),* ) => |$v:ident| $body:expr; )*) => {
+    ($( $(#[$doc:meta])* fn $name:ident / $try_name:ident ( $($arg:ident : $ty:ty),* ) [$rule:expr] => |$v:ident| $body:expr; )*) => {
         impl Tensor {
             $(
                 $(#[$doc])*
                 pub fn $try_name(&self, $($arg: $ty),*) -> Result<Tensor> {
+                    let rule: NameRule = $rule;
+                    if let NameRule::Refuse(op) = rule {
+                        refuse_named(op, [self])?;
+                    }
                     let $v = &self.view;
-                    Ok(self.with_view($body?))
+                    Ok(self.with_view($body?).with_dim_names(self.dim_names()))
                 }
                 $(#[$doc])*
                 #[track_caller]
@@ -41,38 +54,199 @@ macro_rules! view_ops {
 }
 
 view_ops! {
-    /// `select(dim, index)`: drops `dim`.
-    fn select / try_select(dim: i64, index: i64) => |v| v.select(dim, index);
     /// `slice(dim, start, end, step)` with Python's clamping.
-    fn slice / try_slice(dim: i64, start: Option<i64>, end: Option<i64>, step: i64) => |v| v.slice(dim, start, end, step);
+    fn slice / try_slice(dim: i64, start: Option<i64>, end: Option<i64>, step: i64) [NameRule::Keep] => |v| v.slice(dim, start, end, step);
     /// `narrow(dim, start, length)`.
-    fn narrow / try_narrow(dim: i64, start: i64, length: i64) => |v| v.narrow(dim, start, length);
+    fn narrow / try_narrow(dim: i64, start: i64, length: i64) [NameRule::Keep] => |v| v.narrow(dim, start, length);
     /// `unsqueeze(dim)`.
-    fn unsqueeze / try_unsqueeze(dim: i64) => |v| v.unsqueeze(dim);
-    /// `squeeze()`: drops every size-1 dim.
-    fn squeeze / try_squeeze() => |v| v.squeeze(None);
+    fn unsqueeze / try_unsqueeze(dim: i64) [NameRule::Refuse("unsqueeze")] => |v| v.unsqueeze(dim);
     /// `squeeze(dims)`: drops the listed dims that have size 1.
-    fn squeeze_dims / try_squeeze_dims(dims: &[i64]) => |v| v.squeeze(Some(dims));
+    fn squeeze_dims / try_squeeze_dims(dims: &[i64]) [NameRule::Refuse("squeeze.dims")] => |v| v.squeeze(Some(dims));
     /// `permute(dims)`.
-    fn permute / try_permute(dims: &[i64]) => |v| v.permute(dims);
-    /// `transpose(dim0, dim1)` (also `swapaxes`, `swapdims`).
-    fn transpose / try_transpose(dim0: i64, dim1: i64) => |v| v.transpose(dim0, dim1);
-    /// `t()`.
-    fn t / try_t() => |v| v.t();
-    /// `mT`.
-    fn mt / try_mt() => |v| v.mt();
+    fn permute / try_permute(dims: &[i64]) [NameRule::Refuse("permute")] => |v| v.permute(dims);
     /// `movedim(source, destination)`.
-    fn movedim / try_movedim(source: &[i64], destination: &[i64]) => |v| v.movedim(source, destination);
-    /// `expand(sizes)` (`-1` keeps a dim).
-    fn expand / try_expand(sizes: &[i64]) => |v| v.expand(sizes);
-    /// `diagonal(offset, dim1, dim2)`.
-    fn diagonal / try_diagonal(offset: i64, dim1: i64, dim2: i64) => |v| v.diagonal(offset, dim1, dim2);
+    fn movedim / try_movedim(source: &[i64], destination: &[i64]) [NameRule::Refuse("movedim")] => |v| v.movedim(source, destination);
     /// `unfold(dimension, size, step)`.
-    fn unfold / try_unfold(dim: i64, size: i64, step: i64) => |v| v.unfold(dim, size, step);
+    fn unfold / try_unfold(dim: i64, size: i64, step: i64) [NameRule::Refuse("unfold")] => |v| v.unfold(dim, size, step);
     /// `view(shape)`: fails with a `stride` error when the strides forbid it.
-    fn view / try_view(shape: &[i64]) => |v| v.view(shape);
-    /// `unflatten(dim, sizes)`.
-    fn unflatten / try_unflatten(dim: i64, sizes: &[i64]) => |v| v.unflatten(dim, sizes);
+    fn view / try_view(shape: &[i64]) [NameRule::Refuse("view")] => |v| v.view(shape);
+}
+
+impl Tensor {
+    /// `select(dim, index)`: drops `dim` (a position or a name) and its name.
+    pub fn try_select(&self, dim: impl Into<Dim>, index: i64) -> Result<Tensor> {
+        let dim = dim.into();
+        let d = dim.position(self)?;
+        let v = self.view.select(d as i64, index).map_err(|mut e| {
+            // PyTorch names the dim in the message when it was given by name.
+            if let Dim::Name(n) = &dim {
+                e.message = e
+                    .message
+                    .replace(&format!("at dimension {d}"), &format!("at dimension '{n}'"));
+            }
+            e
+        })?;
+        Ok(self
+            .with_view(v)
+            .with_dim_names(drop_dims(self.dim_names(), &[d])))
+    }
+    #[track_caller]
+    pub fn select(&self, dim: impl Into<Dim>, index: i64) -> Tensor {
+        ok(self.try_select(dim, index))
+    }
+
+    /// `squeeze()`: drops every size-1 dim and its name.
+    pub fn try_squeeze(&self) -> Result<Tensor> {
+        let ones: Vec<usize> = (0..self.ndim())
+            .filter(|&d| self.view.shape[d] == 1)
+            .collect();
+        let v = self.view.squeeze(None)?;
+        Ok(self
+            .with_view(v)
+            .with_dim_names(drop_dims(self.dim_names(), &ones)))
+    }
+    #[track_caller]
+    pub fn squeeze(&self) -> Tensor {
+        ok(self.try_squeeze())
+    }
+
+    /// `squeeze(dim)`: drops `dim` when its size is 1. Otherwise an alias which, on a named
+    /// tensor, is unnamed (PyTorch 2.11 quirk).
+    pub fn try_squeeze_dim(&self, dim: impl Into<Dim>) -> Result<Tensor> {
+        let d = dim.into().position(self)?;
+        let v = self.view.squeeze(Some(&[d as i64]))?;
+        let names = if self.ndim() > 0 && self.view.shape[d] == 1 {
+            drop_dims(self.dim_names(), &[d])
+        } else {
+            None
+        };
+        Ok(self.with_view(v).with_dim_names(names))
+    }
+    #[track_caller]
+    pub fn squeeze_dim(&self, dim: impl Into<Dim>) -> Tensor {
+        ok(self.try_squeeze_dim(dim))
+    }
+
+    /// `transpose(dim0, dim1)` (also `swapaxes`, `swapdims`): names move with their dims.
+    pub fn try_transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Result<Tensor> {
+        let a = dim0.into().resolve(self)?;
+        let b = dim1.into().resolve(self)?;
+        let v = self.view.transpose(a, b)?;
+        let names = self.dim_names().map(|n| {
+            let mut n = n.to_vec();
+            if !n.is_empty() {
+                let (a, b) = (
+                    wrap_dim(a, n.len()).unwrap_or(0),
+                    wrap_dim(b, n.len()).unwrap_or(0),
+                );
+                n.swap(a, b);
+            }
+            DimNames::from(n)
+        });
+        Ok(self.with_view(v).with_dim_names(names))
+    }
+    #[track_caller]
+    pub fn transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Tensor {
+        ok(self.try_transpose(dim0, dim1))
+    }
+    /// `t()`.
+    pub fn try_t(&self) -> Result<Tensor> {
+        self.view.t()?;
+        self.try_transpose(0, if self.ndim() < 2 { 0 } else { 1 })
+    }
+    #[track_caller]
+    pub fn t(&self) -> Tensor {
+        ok(self.try_t())
+    }
+    /// `mT`: the last two dims swapped.
+    pub fn try_mt(&self) -> Result<Tensor> {
+        self.view.mt()?;
+        self.try_transpose(-2, -1)
+    }
+    #[track_caller]
+    pub fn mt(&self) -> Tensor {
+        ok(self.try_mt())
+    }
+
+    /// `expand(sizes)` (`-1` keeps a dim); new leading dims are unnamed.
+    pub fn try_expand(&self, sizes: &[i64]) -> Result<Tensor> {
+        let v = self.view.expand(sizes)?;
+        let names = self.dim_names().map(|n| {
+            let mut out = vec![None; v.ndim().saturating_sub(n.len())];
+            out.extend(n.iter().cloned());
+            DimNames::from(out)
+        });
+        Ok(self.with_view(v).with_dim_names(names))
+    }
+    #[track_caller]
+    pub fn expand(&self, sizes: &[i64]) -> Tensor {
+        ok(self.try_expand(sizes))
+    }
+
+    /// `diagonal(offset, dim1, dim2)`: drops both dims and appends an unnamed one.
+    pub fn try_diagonal(
+        &self,
+        offset: i64,
+        dim1: impl Into<Dim>,
+        dim2: impl Into<Dim>,
+    ) -> Result<Tensor> {
+        self.diagonal_impl(offset, dim1.into(), dim2.into(), None)
+    }
+    #[track_caller]
+    pub fn diagonal(&self, offset: i64, dim1: impl Into<Dim>, dim2: impl Into<Dim>) -> Tensor {
+        ok(self.try_diagonal(offset, dim1, dim2))
+    }
+    /// `diagonal(outdim=…, dim1=…, dim2=…, offset=…)`: the new last dim is named `outdim`.
+    pub fn try_diagonal_named(
+        &self,
+        offset: i64,
+        dim1: impl Into<Dim>,
+        dim2: impl Into<Dim>,
+        outdim: &str,
+    ) -> Result<Tensor> {
+        self.diagonal_impl(offset, dim1.into(), dim2.into(), Some(outdim))
+    }
+
+    fn diagonal_impl(
+        &self,
+        offset: i64,
+        dim1: Dim,
+        dim2: Dim,
+        outdim: Option<&str>,
+    ) -> Result<Tensor> {
+        let (a, b) = (dim1.resolve(self)?, dim2.resolve(self)?);
+        let v = self.view.diagonal(offset, a, b)?;
+        let out = crate::names::parse_name(outdim)?;
+        if !self.has_names() && out.is_none() {
+            return Ok(self.with_view(v));
+        }
+        let (a, b) = (wrap_dim(a, self.ndim())?, wrap_dim(b, self.ndim())?);
+        let mut names: Vec<Option<String>> = self
+            .names()
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i != a && *i != b)
+            .map(|(_, n)| n)
+            .collect();
+        names.push(out);
+        let stored = crate::names::normalise(names, v.ndim())?;
+        Ok(self.with_view(v).with_dim_names(stored))
+    }
+
+    /// `unflatten(dim, sizes)`; a named tensor needs [`Tensor::try_unflatten_named`].
+    pub fn try_unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Result<Tensor> {
+        let d = dim.into().resolve(self)?;
+        if self.has_names() {
+            return Err(Error::names(
+                "unflatten: input is a named tensor but no names were given for unflattened sizes",
+            ));
+        }
+        Ok(self.with_view(self.view.unflatten(d, sizes)?))
+    }
+    #[track_caller]
+    pub fn unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Tensor {
+        ok(self.try_unflatten(dim, sizes))
+    }
 }
 
 impl Tensor {
@@ -124,12 +298,13 @@ impl Tensor {
         ok(self.try_view_as(other))
     }
 
-    /// `detach()`: shares storage and metadata.
+    /// `detach()`: shares storage, metadata and names.
     pub fn detach(&self) -> Tensor {
-        self.with_view(self.view.clone())
+        self.alias()
     }
 
-    /// `as_strided(size, stride, storage_offset)`; the offset defaults to self's.
+    /// `as_strided(size, stride, storage_offset)`; the offset defaults to self's. The result
+    /// is unnamed (PyTorch 2.11 quirk).
     pub fn try_as_strided(
         &self,
         size: &[i64],
@@ -148,6 +323,7 @@ impl Tensor {
     /// `reshape(shape)`: a view when possible, else a contiguous copy.
     #[track_caller]
     pub fn try_reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        refuse_named("view", [self])?;
         let new_shape = smelt_ir::view::infer_size(shape, self.numel())?;
         match view_strides(&self.view.shape, &self.view.strides, &new_shape) {
             Some(strides) => Ok(self.with_view(View::new(new_shape, strides, self.view.offset))),
@@ -200,8 +376,13 @@ impl Tensor {
         self.reshape(&[-1])
     }
 
+    /// Pieces of a split: each keeps self's names.
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
-        Ok(r?.into_iter().map(|v| self.with_view(v)).collect())
+        let names = self.dim_names();
+        Ok(r?
+            .into_iter()
+            .map(|v| self.with_view(v).with_dim_names(names.clone()))
+            .collect())
     }
 
     pub fn try_split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
@@ -268,11 +449,21 @@ impl Tensor {
         }
         self.try_tensor_split(sections, dim as i64)
     }
-    pub fn try_unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
-        self.views(self.view.unbind(dim))
+    /// `unbind(dim)`: views without `dim` (a position or a name) and its name.
+    pub fn try_unbind(&self, dim: impl Into<Dim>) -> Result<Vec<Tensor>> {
+        let d = dim.into().resolve(self)?;
+        let pieces = self.view.unbind(d)?;
+        let names = match self.dim_names() {
+            Some(_) => drop_dims(self.dim_names(), &[wrap_dim(d, self.ndim())?]),
+            None => None,
+        };
+        Ok(pieces
+            .into_iter()
+            .map(|v| self.with_view(v).with_dim_names(names.clone()))
+            .collect())
     }
     #[track_caller]
-    pub fn unbind(&self, dim: i64) -> Vec<Tensor> {
+    pub fn unbind(&self, dim: impl Into<Dim>) -> Vec<Tensor> {
         ok(self.try_unbind(dim))
     }
 
@@ -280,9 +471,42 @@ impl Tensor {
     /// Tensor items (advanced indexing) are handled by [`Tensor::try_index`].
     pub fn try_getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
+            refuse_named("index.Tensor", [self])?;
             return self.try_index(items);
         }
-        Ok(self.with_view(self.basic_index_view(items)?))
+        let names = self.index_names(items)?;
+        Ok(self
+            .with_view(self.basic_index_view(items)?)
+            .with_dim_names(names))
+    }
+
+    /// Names of `self[items]` for basic items: ints drop their dim's name, slices and `...`
+    /// keep names; `None` (a new axis) is refused on a named tensor.
+    pub(crate) fn index_names(&self, items: &[TensorIndex]) -> Result<Option<DimNames>> {
+        let Some(names) = self.dim_names() else {
+            return Ok(None);
+        };
+        if items.iter().any(|i| matches!(i, TensorIndex::NewAxis)) {
+            return Err(crate::names::unsupported("unsqueeze"));
+        }
+        let consumed = items
+            .iter()
+            .filter(|i| matches!(i, TensorIndex::Int(_) | TensorIndex::Slice(..)))
+            .count();
+        let mut drop = vec![];
+        let mut d = 0usize;
+        for item in items {
+            match item {
+                TensorIndex::Int(_) => {
+                    drop.push(d);
+                    d += 1;
+                }
+                TensorIndex::Slice(..) => d += 1,
+                TensorIndex::Ellipsis => d += names.len().saturating_sub(consumed),
+                TensorIndex::NewAxis | TensorIndex::Tensor(_) => {}
+            }
+        }
+        Ok(drop_dims(Some(names), &drop))
     }
     #[track_caller]
     pub fn getitem(&self, items: &[TensorIndex]) -> Tensor {

@@ -1,7 +1,9 @@
 //! Decoding of a step's `args` object (FORMAT.md §3) into smelt values.
 
 use serde_json::Value;
-use smelt_frontend::{DType, Error, MemoryFormat, Operand, Result, Scalar, Tensor, TensorIndex};
+use smelt_frontend::{
+    DType, Dim, Error, MemoryFormat, Operand, Result, Scalar, Tensor, TensorIndex,
+};
 use std::collections::HashMap;
 
 /// The tensors bound so far in a case.
@@ -178,6 +180,67 @@ impl Args<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(bad(self.op, key, "is not a string")),
+        }
+    }
+
+    /// A dim given by position (an int) or by name (a string, `named.jsonl`).
+    pub fn dim(&self, key: &str) -> Result<Dim> {
+        match self.get(key)? {
+            Value::String(s) => Ok(Dim::Name(s.clone())),
+            _ => self.int(key).map(Dim::Index),
+        }
+    }
+
+    pub fn dim_or(&self, key: &str, default: i64) -> Result<Dim> {
+        if self.has(key) {
+            self.dim(key)
+        } else {
+            Ok(Dim::Index(default))
+        }
+    }
+
+    /// A list of dims (all ints or all names).
+    pub fn dims(&self, key: &str) -> Result<Vec<Dim>> {
+        match self.get(key)? {
+            Value::Array(items) => items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(Dim::Name(s.clone())),
+                    Value::Number(n) if n.is_i64() => Ok(Dim::Index(n.as_i64().unwrap_or(0))),
+                    _ => Err(bad(self.op, key, "has an entry that is not a dim")),
+                })
+                .collect(),
+            _ => Err(bad(self.op, key, "is not a list of dims")),
+        }
+    }
+
+    /// A list of dim names: a string (`"..."` is the Ellipsis) or null per entry.
+    pub fn names(&self, key: &str) -> Result<Vec<Option<String>>> {
+        match self.map.get(key) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(Some(s.clone())),
+                    Value::Null => Ok(None),
+                    _ => Err(bad(self.op, key, "has an entry that is not a name")),
+                })
+                .collect(),
+            _ => Err(bad(self.op, key, "is not a list of names")),
+        }
+    }
+
+    /// `{old name: new name or null}` (rename by mapping).
+    pub fn mapping(&self, key: &str) -> Result<Vec<(String, Option<String>)>> {
+        match self.get(key)? {
+            Value::Object(o) => o
+                .iter()
+                .map(|(k, v)| match v {
+                    Value::String(s) => Ok((k.clone(), Some(s.clone()))),
+                    Value::Null => Ok((k.clone(), None)),
+                    _ => Err(bad(self.op, key, "maps to something that is not a name")),
+                })
+                .collect(),
+            _ => Err(bad(self.op, key, "is not an object")),
         }
     }
 

@@ -35,6 +35,20 @@ fn rounding(a: &Args) -> Result<Option<RoundingMode>> {
     })
 }
 
+/// Applies the `names` argument of a factory, when given.
+fn named(a: &Args, t: Result<Tensor>) -> Result<Produced> {
+    let t = t?;
+    if !a.has("names") {
+        return Ok(vec![t]);
+    }
+    let names = a.names("names")?;
+    one(t.try_named(&refs(&names)))
+}
+
+fn refs(names: &[Option<String>]) -> Vec<Option<&str>> {
+    names.iter().map(Option::as_deref).collect()
+}
+
 fn size(a: &Args) -> Result<Vec<i64>> {
     a.ints("size")
 }
@@ -87,16 +101,15 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
             if values.len() != shape.iter().product::<usize>() {
                 return Err(Error::shape("tensor: data does not match shape"));
             }
-            one(Ok(Tensor::from_scalars(&values, &shape, dtype)))
+            named(a, Ok(Tensor::from_scalars(&values, &shape, dtype)))
         }
-        "zeros" => one(Tensor::try_zeros(&size(a)?, a.dtype("dtype")?)),
-        "ones" => one(Tensor::try_ones(&size(a)?, a.dtype("dtype")?)),
-        "empty" => one(Tensor::try_empty(&size(a)?, a.dtype("dtype")?)),
-        "full" => one(Tensor::try_full(
-            &size(a)?,
-            a.scalar("fill_value")?,
-            a.dtype("dtype")?,
-        )),
+        "zeros" => named(a, Tensor::try_zeros(&size(a)?, a.dtype("dtype")?)),
+        "ones" => named(a, Tensor::try_ones(&size(a)?, a.dtype("dtype")?)),
+        "empty" => named(a, Tensor::try_empty(&size(a)?, a.dtype("dtype")?)),
+        "full" => named(
+            a,
+            Tensor::try_full(&size(a)?, a.scalar("fill_value")?, a.dtype("dtype")?),
+        ),
         "zeros_like" => {
             one(s()?.try_zeros_like(a.dtype("dtype")?, a.memory_format("memory_format")?))
         }
@@ -161,7 +174,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "tril" => one(s()?.try_tril(a.int_or("diagonal", 0)?)),
         "triu" => one(s()?.try_triu(a.int_or("diagonal", 0)?)),
 
-        "cat" => one(Tensor::try_cat(&a.tensors("tensors")?, a.int_or("dim", 0)?)),
+        "cat" => one(Tensor::try_cat(&a.tensors("tensors")?, a.dim_or("dim", 0)?)),
         "stack" => one(Tensor::try_stack(
             &a.tensors("tensors")?,
             a.int_or("dim", 0)?,
@@ -169,23 +182,46 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
 
         // ---- views ----
         "permute" => one(s()?.try_permute(&a.ints("dims")?)),
-        "transpose" => one(s()?.try_transpose(a.int("dim0")?, a.int("dim1")?)),
+        "transpose" => one(s()?.try_transpose(a.dim("dim0")?, a.dim("dim1")?)),
         "t" => one(s()?.try_t()),
         "view" => one(s()?.try_view(&size(a)?)),
         "reshape" => one(s()?.try_reshape(&a.ints("shape")?)),
-        "flatten" => one(s()?.try_flatten(a.int_or("start_dim", 0)?, a.int_or("end_dim", -1)?)),
-        "unflatten" => one(s()?.try_unflatten(a.int("dim")?, &a.ints("sizes")?)),
+        "flatten" => match a.string("out_dim")? {
+            Some(out) if a.has("dims") => one(s()?.try_flatten_dims(&a.dims("dims")?, &out)),
+            Some(out) => one(s()?.try_flatten_named(
+                a.dim_or("start_dim", 0)?,
+                a.dim_or("end_dim", -1)?,
+                &out,
+            )),
+            None => one(s()?.try_flatten(a.int_or("start_dim", 0)?, a.int_or("end_dim", -1)?)),
+        },
+        "unflatten" => {
+            if a.has("names") {
+                let names = a.names("names")?;
+                one(s()?.try_unflatten_named(a.dim("dim")?, &a.ints("sizes")?, &refs(&names)))
+            } else {
+                one(s()?.try_unflatten(a.dim("dim")?, &a.ints("sizes")?))
+            }
+        }
         "ravel" => one(s()?.try_reshape(&[-1])),
         "unfold" => one(s()?.try_unfold(a.int("dimension")?, a.int("size")?, a.int("step")?)),
-        "diagonal" => one(s()?.try_diagonal(
-            a.int_or("offset", 0)?,
-            a.int_or("dim1", 0)?,
-            a.int_or("dim2", 1)?,
-        )),
+        "diagonal" => {
+            let (offset, d1, d2) = (
+                a.int_or("offset", 0)?,
+                a.dim_or("dim1", 0)?,
+                a.dim_or("dim2", 1)?,
+            );
+            match a.string("outdim")? {
+                Some(out) => one(s()?.try_diagonal_named(offset, d1, d2, &out)),
+                None => one(s()?.try_diagonal(offset, d1, d2)),
+            }
+        }
         "movedim" => one(s()?.try_movedim(&a.ints("source")?, &a.ints("destination")?)),
         "squeeze" => {
-            if a.has("dim") {
+            if a.is_list("dim") {
                 one(s()?.try_squeeze_dims(&a.ints("dim")?))
+            } else if a.has("dim") {
+                one(s()?.try_squeeze_dim(a.dim("dim")?))
             } else {
                 one(s()?.try_squeeze())
             }
@@ -195,7 +231,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "expand_as" => one(s()?.try_expand_as(&a.tensor("other")?)),
         "broadcast_to" => one(s()?.try_broadcast_to(&size(a)?)),
         "narrow" => one(s()?.try_narrow(a.int("dim")?, a.int("start")?, a.int("length")?)),
-        "select" => one(s()?.try_select(a.int("dim")?, a.int("index")?)),
+        "select" => one(s()?.try_select(a.dim("dim")?, a.int("index")?)),
         "as_strided" => {
             one(s()?.try_as_strided(&size(a)?, &a.ints("stride")?, a.opt_int("storage_offset")?))
         }
@@ -239,7 +275,34 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
                 t.try_tensor_split(a.int("indices_or_sections")?, dim)
             }
         }
-        "unbind" => s()?.try_unbind(a.int_or("dim", 0)?),
+        "unbind" => s()?.try_unbind(a.dim_or("dim", 0)?),
+
+        // ---- names ----
+        "refine_names" => one(s()?.try_refine_names(&refs(&a.names("names")?))),
+        "rename" => {
+            if a.has("names") && a.has("mapping") {
+                return Err(Error::names(
+                    "rename: This function takes either positional args or keyword args, but not both. Use tensor.rename(*names) to name dims and tensor.rename(**rename_map) to rename dims.",
+                ));
+            }
+            if a.has("mapping") {
+                let mapping = a.mapping("mapping")?;
+                let pairs: Vec<(&str, Option<&str>)> = mapping
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v.as_deref()))
+                    .collect();
+                one(s()?.try_rename_with(&pairs))
+            } else {
+                let names = if a.has("names") {
+                    a.names("names")?
+                } else {
+                    vec![]
+                };
+                one(s()?.try_rename(&refs(&names)))
+            }
+        }
+        "align_to" => one(s()?.try_align_to(&refs(&a.names("names")?))),
+        "align_as" => one(s()?.try_align_as(&a.tensor("other")?)),
 
         // ---- elementwise ----
         "abs" => unary(a, UnaryOp::Abs),

@@ -233,6 +233,14 @@ fn check_tensor(
             ));
         }
     }
+    if let Some(e) = exp.get("names").and_then(Value::as_array) {
+        let expected: Vec<Option<&str>> = e.iter().map(Value::as_str).collect();
+        let names = t.names();
+        let got: Vec<Option<&str>> = names.iter().map(Option::as_deref).collect();
+        if got != expected {
+            return Err(format!("{name}: names {got:?}, expected {expected:?}"));
+        }
+    }
     if let Some(values) = exp.get("values").and_then(Value::as_array) {
         let rtol = exp.get("rtol").and_then(Value::as_f64).unwrap_or(0.0);
         let atol = exp.get("atol").and_then(Value::as_f64).unwrap_or(0.0);
