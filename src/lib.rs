@@ -11,6 +11,13 @@ pub mod conformance;
 pub mod workloads;
 
 pub use smelt_frontend as frontend;
+pub use smelt_frontend::explain::{Explain, Mode, explain as explain_mode};
+
+/// The fused plan for realizing `t`: kernels, what each fuses, why each boundary exists,
+/// bytes moved, kernel IR. Nothing runs.
+pub fn explain(t: &Tensor) -> Explain {
+    explain_mode(t, Mode::Fused)
+}
 pub use smelt_frontend::{DType, Error, ErrorKind, MemoryFormat, Result, Scalar, Tensor};
 
 /// Everything a user needs: `use smelt::prelude::*;`.

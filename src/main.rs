@@ -7,7 +7,7 @@ mod demo;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status"
+        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved"
     );
     ExitCode::from(2)
 }
@@ -51,6 +51,49 @@ fn conformance(args: &[String]) -> ExitCode {
     }
 }
 
+fn explain(args: &[String]) -> ExitCode {
+    let json = args.iter().any(|a| a == "--json");
+    let mode = if args.iter().any(|a| a == "--unfused") {
+        smelt::Mode::Unfused
+    } else {
+        smelt::Mode::Fused
+    };
+    let shrink = args
+        .iter()
+        .position(|a| a == "--shrink")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(1);
+    let names: Vec<&str> = match args
+        .iter()
+        .find(|a| !a.starts_with('-') && a.parse::<usize>().is_err())
+    {
+        None => return usage(),
+        Some(a) if a == "all" => smelt::workloads::NAMES.to_vec(),
+        Some(a) => vec![a.as_str()],
+    };
+    for name in names {
+        let Some(w) = smelt::workloads::build(name, shrink) else {
+            eprintln!(
+                "smelt explain: unknown workload {name}; known: {}",
+                smelt::workloads::NAMES.join(", ")
+            );
+            return ExitCode::from(2);
+        };
+        let plan = smelt::explain_mode(&w.output, mode);
+        if json {
+            println!("{}", plan.to_json(name));
+        } else {
+            let ideal = w
+                .ideal_bytes
+                .map(|b| format!(", ideal {b} bytes"))
+                .unwrap_or_default();
+            println!("== {name} ({}{ideal}) ==\n{plan}", mode.name());
+        }
+    }
+    ExitCode::SUCCESS
+}
+
 fn info() -> ExitCode {
     println!("smelt {}", env!("CARGO_PKG_VERSION"));
     println!("backends: reference (kernel IR interpreter) — available");
@@ -65,6 +108,7 @@ fn main() -> ExitCode {
         Some("demo") => demo::run(),
         Some("conformance") => conformance(&args[1..]),
         Some("info") => info(),
+        Some("explain") => explain(&args[1..]),
         _ => usage(),
     }
 }

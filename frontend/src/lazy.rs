@@ -235,11 +235,18 @@ pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
     if roots.iter().all(|r| r.buffer().is_some()) {
         return Ok(());
     }
-    let collected = collect(roots, true);
+    let check = std::env::var("SMELT_CHECK").is_ok_and(|v| v == "1");
+    let collected = collect(roots, !check);
     let mut graph = collected.graph;
+    let unoptimized = check.then(|| graph.clone());
     smelt_passes::optimize(&mut graph);
     let schedule = smelt_passes::schedule(&graph);
-    let buffers = smelt_runtime::execute(&graph, &schedule, collected.buffers)?;
+    let inputs = collected.buffers;
+    let check_inputs = check.then(|| inputs.clone());
+    let buffers = smelt_runtime::execute(&graph, &schedule, inputs)?;
+    if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
+        crate::check::compare_unfused(&mut plain, check_inputs, &buffers)?;
+    }
     for (i, node) in collected.lazy.iter().enumerate() {
         if let Some(buffer) = &buffers[i] {
             let mut state = node.state();

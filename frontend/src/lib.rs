@@ -1,11 +1,13 @@
 //! smelt's frontend: the lazy `Tensor` with PyTorch's semantics. Ops check shapes, dtypes and
 //! strides eagerly and record graph nodes; `realize()` compiles and runs what is needed.
 
+pub mod check;
 pub mod creation;
 pub mod default_dtype;
 pub mod display;
 pub mod dump;
 pub mod elementwise;
+pub mod explain;
 pub mod gather;
 pub mod index;
 pub mod inplace;

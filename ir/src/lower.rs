@@ -80,7 +80,11 @@ impl Builder<'_> {
                 self.args.len() - 1
             }
         };
-        self.push(Instr::Load { arg, index })
+        let load = Instr::Load { arg, index };
+        if let Some(i) = self.body.iter().position(|x| *x == load) {
+            return i;
+        }
+        self.push(load)
     }
 
     pub(crate) fn cast(&mut self, x: ValueId, from: DType, to: DType) -> ValueId {

@@ -89,17 +89,24 @@ fn member_map(g: &Graph, group: &Group, id: NodeId) -> Option<AffineMap> {
 }
 
 /// Tries to add producer `p` to `group`; returns the reason when it cannot join.
-fn absorb(g: &Graph, group: &mut Group, p: NodeId) -> Result<(), String> {
+fn absorb(g: &Graph, live: &[bool], group: &mut Group, p: NodeId) -> Result<(), String> {
     let node = g.node(p);
     if g.outputs.contains(&p) {
         return Err("its buffer is observable (requested or held by a tensor)".into());
     }
-    let consumers: Vec<NodeId> = g.graph.neighbors_directed(p, Direction::Outgoing).collect();
+    let consumers: Vec<NodeId> = g
+        .graph
+        .neighbors_directed(p, Direction::Outgoing)
+        .filter(|c| live[c.index()])
+        .collect();
     if consumers.iter().any(|c| !group.members.contains(c)) {
         return Err("it has consumers in other kernels".into());
     }
     // Every read must compose with the producer's output view.
     for e in g.graph.edges_directed(p, Direction::Outgoing) {
+        if !live[petgraph::visit::EdgeRef::target(&e).index()] {
+            continue;
+        }
         if compose_views(&e.weight().view, &node.out).is_none() {
             return Err(
                 "a consumer reads it through a view no affine index expresses (a copying reshape)"
@@ -181,7 +188,7 @@ pub fn fuse(g: &mut Graph) {
                     {
                         continue;
                     }
-                    match absorb(g, &mut group, p) {
+                    match absorb(g, &live, &mut group, p) {
                         Ok(()) => {
                             assigned[p.index()] = true;
                             changed = true;

@@ -1,0 +1,243 @@
+//! `smelt::explain`: the kernels a realisation would run, the ops each fuses, why each kernel
+//! boundary exists (the rule that refused to fuse), the bytes each kernel moves, and its IR.
+
+use crate::lazy::collect;
+use crate::tensor::Tensor;
+use smelt_ir::graph::NodeId;
+use smelt_ir::kernel::{Access, Instr, Work};
+use smelt_ir::{Graph, Schedule, View};
+use std::fmt::{self, Write as _};
+
+/// Fused (the default pipeline) or unfused (fusion off: one kernel per op).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Fused,
+    Unfused,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Fused => "fused",
+            Mode::Unfused => "unfused",
+        }
+    }
+}
+
+/// One kernel of the plan.
+#[derive(Clone, Debug)]
+pub struct KernelInfo {
+    pub name: String,
+    /// The graph ops it computes (`%id op @ file:line`), root first.
+    pub ops: Vec<String>,
+    /// Bytes it reads and writes (distinct elements of each buffer it touches).
+    pub bytes: u64,
+    /// Its kernel IR (or library call) text.
+    pub ir: String,
+}
+
+/// A kernel boundary and the rule that made it.
+#[derive(Clone, Debug)]
+pub struct BoundaryInfo {
+    pub producer: String,
+    pub consumer: String,
+    pub reason: String,
+}
+
+/// The plan for realizing one tensor.
+#[derive(Clone, Debug)]
+pub struct Explain {
+    pub mode: Mode,
+    pub kernels: Vec<KernelInfo>,
+    pub boundaries: Vec<BoundaryInfo>,
+    pub bytes_moved: u64,
+}
+
+/// Distinct elements an index over `shape` with `strides` touches (dims with stride 0 repeat).
+fn touched(shape: &[usize], strides: &[isize]) -> u64 {
+    shape
+        .iter()
+        .zip(strides)
+        .filter(|(_, s)| **s != 0)
+        .map(|(&n, _)| n as u64)
+        .product()
+}
+
+fn view_touched(v: &View) -> u64 {
+    touched(&v.shape, &v.strides)
+}
+
+fn work_bytes(work: &Work) -> u64 {
+    match work {
+        Work::Kernel(k) => {
+            let mut per_arg = vec![0u64; k.args.len()];
+            for instr in &k.body {
+                if let Instr::Load { arg, index } | Instr::Store { arg, index, .. } = instr {
+                    per_arg[*arg] = per_arg[*arg].max(touched(&k.shape, &index.strides));
+                }
+            }
+            k.args
+                .iter()
+                .zip(&per_arg)
+                .map(|(a, &n)| {
+                    let n = if let Access::Update { .. } = a.access {
+                        n * 2
+                    } else {
+                        n
+                    };
+                    n.min(a.len as u64 * 2) * a.dtype.size() as u64
+                })
+                .sum()
+        }
+        Work::Library(c) => {
+            let ins: u64 = c
+                .inputs
+                .iter()
+                .map(|(d, v)| view_touched(v) * d.size() as u64)
+                .sum();
+            ins + view_touched(&c.out) * c.dtype.size() as u64
+        }
+    }
+}
+
+fn describe_node(g: &Graph, id: NodeId) -> String {
+    let n = g.node(id);
+    let at = n
+        .location
+        .map(|l| format!(" @ {}:{}", l.file(), l.line()))
+        .unwrap_or_default();
+    format!("%{} {}{at}", id.index(), n.op.name())
+}
+
+/// Builds the plan of `g` (already optimised) and its schedule.
+pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode) -> Explain {
+    let kernels: Vec<KernelInfo> = schedule
+        .steps
+        .iter()
+        .map(|step| {
+            let ops = match g.groups.iter().find(|grp| grp.root == step.writes) {
+                Some(grp) => grp.members.iter().map(|m| describe_node(g, *m)).collect(),
+                None => vec![describe_node(g, step.writes)],
+            };
+            KernelInfo {
+                name: step.work.name(),
+                ops,
+                bytes: work_bytes(&step.work),
+                ir: step.work.to_text(),
+            }
+        })
+        .collect();
+    let live = g.live();
+    let boundaries = match mode {
+        Mode::Fused => g
+            .boundaries
+            .iter()
+            .filter(|b| live[b.producer.index()] && live[b.consumer.index()])
+            .map(|b| BoundaryInfo {
+                producer: describe_node(g, b.producer),
+                consumer: describe_node(g, b.consumer),
+                reason: b.reason.clone(),
+            })
+            .collect(),
+        Mode::Unfused => schedule
+            .steps
+            .iter()
+            .flat_map(|s| s.reads.iter().map(move |r| (*r, s.writes)))
+            .filter(|(r, _)| !matches!(g.node(*r).op, smelt_ir::Op::Input { .. }))
+            .map(|(p, c)| BoundaryInfo {
+                producer: describe_node(g, p),
+                consumer: describe_node(g, c),
+                reason: "fusion disabled".into(),
+            })
+            .collect(),
+    };
+    let bytes_moved = kernels.iter().map(|k| k.bytes).sum();
+    Explain {
+        mode,
+        kernels,
+        boundaries,
+        bytes_moved,
+    }
+}
+
+/// The plan for realizing `t` now (nothing runs).
+pub fn explain(t: &Tensor, mode: Mode) -> Explain {
+    let mut graph = collect(&[t.storage.current()], false).graph;
+    let mut disabled = smelt_passes::disabled_by_env();
+    if mode == Mode::Unfused {
+        disabled.push("fuse".into());
+    }
+    smelt_passes::optimize_with(&mut graph, &disabled);
+    let schedule = smelt_passes::schedule(&graph);
+    plan(&graph, &schedule, mode)
+}
+
+fn json_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+impl Explain {
+    /// `{"workload","mode","kernels","bytes_moved","boundaries":[…]}` on one line.
+    pub fn to_json(&self, workload: &str) -> String {
+        let boundaries: Vec<String> = self
+            .boundaries
+            .iter()
+            .map(|b| {
+                format!(
+                    "{{\"producer\":{},\"consumer\":{},\"reason\":{}}}",
+                    json_str(&b.producer),
+                    json_str(&b.consumer),
+                    json_str(&b.reason)
+                )
+            })
+            .collect();
+        format!(
+            "{{\"workload\":{},\"mode\":\"{}\",\"kernels\":{},\"bytes_moved\":{},\"boundaries\":[{}]}}",
+            json_str(workload),
+            self.mode.name(),
+            self.kernels.len(),
+            self.bytes_moved,
+            boundaries.join(",")
+        )
+    }
+}
+
+impl fmt::Display for Explain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{} kernel(s), {} bytes moved ({})",
+            self.kernels.len(),
+            self.bytes_moved,
+            self.mode.name()
+        );
+        for (i, k) in self.kernels.iter().enumerate() {
+            let _ = writeln!(s, "\nkernel {i}: {} — {} bytes", k.name, k.bytes);
+            for op in &k.ops {
+                let _ = writeln!(s, "  fuses {op}");
+            }
+            for line in k.ir.lines() {
+                let _ = writeln!(s, "  | {line}");
+            }
+        }
+        if !self.boundaries.is_empty() {
+            let _ = writeln!(s, "\nkernel boundaries:");
+            for b in &self.boundaries {
+                let _ = writeln!(s, "  {} -> {}: {}", b.producer, b.consumer, b.reason);
+            }
+        }
+        f.write_str(&s)
+    }
+}

@@ -1,0 +1,88 @@
+//! `SMELT_CHECK=1` (this test binary sets it for its whole process): every realisation also
+//! runs with every pass off and compares. Replays the conformance suite and the workloads
+//! through that path, and random programs of views, broadcasts, reductions and in-place ops.
+
+use proptest::prelude::*;
+use smelt::prelude::*;
+use std::path::PathBuf;
+use std::sync::Once;
+
+fn enable_check() {
+    static ONCE: Once = Once::new();
+    // SAFETY: `set_var` races only with concurrent reads of the environment; the variable is
+    // set once, under `Once`, and smelt reads it only while realizing, after this returns.
+    ONCE.call_once(|| unsafe { std::env::set_var("SMELT_CHECK", "1") });
+}
+
+#[test]
+fn conformance_suite_passes_under_check() {
+    enable_check();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
+    for file in [
+        "elementwise.jsonl",
+        "reductions.jsonl",
+        "inplace.jsonl",
+        "programs.jsonl",
+        "indexing.jsonl",
+    ] {
+        let r = smelt::conformance::run_file(&dir.join(file)).expect("suite readable");
+        assert_eq!(
+            r.passed(),
+            r.total(),
+            "{file} under SMELT_CHECK: {:?}",
+            r.cases.iter().find(|c| c.failure.is_some())
+        );
+    }
+}
+
+#[test]
+fn workloads_pass_under_check() {
+    enable_check();
+    for name in smelt::workloads::NAMES {
+        let w = smelt::workloads::build(name, 32).expect("known workload");
+        w.output
+            .try_realize()
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+/// A random program: a chain of ops over a [4, 6] tensor mixing views, broadcasts,
+/// reductions and in-place writes, realized fused and checked against one kernel per op.
+fn program(ops: &[u8], data: &[i8]) -> Tensor {
+    let x = Tensor::from_vec(
+        data.iter().map(|&v| v as f32 / 4.0).collect::<Vec<f32>>(),
+        &[4, 6],
+    );
+    let mut t = x.clone();
+    for &op in ops {
+        t = match op % 9 {
+            0 => &t * 1.5 + 0.25,
+            1 => t.t().exp().t(),
+            2 => (&t - t.mean(&[-1], true, None)).relu(),
+            3 => t.softmax(-1, None),
+            4 => {
+                let s = t.sum(&[0], true, None);
+                &t + s
+            }
+            5 => t.sigmoid() * &x,
+            6 => {
+                let c = t.deep_clone();
+                c.select(1, 2).add_(1.0);
+                c
+            }
+            7 => t.flip(&[1]).tanh(),
+            _ => t.maximum(x.t().contiguous().t()),
+        };
+    }
+    t
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn random_programs_agree_fused_and_unfused(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24)) {
+        enable_check();
+        let t = program(&ops, &data);
+        prop_assert!(t.try_realize().is_ok(), "{:?}", t.try_realize().err());
+    }
+}
