@@ -19,14 +19,35 @@ pub type Pass = fn(&mut Graph);
 /// The pass pipeline, in order. Without `fuse` every op is its own kernel ("unfused").
 pub const PIPELINE: &[(&str, Pass)] = &[("simplify", simplify::simplify), ("fuse", fuse::fuse)];
 
-/// Names of passes disabled through `SMELT_DISABLE`.
+thread_local! {
+    static DISABLED_HERE: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Names of passes disabled through `SMELT_DISABLE`, plus those disabled on this thread by
+/// [`with_disabled`].
 pub fn disabled_by_env() -> Vec<String> {
-    std::env::var("SMELT_DISABLE")
+    let mut names: Vec<String> = std::env::var("SMELT_DISABLE")
         .unwrap_or_default()
         .split(',')
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
-        .collect()
+        .collect();
+    DISABLED_HERE.with(|d| names.extend(d.borrow().iter().cloned()));
+    names
+}
+
+/// Runs `f` with the passes `names` disabled on this thread (tests use it to run the same
+/// programs under every pass configuration in parallel).
+pub fn with_disabled<R>(names: &[&str], f: impl FnOnce() -> R) -> R {
+    struct Restore(Vec<String>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            DISABLED_HERE.with(|d| *d.borrow_mut() = std::mem::take(&mut self.0));
+        }
+    }
+    let previous = DISABLED_HERE.with(|d| d.replace(names.iter().map(|n| n.to_string()).collect()));
+    let _restore = Restore(previous);
+    f()
 }
 
 /// Runs every pass of [`PIPELINE`] not disabled by `SMELT_DISABLE`.
