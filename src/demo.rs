@@ -18,7 +18,14 @@ pub fn run() -> ExitCode {
         y.is_realized()
     );
     println!("-- the lazy graph (text) --\n{}", y.graph());
-    println!("-- the kernels it will run --\n{}", y.kernels());
+    let fused = smelt::explain(&y);
+    let unfused = smelt::explain_mode(&y, smelt::Mode::Unfused);
+    println!(
+        "-- the kernels it will run: {} fused (vs {} unfused, one per op) --\n{}",
+        fused.kernels.len(),
+        unfused.kernels.len(),
+        fused
+    );
     println!("-- result --\ny = {y}\n");
     println!("realized now: {}", y.is_realized());
     ExitCode::SUCCESS
