@@ -24,6 +24,9 @@ impl Mode {
     }
 }
 
+/// The passes the unfused mode turns off.
+pub const UNFUSED_DISABLES: &[&str] = &["fuse", "eliminate_copies"];
+
 /// One kernel of the plan.
 #[derive(Clone, Debug)]
 pub struct KernelInfo {
@@ -165,7 +168,8 @@ pub fn explain(t: &Tensor, mode: Mode) -> Explain {
     let mut graph = collect(&[t.storage.current()], false).graph;
     let mut disabled = smelt_passes::disabled_by_env();
     if mode == Mode::Unfused {
-        disabled.push("fuse".into());
+        // Every op its own kernel: no fusion, and copies stay copies.
+        disabled.extend(UNFUSED_DISABLES.iter().map(|s| s.to_string()));
     }
     smelt_passes::optimize_with(&mut graph, &disabled);
     let schedule = smelt_passes::schedule(&graph);

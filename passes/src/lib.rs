@@ -5,6 +5,7 @@
 //! tests and debug builds, and with `SMELT_DUMP=passes` the graph is printed after each pass
 //! (or `(unchanged)`).
 
+pub mod eliminate_copies;
 pub mod fuse;
 pub mod schedule;
 pub mod simplify;
@@ -17,7 +18,11 @@ use smelt_ir::Graph;
 pub type Pass = fn(&mut Graph);
 
 /// The pass pipeline, in order. Without `fuse` every op is its own kernel ("unfused").
-pub const PIPELINE: &[(&str, Pass)] = &[("simplify", simplify::simplify), ("fuse", fuse::fuse)];
+pub const PIPELINE: &[(&str, Pass)] = &[
+    ("simplify", simplify::simplify),
+    ("eliminate_copies", eliminate_copies::eliminate_copies),
+    ("fuse", fuse::fuse),
+];
 
 thread_local! {
     static DISABLED_HERE: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };

@@ -1,0 +1,119 @@
+//! `eliminate_copies`: contiguity elimination (DESIGN §5.3).
+//!
+//! What: a copy node (a cast to its own dtype: `contiguous()`, `clone()`, the copy of a
+//! non-viewable `reshape`) whose buffer nobody observes is bypassed: each consumer reads the
+//! copy's source directly, through the composition of its view of the copy with the copy's
+//! view of the source, whenever that composition is one affine view. The copy becomes dead.
+//!
+//! Why it is correct: a copy's element at logical index `q` is its source read through `W` at
+//! `q`; a consumer reading the copy through `V` reads index `M(y)` where `M` composes `V` with
+//! the copy's output view; so it may read the source through `W ∘ M`.
+//!
+//! Cost rule: a copy read by more than `MAX_READERS` consumers is kept, so that one strided
+//! gather feeds many streaming reads rather than each consumer reading with a bad stride.
+//!
+//! Example: `x.permute(0,2,3,1).contiguous() * 2 + 1` — the `mul` reads `x` through the
+//! permuted view and the copy kernel disappears.
+
+use petgraph::Direction;
+use petgraph::visit::EdgeRef;
+use smelt_ir::View;
+use smelt_ir::affine::compose_views;
+use smelt_ir::graph::{Graph, NodeId, Op};
+
+/// Consumers beyond which a copy is kept.
+const MAX_READERS: usize = 4;
+
+fn bypass(g: &mut Graph, copy: NodeId) -> bool {
+    let node = g.node(copy);
+    if !matches!(node.op, Op::Cast) || g.outputs.contains(&copy) {
+        return false;
+    }
+    let (src, w) = g.inputs(copy).remove(0);
+    if g.node(src).dtype != node.dtype {
+        return false;
+    }
+    let reads: Vec<_> = g
+        .graph
+        .edges_directed(copy, Direction::Outgoing)
+        .map(|e| (e.id(), e.target(), e.weight().clone()))
+        .collect();
+    if reads.is_empty() || reads.len() > MAX_READERS {
+        return false;
+    }
+    let mut rewired = vec![];
+    for (_, consumer, edge) in &reads {
+        let Some(m) = compose_views(&edge.view, &node.out) else {
+            return false;
+        };
+        let index = m.index_through(&w);
+        if index.offset < 0 {
+            return false;
+        }
+        let view = View::new(
+            edge.view.shape.clone(),
+            index.strides,
+            index.offset as usize,
+        );
+        if !view.fits_in(g.node(src).len) {
+            return false;
+        }
+        rewired.push((
+            *consumer,
+            smelt_ir::Edge {
+                slot: edge.slot,
+                view,
+            },
+        ));
+    }
+    for (id, _, _) in reads {
+        g.graph.remove_edge(id);
+    }
+    for (consumer, edge) in rewired {
+        g.graph.add_edge(src, consumer, edge);
+    }
+    true
+}
+
+/// The `eliminate_copies` pass.
+pub fn eliminate_copies(g: &mut Graph) {
+    for id in g.topo_order() {
+        bypass(g, id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smelt_ir::graph::Node;
+    use smelt_ir::{DType, UnaryOp};
+
+    fn node(op: Op, shape: &[usize]) -> Node {
+        let out = View::contiguous(shape);
+        Node { op, dtype: DType::F32, len: out.numel(), out, location: None, note: None }
+    }
+
+    #[test]
+    fn a_contiguous_copy_is_read_through() {
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[3, 4]), vec![]);
+        let t = View::contiguous(&[3, 4]).t().unwrap();
+        let copy = g.add_node(node(Op::Cast, &[4, 3]), vec![(x, t.clone())]);
+        let e = g.add_node(node(Op::Unary { op: UnaryOp::Exp, compute: DType::F32 }, &[4, 3]), vec![(copy, View::contiguous(&[4, 3]))]);
+        g.outputs = vec![e];
+        eliminate_copies(&mut g);
+        assert_eq!(g.inputs(e), vec![(x, t)]);
+        assert!(!g.live()[copy.index()]);
+    }
+
+    #[test]
+    fn an_observed_copy_stays() {
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[3, 4]), vec![]);
+        let copy = g.add_node(node(Op::Cast, &[3, 4]), vec![(x, View::contiguous(&[3, 4]))]);
+        let e = g.add_node(node(Op::Unary { op: UnaryOp::Exp, compute: DType::F32 }, &[3, 4]), vec![(copy, View::contiguous(&[3, 4]))]);
+        g.outputs = vec![e, copy];
+        eliminate_copies(&mut g);
+        assert_eq!(g.inputs(e)[0].0, copy);
+    }
+}
