@@ -90,7 +90,14 @@ mod tests {
 
     fn node(op: Op, shape: &[usize]) -> Node {
         let out = View::contiguous(shape);
-        Node { op, dtype: DType::F32, len: out.numel(), out, location: None, note: None }
+        Node {
+            op,
+            dtype: DType::F32,
+            len: out.numel(),
+            out,
+            location: None,
+            note: None,
+        }
     }
 
     #[test]
@@ -99,7 +106,16 @@ mod tests {
         let x = g.add_node(node(Op::Input { slot: 0 }, &[3, 4]), vec![]);
         let t = View::contiguous(&[3, 4]).t().unwrap();
         let copy = g.add_node(node(Op::Cast, &[4, 3]), vec![(x, t.clone())]);
-        let e = g.add_node(node(Op::Unary { op: UnaryOp::Exp, compute: DType::F32 }, &[4, 3]), vec![(copy, View::contiguous(&[4, 3]))]);
+        let e = g.add_node(
+            node(
+                Op::Unary {
+                    op: UnaryOp::Exp,
+                    compute: DType::F32,
+                },
+                &[4, 3],
+            ),
+            vec![(copy, View::contiguous(&[4, 3]))],
+        );
         g.outputs = vec![e];
         eliminate_copies(&mut g);
         assert_eq!(g.inputs(e), vec![(x, t)]);
@@ -110,8 +126,20 @@ mod tests {
     fn an_observed_copy_stays() {
         let mut g = Graph::new();
         let x = g.add_node(node(Op::Input { slot: 0 }, &[3, 4]), vec![]);
-        let copy = g.add_node(node(Op::Cast, &[3, 4]), vec![(x, View::contiguous(&[3, 4]))]);
-        let e = g.add_node(node(Op::Unary { op: UnaryOp::Exp, compute: DType::F32 }, &[3, 4]), vec![(copy, View::contiguous(&[3, 4]))]);
+        let copy = g.add_node(
+            node(Op::Cast, &[3, 4]),
+            vec![(x, View::contiguous(&[3, 4]))],
+        );
+        let e = g.add_node(
+            node(
+                Op::Unary {
+                    op: UnaryOp::Exp,
+                    compute: DType::F32,
+                },
+                &[3, 4],
+            ),
+            vec![(copy, View::contiguous(&[3, 4]))],
+        );
         g.outputs = vec![e, copy];
         eliminate_copies(&mut g);
         assert_eq!(g.inputs(e)[0].0, copy);

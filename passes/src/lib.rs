@@ -7,6 +7,7 @@
 
 pub mod eliminate_copies;
 pub mod fuse;
+pub mod propagate_layout;
 pub mod schedule;
 pub mod simplify;
 
@@ -21,6 +22,7 @@ pub type Pass = fn(&mut Graph);
 pub const PIPELINE: &[(&str, Pass)] = &[
     ("simplify", simplify::simplify),
     ("eliminate_copies", eliminate_copies::eliminate_copies),
+    ("propagate_layout", propagate_layout::propagate_layout),
     ("fuse", fuse::fuse),
 ];
 
