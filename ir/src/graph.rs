@@ -67,6 +67,21 @@ pub struct Node {
     pub note: Option<&'static str>,
 }
 
+impl Node {
+    /// A node writing a contiguous buffer of `shape` (no source line, no note).
+    pub fn contiguous(op: Op, dtype: DType, shape: &[usize]) -> Node {
+        let out = View::contiguous(shape);
+        Node {
+            op,
+            dtype,
+            len: out.numel(),
+            out,
+            location: None,
+            note: None,
+        }
+    }
+}
+
 /// An edge: input `slot` of the consumer reads the producer's buffer through `view`.
 #[derive(Clone, Debug)]
 pub struct Edge {

@@ -89,15 +89,7 @@ mod tests {
     use smelt_ir::{DType, UnaryOp};
 
     fn node(op: Op, shape: &[usize]) -> Node {
-        let out = View::contiguous(shape);
-        Node {
-            op,
-            dtype: DType::F32,
-            len: out.numel(),
-            out,
-            location: None,
-            note: None,
-        }
+        Node::contiguous(op, DType::F32, shape)
     }
 
     #[test]
