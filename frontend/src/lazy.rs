@@ -239,8 +239,16 @@ pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
     let collected = collect(roots, !check);
     let mut graph = collected.graph;
     let unoptimized = check.then(|| graph.clone());
+    let dump = std::env::var("SMELT_DUMP").unwrap_or_default();
+    let wants = |what: &str| dump.split(',').any(|d| d.trim() == what);
+    if wants("graph") {
+        eprintln!("realize: graph\n{}", graph.to_text());
+    }
     smelt_passes::optimize(&mut graph);
     let schedule = smelt_passes::schedule(&graph);
+    if wants("kernels") {
+        eprintln!("realize: kernels\n{}", schedule.to_text());
+    }
     let inputs = collected.buffers;
     let check_inputs = check.then(|| inputs.clone());
     let buffers = smelt_runtime::execute(&graph, &schedule, inputs)?;
