@@ -82,7 +82,14 @@ proptest! {
     #[test]
     fn random_programs_agree_fused_and_unfused(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24)) {
         enable_check();
-        let t = program(&ops, &data);
-        prop_assert!(t.try_realize().is_ok(), "{:?}", t.try_realize().err());
+        // Every configuration: all passes on, and each pass off in turn; each realisation
+        // is compared by SMELT_CHECK with the every-pass-off run.
+        let mut configs: Vec<Vec<&str>> = vec![vec![]];
+        configs.extend(smelt_passes::PIPELINE.iter().map(|(name, _)| vec![*name]));
+        for disabled in configs {
+            let t = program(&ops, &data);
+            let r = smelt_passes::with_disabled(&disabled, || t.try_realize().map(|_| ()));
+            prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
+        }
     }
 }
