@@ -330,3 +330,154 @@ fn dims_by_name_and_cat() {
         e.message
     );
 }
+
+#[test]
+fn reductions_by_name() {
+    let t = nc();
+    let s = t.sum("C", false, None);
+    assert_eq!(names(&s), n(&[N]));
+    assert_eq!(s.to_vec::<f32>(), vec![3.0, 12.0]);
+    assert_eq!(names(&t.sum("C", true, None)), n(&[N, C]));
+    assert_eq!(names(&t.sum(&[], false, None)), n(&[]));
+    let both = vec![Dim::from("N"), Dim::from("C")];
+    assert_eq!(t.mean(&both, false, None).to_vec::<f32>(), vec![2.5]);
+    assert_eq!(names(&t.var(&[0], 1.0, false)), n(&[C]));
+    assert_eq!(names(&t.std("N", 0.0, true)), n(&[N, C]));
+    assert_eq!(names(&t.logsumexp("N", false)), n(&[C]));
+    assert_eq!(names(&t.prod(Some("N"), false, None)), n(&[C]));
+    let (v, i) = t.max_dim("C", false);
+    assert_eq!((names(&v), names(&i)), (n(&[N]), n(&[N])));
+    assert_eq!(i.to_vec::<i64>(), vec![2, 2]);
+    assert_eq!(names(&t.min_dim(0, true).1), n(&[N, C]));
+    assert_eq!(names(&t.max()), n(&[]));
+    let e = t.try_sum("X", false, None).unwrap_err();
+    assert_eq!(e.message, "Name 'X' not found in Tensor['N', 'C'].");
+
+    // Along-dim ops keep the names.
+    assert_eq!(names(&t.softmax("C", None)), n(&[N, C]));
+    assert_eq!(names(&t.log_softmax(0, None)), n(&[N, C]));
+    assert_eq!(names(&t.cumsum("N", None)), n(&[N, C]));
+    assert_eq!(t.cumprod("C", None).to_vec::<f32>()[..3], [0.0, 0.0, 0.0]);
+
+    // all/any: no dim gives a 0-dim result; a dim on a named tensor or a dim name is refused.
+    assert_eq!(names(&t.all(&[], false)), n(&[]));
+    assert_eq!(t.try_any(&[1], false).unwrap_err().kind, ErrorKind::Names);
+    let e = Tensor::ones(&[2], None).try_all("N", false).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Names);
+    assert!(
+        e.message.starts_with("all: You passed a dimname"),
+        "{}",
+        e.message
+    );
+}
+
+#[test]
+fn ops_refused_on_names() {
+    let t = nc();
+    let idx = Tensor::from_vec(vec![0i64], &[1]);
+    let kind = |r: Result<Tensor>| r.unwrap_err().kind;
+    assert_eq!(kind(t.try_amax(&[0], false)), ErrorKind::Names);
+    assert_eq!(kind(t.try_amin(&[0], false)), ErrorKind::Names);
+    assert_eq!(kind(t.try_argmax(None, false)), ErrorKind::Names);
+    assert_eq!(kind(t.try_argmin(Some(1), false)), ErrorKind::Names);
+    assert_eq!(kind(t.try_count_nonzero(&[])), ErrorKind::Names);
+    assert_eq!(t.try_sort(0, false).unwrap_err().kind, ErrorKind::Names);
+    assert_eq!(kind(t.try_take(&idx)), ErrorKind::Names);
+    assert_eq!(kind(t.try_nonzero()), ErrorKind::Names);
+    assert_eq!(kind(t.try_index_select(0, &idx)), ErrorKind::Names);
+    assert_eq!(
+        kind(t.try_gather(0, &Tensor::zeros(&[1, 3], Some(DType::I64)))),
+        ErrorKind::Names
+    );
+    let e = Tensor::ones(&[2], None)
+        .try_index_select("N", &idx)
+        .unwrap_err();
+    assert!(
+        e.message.starts_with("index_select: You passed a dimname"),
+        "{}",
+        e.message
+    );
+    // outer refuses a named self; vec2's names broadcast.
+    let v = Tensor::ones(&[2], None).named(&[N]);
+    assert_eq!(
+        kind(v.try_outer(&Tensor::ones(&[3], None))),
+        ErrorKind::Names
+    );
+    assert_eq!(names(&Tensor::ones(&[3], None).outer(&v)), n(&[None, N]));
+    // masked_select's result is unnamed.
+    let m = Tensor::ones(&[2, 3], Some(DType::Bool));
+    assert_eq!(names(&t.masked_select(&m)), n(&[None]));
+}
+
+#[test]
+fn matmul_names() {
+    let a = Tensor::ones(&[2, 3], None).named(&[Some("A"), Some("B")]);
+    let b = Tensor::ones(&[3, 4], None).named(&[Some("X"), Some("C")]);
+    assert_eq!(names(&a.mm(&b)), n(&[Some("A"), Some("C")]));
+    let v = Tensor::ones(&[3], None).named(&[Some("K")]);
+    assert_eq!(names(&a.mv(&v)), n(&[Some("A")]));
+    assert_eq!(names(&v.dot(&v)), n(&[]));
+    assert_eq!(names(&v.matmul(&b)), n(&[Some("C")]));
+
+    let e = a
+        .try_mm(&Tensor::ones(&[3, 2], None).named(&[Some("B"), Some("A")]))
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Names);
+    assert_eq!(
+        e.message,
+        "Matrix multiplying Tensor['A', 'B'] with Tensor['B', 'A'] would produce output tensor with duplicate names ['A', 'A']. Please rename the input tensors with `Tensor.rename` to prevent this."
+    );
+    // Sizes are checked first.
+    assert_eq!(a.try_mm(&a).unwrap_err().kind, ErrorKind::Shape);
+
+    let x = Tensor::ones(&[2, 2, 3], None).named(&[N, Some("A"), Some("B")]);
+    let y = Tensor::ones(&[2, 3, 4], None).named(&[Some("M"), Some("B"), C]);
+    let e = x.try_bmm(&y).unwrap_err();
+    assert_eq!(
+        e.message,
+        "matmul: Expected 'N' (index 0 of ['N', 'A', 'B']) to match 'M' (index 0 of ['M', 'B', 'C']) but they do not match."
+    );
+    let y = Tensor::ones(&[2, 3, 4], None).named(&[None, Some("B"), C]);
+    assert_eq!(names(&x.bmm(&y)), n(&[N, Some("A"), C]));
+    // 2.11 quirk: a 3-D @ 2-D matmul may produce duplicate names.
+    let w = Tensor::ones(&[3, 2], None).named(&[Some("B"), N]);
+    assert_eq!(names(&x.matmul(&w)), n(&[N, Some("A"), N]));
+
+    // addmm unifies the product's names with the bias's.
+    let bias = Tensor::zeros(&[4], None).named(&[C]);
+    let r = bias.addmm(&a, &b);
+    assert_eq!(names(&r), n(&[Some("A"), C]));
+    let bad = Tensor::zeros(&[4], None).named(&[Some("D")]);
+    assert_eq!(
+        bad.try_addmm(&a, &b, Scalar::Int(1), Scalar::Int(1))
+            .unwrap_err()
+            .kind,
+        ErrorKind::Names
+    );
+}
+
+#[test]
+fn masked_fill_names() {
+    let t = nc();
+    let mask = Tensor::ones(&[3], Some(DType::Bool)).named(&[C]);
+    let r = t.masked_fill(&mask, 0.0);
+    assert_eq!(names(&r), n(&[N, C]));
+    let other = Tensor::ones(&[3], Some(DType::Bool)).named(&[Some("D")]);
+    assert_eq!(
+        t.try_masked_fill(&other, 0.0).unwrap_err().kind,
+        ErrorKind::Names
+    );
+
+    // In place: an unnamed self receives the mask's names ...
+    let u = Tensor::zeros(&[2, 3], None);
+    let m2 = Tensor::ones(&[2, 3], Some(DType::Bool)).named(&[None, C]);
+    u.masked_fill_(&m2, 1.0);
+    assert_eq!(names(&u), n(&[None, C]));
+    assert_eq!(u.to_vec::<f32>(), vec![1.0; 6]);
+    // ... and (2.11) a mask with fewer dims than a named self is a names error.
+    let e = t
+        .try_masked_fill_(&Tensor::ones(&[3], Some(DType::Bool)), 1.0)
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Names);
+    assert_eq!(t.to_vec::<f32>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+}

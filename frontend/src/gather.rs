@@ -5,6 +5,8 @@
 //! realized) and raises an `index` error for an out-of-range value at the op's line, as PyTorch
 //! does. The runtime checks again and leaves the element zero rather than read out of bounds.
 
+use crate::names::{Dim, refuse_named};
+use crate::reduce::index_only;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{fmt_list, wrap_dim};
 use smelt_ir::{DType, Error, LibraryOp, Result, View};
@@ -31,7 +33,9 @@ impl Tensor {
     /// `gather(self, dim, index)`: `out[p] = self[p with p[dim] = index[p]]`, index int64 of
     /// self's rank and no larger than self outside `dim`.
     #[track_caller]
-    pub fn try_gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+    pub fn try_gather(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
+        let dim = index_only("gather", &[dim.into()])?[0];
+        refuse_named("gather", [self, index])?;
         let n = self.ndim().max(1);
         let d = wrap_dim(dim, n)?;
         if index.dtype() != DType::I64 {
@@ -77,14 +81,16 @@ impl Tensor {
         ))
     }
     #[track_caller]
-    pub fn gather(&self, dim: i64, index: &Tensor) -> Tensor {
+    pub fn gather(&self, dim: impl Into<Dim>, index: &Tensor) -> Tensor {
         ok(self.try_gather(dim, index))
     }
 
     /// `index_select(self, dim, index)`: the entries `index` (1-D or 0-dim, int64/int32) along
     /// `dim`.
     #[track_caller]
-    pub fn try_index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+    pub fn try_index_select(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
+        let dim = index_only("index_select", &[dim.into()])?[0];
+        refuse_named("index_select", [self, index])?;
         let d = wrap_dim(dim, self.ndim().max(1))?;
         if !matches!(index.dtype(), DType::I64 | DType::I32) {
             return Err(Error::dtype(format!(
@@ -134,13 +140,14 @@ impl Tensor {
         ))
     }
     #[track_caller]
-    pub fn index_select(&self, dim: i64, index: &Tensor) -> Tensor {
+    pub fn index_select(&self, dim: impl Into<Dim>, index: &Tensor) -> Tensor {
         ok(self.try_index_select(dim, index))
     }
 
     /// `take(self, index)`: entries of self's row-major flattening; the result has index's shape.
     #[track_caller]
     pub fn try_take(&self, index: &Tensor) -> Result<Tensor> {
+        refuse_named("take", [self, index])?;
         if index.dtype() != DType::I64 {
             return Err(Error::dtype(format!(
                 "take(): Expected a long tensor for index, but got {}",

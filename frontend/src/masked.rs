@@ -4,6 +4,7 @@
 //! inputs that the dumps mark `# graph break: <op>`.
 
 use crate::elementwise::{broadcast_all, record};
+use crate::names::{DimNames, refuse_named, tensor_repr, unify_from_right};
 use crate::promote::Operand;
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
@@ -34,6 +35,30 @@ fn check_fill_value(value: &Operand) -> Result<()> {
     Ok(())
 }
 
+/// PyTorch's `broadcast_to_outnames(tensor, reference)`: when either is named, `tensor` may
+/// not have more dims than `reference`, and the names unify from the right.
+fn broadcast_to_outnames(
+    tensor: &Tensor,
+    reference: &Tensor,
+    op: &str,
+) -> Result<Option<DimNames>> {
+    if !tensor.has_names() && !reference.has_names() {
+        return Ok(None);
+    }
+    let (names, ref_names) = (tensor.names(), reference.names());
+    if names.len() > ref_names.len() {
+        return Err(Error::names(format!(
+            "{op}: attempted to broadcast {} to {} but the number of dims ({}) must be less than or equal to the number of dims in the tensor ({})",
+            tensor_repr(&names),
+            tensor_repr(&ref_names),
+            names.len(),
+            ref_names.len()
+        )));
+    }
+    let unified = unify_from_right(&ref_names, &names, "broadcast")?;
+    Ok(crate::names::to_dim_names(unified))
+}
+
 /// Row-major coordinates of the nonzero elements of `values` (of `shape`).
 fn nonzero_coords(values: &[Scalar], shape: &[usize]) -> Vec<Vec<usize>> {
     let mut out = vec![];
@@ -57,12 +82,14 @@ impl Tensor {
     #[track_caller]
     pub fn try_masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
         let value = value.into();
+        let names = broadcast_to_outnames(mask, self, "masked_fill")?;
         check_mask("masked_fill", mask)?;
         check_fill_value(&value)?;
         let (m, s) = (Operand::from(mask), Operand::from(self));
         let shape = broadcast_all(&[&m, &s])?;
         let r = record(Op::Where, self.dtype(), self.dtype(), &[&m, &value, &s])?;
-        Ok(r.relayout(&shape, contiguous_strides(&shape)))
+        Ok(r.relayout(&shape, contiguous_strides(&shape))
+            .with_dim_names(names))
     }
     #[track_caller]
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Tensor {
@@ -74,9 +101,20 @@ impl Tensor {
     #[track_caller]
     pub fn try_masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<&Tensor> {
         let value = value.into();
+        let (m, s) = (Operand::from(mask), Operand::from(self));
+        let names = self.inplace_names(&[&m])?;
+        if (self.has_names() || mask.has_names()) && mask.ndim() < self.ndim() {
+            // PyTorch 2.11 broadcasts self's names to the mask's.
+            return Err(Error::names(format!(
+                "masked_fill_: attempted to broadcast {} to {} but the number of dims ({}) must be less than or equal to the number of dims in the tensor ({})",
+                tensor_repr(&self.names()),
+                tensor_repr(&mask.names()),
+                self.ndim(),
+                mask.ndim()
+            )));
+        }
         check_mask("masked_fill_", mask)?;
         check_fill_value(&value)?;
-        let (m, s) = (Operand::from(mask), Operand::from(self));
         let shape = broadcast_all(&[&m, &s])?;
         if shape != self.shape() {
             return Err(Error::shape(format!(
@@ -86,6 +124,7 @@ impl Tensor {
                 fmt_list(&shape)
             )));
         }
+        self.receive_names(names)?;
         if self.view.internal_overlap() != Some(false) {
             // Several elements share memory: only the selected ones may be written (a
             // `where` would write the old value back through the unselected aliases), so
@@ -137,6 +176,7 @@ impl Tensor {
     /// order, laid out column-major (strides `[1, n]`) as PyTorch's CPU kernel does. A graph break.
     #[track_caller]
     pub fn try_nonzero(&self) -> Result<Tensor> {
+        refuse_named("nonzero", [self])?;
         let coords = nonzero_coords(&self.try_to_scalars()?, self.shape());
         let (n, nd) = (coords.len(), self.ndim());
         let mut buffer = Buffer::zeros(DType::I64, n * nd);

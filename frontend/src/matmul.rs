@@ -4,7 +4,13 @@
 //! results are contiguous. mm/bmm/mv/dot/matmul do not promote: mixed dtypes are a `dtype`
 //! error. `outer` promotes like `mul`; `addmm`'s bias broadcasts but must share the matrices'
 //! dtype, as in PyTorch ("self and mat2 must have the same dtype").
+//!
+//! Names (SEMANTICS.md §7.2, contracts_away_dims): after the size checks, the output takes the
+//! unified batch names, self's row name and other's column name; see `product_names`.
 
+use crate::names::{
+    DimNames, fmt_names, refuse_named, tensor_repr, to_dim_names, unify_from_right,
+};
 use crate::promote::Operand;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
@@ -109,6 +115,76 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     ))
 }
 
+/// Batch names of a matmul (PyTorch's `TensorNames::unifyFromRight`): right-aligned, a
+/// missing or unnamed dim takes the other's name, two different names are an error naming
+/// both dims by their index in their tensor. No misalignment check.
+fn unify_batch(
+    a: &[Option<String>],
+    na: usize,
+    b: &[Option<String>],
+    nb: usize,
+) -> Result<Vec<Option<String>>> {
+    let size = na.max(nb);
+    let mut out = vec![None; size];
+    for k in 0..size {
+        let x = (k < na).then(|| (na - 1 - k, &a[na - 1 - k]));
+        let y = (k < nb).then(|| (nb - 1 - k, &b[nb - 1 - k]));
+        out[size - 1 - k] = match (x, y) {
+            (Some((i, Some(p))), Some((j, Some(q)))) if p != q => {
+                return Err(Error::names(format!(
+                    "matmul: Expected '{p}' (index {i} of {}) to match '{q}' (index {j} of {}) but they do not match.",
+                    fmt_names(a),
+                    fmt_names(b)
+                )));
+            }
+            (Some((_, Some(p))), _) | (_, Some((_, Some(p)))) => Some(p.clone()),
+            _ => None,
+        };
+    }
+    Ok(out)
+}
+
+/// Output names of a product of `a` and `b` (called after the sizes were checked): the
+/// unified batch names, then `a`'s row name (none for a vector), then `b`'s column name (none
+/// for a vector); contracted dims' names are not compared. Equal output names are an error,
+/// except (PyTorch 2.11) for `matmul` of a ≥3-D tensor with a 2-D one.
+fn product_names(op: &str, a: &Tensor, b: &Tensor) -> Result<Option<DimNames>> {
+    if !a.has_names() && !b.has_names() {
+        return Ok(None);
+    }
+    let (an, bn) = (a.names(), b.names());
+    let (da, db) = (an.len(), bn.len());
+    let mut out = unify_batch(&an, da.saturating_sub(2), &bn, db.saturating_sub(2))?;
+    if da >= 2 {
+        out.push(an[da - 2].clone());
+    }
+    if db >= 2 {
+        out.push(bn[db - 1].clone());
+    }
+    let quirk = op == "matmul" && ((da >= 3 && db == 2) || (da == 2 && db >= 3));
+    let duplicate = out
+        .iter()
+        .enumerate()
+        .any(|(i, n)| n.is_some() && out[..i].contains(n));
+    if duplicate && !quirk {
+        return Err(Error::names(format!(
+            "Matrix multiplying {} with {} would produce output tensor with duplicate names {}. Please rename the input tensors with `Tensor.rename` to prevent this.",
+            tensor_repr(&an),
+            tensor_repr(&bn),
+            fmt_names(&out)
+        )));
+    }
+    Ok(to_dim_names(out))
+}
+
+/// `product` with the output names.
+#[track_caller]
+fn named_product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let r = product(op, a, b)?;
+    let names = product_names(op, a, b)?;
+    Ok(r.with_dim_names(names))
+}
+
 fn expect_ndim(op: &str, what: &str, t: &Tensor, ndim: usize) -> Result<()> {
     if t.ndim() != ndim {
         return Err(Error::shape(format!(
@@ -124,7 +200,7 @@ impl Tensor {
     /// `matmul(self, other)` / `@`: dot, mv, mm, or a batched product with broadcast batch dims.
     #[track_caller]
     pub fn try_matmul(&self, other: &Tensor) -> Result<Tensor> {
-        product("matmul", self, other)
+        named_product("matmul", self, other)
     }
     #[track_caller]
     pub fn matmul(&self, other: &Tensor) -> Tensor {
@@ -136,7 +212,7 @@ impl Tensor {
     pub fn try_mm(&self, mat2: &Tensor) -> Result<Tensor> {
         expect_ndim("mm", "self", self, 2)?;
         expect_ndim("mm", "mat2", mat2, 2)?;
-        product("mm", self, mat2)
+        named_product("mm", self, mat2)
     }
     #[track_caller]
     pub fn mm(&self, mat2: &Tensor) -> Tensor {
@@ -155,7 +231,7 @@ impl Tensor {
                 s[0], s[2], o[0], o[1]
             )));
         }
-        product("bmm", self, mat2)
+        named_product("bmm", self, mat2)
     }
     #[track_caller]
     pub fn bmm(&self, mat2: &Tensor) -> Tensor {
@@ -167,7 +243,7 @@ impl Tensor {
     pub fn try_mv(&self, vec: &Tensor) -> Result<Tensor> {
         expect_ndim("mv", "self", self, 2)?;
         expect_ndim("mv", "vec", vec, 1)?;
-        product("mv", self, vec)
+        named_product("mv", self, vec)
     }
     #[track_caller]
     pub fn mv(&self, vec: &Tensor) -> Tensor {
@@ -191,7 +267,7 @@ impl Tensor {
                 tensor.dtype().torch_name()
             )));
         }
-        product("dot", self, tensor)
+        named_product("dot", self, tensor)
     }
     #[track_caller]
     pub fn dot(&self, tensor: &Tensor) -> Tensor {
@@ -201,6 +277,9 @@ impl Tensor {
     /// `outer(self, vec2)`: `self[:, None] * vec2`, with type promotion; contiguous.
     #[track_caller]
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused (by the
+        // reshape), vec2's names take part in the broadcast (`[None, 'N']`).
+        refuse_named("outer", [self])?;
         for (what, t) in [("self", self), ("vec2", vec2)] {
             if t.ndim() != 1 {
                 return Err(Error::shape(format!(
@@ -211,7 +290,9 @@ impl Tensor {
         }
         let shape = [self.shape()[0], vec2.shape()[0]];
         let r = self.try_unsqueeze(1)?.try_binary(vec2, BinaryOp::Mul)?;
-        Ok(r.relayout(&shape, contiguous_strides(&shape)))
+        let names = r.dim_names();
+        Ok(r.relayout(&shape, contiguous_strides(&shape))
+            .with_dim_names(names))
     }
     #[track_caller]
     pub fn outer(&self, vec2: &Tensor) -> Tensor {
@@ -231,6 +312,16 @@ impl Tensor {
         expect_ndim("addmm", "mat1", mat1, 2)?;
         expect_ndim("addmm", "mat2", mat2, 2)?;
         let prod = product("addmm", mat1, mat2)?;
+        let mm_names = product_names("addmm", mat1, mat2)?;
+        let names = if mm_names.is_some() || self.has_names() {
+            let mm: Vec<Option<String>> = match &mm_names {
+                Some(n) => n.to_vec(),
+                None => vec![None; prod.ndim()],
+            };
+            to_dim_names(unify_from_right(&mm, &self.names(), "broadcast")?)
+        } else {
+            None
+        };
         let shape = prod.shape().to_vec();
         if broadcast_shapes(self.shape(), &shape).ok().as_deref() != Some(shape.as_slice()) {
             return Err(Error::shape(format!(
@@ -260,15 +351,17 @@ impl Tensor {
             prod.try_binary(Operand::Scalar(alpha), BinaryOp::Mul)?
         };
         if is(beta, 0.0) {
-            return Ok(scaled);
+            return Ok(scaled.with_dim_names(names));
         }
         let bias = if is(beta, 1.0) {
-            self.clone()
+            self.drop_names()
         } else {
-            self.try_binary(Operand::Scalar(beta), BinaryOp::Mul)?
+            self.drop_names()
+                .try_binary(Operand::Scalar(beta), BinaryOp::Mul)?
         };
         let r = scaled.try_binary(&bias, BinaryOp::Add)?;
-        Ok(r.relayout(&shape, contiguous_strides(&shape)))
+        Ok(r.relayout(&shape, contiguous_strides(&shape))
+            .with_dim_names(names))
     }
     #[track_caller]
     pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor) -> Tensor {

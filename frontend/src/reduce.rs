@@ -9,11 +9,90 @@
 //! inner loop), floats in f64 and ints in wrapping i64, rounded once to the result dtype.
 //! Nothing depends on the thread count. Composite ops (mean, var/std, logsumexp, softmax …)
 //! live in `reduce_composite.rs`; cumsum/cumprod/sort in `scan.rs`.
+//!
+//! Names (SEMANTICS.md §7.2): sum/mean/var/std/logsumexp take dim names or lists of them,
+//! prod/max/min one name; reduced dims lose their names unless keepdim (which keeps all), and
+//! max/min with a dim name values and indices alike. amax/amin/argmax/argmin/count_nonzero
+//! and all/any with a dim refuse named input; all/any refuse a dim name outright.
 
+use crate::names::{Dim, DimNames, drop_dims, refuse_named};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
 use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
+
+/// The `dim` argument of the reductions that accept a list of dims (`sum`, `mean`, `var`,
+/// `std`, `logsumexp`, `all`, `any`, `amax`, `amin`, `count_nonzero`): positions
+/// (`&[1, -1]`, `&[]` = every dim) or, where PyTorch has a Dimname overload, names
+/// (`"C"`, `Dim::from("C")`, a `Vec` or slice of `Dim`s: `vec![Dim::from("N"), "C".into()]`).
+/// Arrays are taken only of `i64`, so that `&[]` and `&[0, 1]` infer without annotations.
+pub trait IntoDims {
+    fn into_dims(self) -> Vec<Dim>;
+}
+
+impl IntoDims for &[i64] {
+    fn into_dims(self) -> Vec<Dim> {
+        self.iter().map(|&d| Dim::Index(d)).collect()
+    }
+}
+impl<const N: usize> IntoDims for &[i64; N] {
+    fn into_dims(self) -> Vec<Dim> {
+        self.iter().map(|&d| Dim::Index(d)).collect()
+    }
+}
+impl IntoDims for &Vec<i64> {
+    fn into_dims(self) -> Vec<Dim> {
+        self.as_slice().into_dims()
+    }
+}
+impl IntoDims for Vec<i64> {
+    fn into_dims(self) -> Vec<Dim> {
+        self.as_slice().into_dims()
+    }
+}
+impl IntoDims for &[Dim] {
+    fn into_dims(self) -> Vec<Dim> {
+        self.to_vec()
+    }
+}
+impl IntoDims for &Vec<Dim> {
+    fn into_dims(self) -> Vec<Dim> {
+        self.clone()
+    }
+}
+impl IntoDims for Vec<Dim> {
+    fn into_dims(self) -> Vec<Dim> {
+        self
+    }
+}
+impl IntoDims for Dim {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![self]
+    }
+}
+impl IntoDims for &str {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![Dim::from(self)]
+    }
+}
+
+/// The error of an op without a Dimname overload called with a dim name.
+pub(crate) fn dimname_unsupported(op: &str) -> Error {
+    Error::names(format!(
+        "{op}: You passed a dimname (string) to this op in place of a dimension index but it does not yet support this behavior. Please pass a dimension index to work around this."
+    ))
+}
+
+/// Refuses a dim name where PyTorch has no Dimname overload (`index_select`, `gather`,
+/// `all`, `any`); positions pass through.
+pub(crate) fn index_only(op: &str, dims: &[Dim]) -> Result<Vec<i64>> {
+    dims.iter()
+        .map(|d| match d {
+            Dim::Index(i) => Ok(*i),
+            Dim::Name(_) => Err(dimname_unsupported(op)),
+        })
+        .collect()
+}
 
 /// The geometry of one reduction of a tensor.
 #[derive(Clone, Debug)]
@@ -33,6 +112,23 @@ pub(crate) struct Plan {
 }
 
 impl Tensor {
+    /// Positions of `dims` in self (names looked up, indices unwrapped).
+    pub(crate) fn resolve_dims(&self, dims: &[Dim]) -> Result<Vec<i64>> {
+        dims.iter().map(|d| d.resolve(self)).collect()
+    }
+
+    /// Names of a reduction's result over (resolved) `dims`: the reduced dims lose their
+    /// names unless `keepdim` (a full reduction gives none). Computed after the op succeeded,
+    /// so the plan cannot fail here.
+    pub(crate) fn reduced_names(&self, dims: &[i64], keepdim: bool) -> Option<DimNames> {
+        let names = self.dim_names()?;
+        if keepdim {
+            return Some(names);
+        }
+        let plan = self.reduction_plan(dims, keepdim).ok()?;
+        drop_dims(Some(names), &plan.reduced)
+    }
+
     /// Plans a reduction over `dims` (wrapped; empty = every dim; duplicates are an error).
     pub(crate) fn reduction_plan(&self, dims: &[i64], keepdim: bool) -> Result<Plan> {
         let n = self.ndim();
@@ -154,14 +250,23 @@ impl Tensor {
     /// `sum(dim, keepdim, dtype)`: `dim` empty reduces every dim. bool/int inputs sum to int64
     /// unless `dtype` is given; an empty reduction is 0.
     #[track_caller]
-    pub fn try_sum(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
-        let plan = self.reduction_plan(dim, keepdim)?;
+    pub fn try_sum(
+        &self,
+        dim: impl IntoDims,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let dim = self.resolve_dims(&dim.into_dims())?;
+        let plan = self.reduction_plan(&dim, keepdim)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
-        Ok(self.reduce_with(&plan, ReduceOp::Sum, dtype))
+        let names = self.reduced_names(&dim, keepdim);
+        Ok(self
+            .reduce_with(&plan, ReduceOp::Sum, dtype)
+            .with_dim_names(names))
     }
 
     #[track_caller]
-    pub fn sum(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
+    pub fn sum(&self, dim: impl IntoDims, keepdim: bool, dtype: Option<DType>) -> Tensor {
         ok(self.try_sum(dim, keepdim, dtype))
     }
 
@@ -169,24 +274,31 @@ impl Tensor {
     #[track_caller]
     pub fn try_prod(
         &self,
-        dim: Option<i64>,
+        dim: Option<impl Into<Dim>>,
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let dims: Vec<i64> = dim.into_iter().collect();
+        let dims: Vec<i64> = match dim {
+            Some(d) => vec![d.into().resolve(self)?],
+            None => vec![],
+        };
         let plan = self.reduction_plan(&dims, keepdim)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
-        Ok(self.reduce_with(&plan, ReduceOp::Prod, dtype))
+        let names = self.reduced_names(&dims, keepdim);
+        Ok(self
+            .reduce_with(&plan, ReduceOp::Prod, dtype)
+            .with_dim_names(names))
     }
 
     #[track_caller]
-    pub fn prod(&self, dim: Option<i64>, keepdim: bool, dtype: Option<DType>) -> Tensor {
+    pub fn prod(&self, dim: Option<impl Into<Dim>>, keepdim: bool, dtype: Option<DType>) -> Tensor {
         ok(self.try_prod(dim, keepdim, dtype))
     }
 
     // ---- amax, amin, max, min ----------------------------------------------------------------
 
     fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        refuse_named(name, [self])?;
         let plan = self.reduction_plan(dim, keepdim)?;
         self.check_nonempty(&plan, name, true)?;
         Ok(self.reduce_with(&plan, op, self.dtype()))
@@ -249,37 +361,40 @@ impl Tensor {
         &self,
         name: &str,
         max: bool,
-        dim: i64,
+        dim: Dim,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
+        let dim = dim.resolve(self)?;
         let plan = self.reduction_plan(&[dim], keepdim)?;
         self.check_nonempty(&plan, name, true)?;
         let op = if max { ReduceOp::Max } else { ReduceOp::Min };
+        let names = self.reduced_names(&[dim], keepdim);
         Ok((
-            self.reduce_with(&plan, op, self.dtype()),
-            self.arg_reduce_with(&plan, max),
+            self.reduce_with(&plan, op, self.dtype())
+                .with_dim_names(names.clone()),
+            self.arg_reduce_with(&plan, max).with_dim_names(names),
         ))
     }
 
     /// `max(dim, keepdim)` → `(values, indices)`; first occurrence on ties.
     #[track_caller]
-    pub fn try_max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        self.extreme_dim("max", true, dim, keepdim)
+    pub fn try_max_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.extreme_dim("max", true, dim.into(), keepdim)
     }
 
     #[track_caller]
-    pub fn max_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+    pub fn max_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> (Tensor, Tensor) {
         ok(self.try_max_dim(dim, keepdim))
     }
 
     /// `min(dim, keepdim)` → `(values, indices)`.
     #[track_caller]
-    pub fn try_min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
-        self.extreme_dim("min", false, dim, keepdim)
+    pub fn try_min_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        self.extreme_dim("min", false, dim.into(), keepdim)
     }
 
     #[track_caller]
-    pub fn min_dim(&self, dim: i64, keepdim: bool) -> (Tensor, Tensor) {
+    pub fn min_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> (Tensor, Tensor) {
         ok(self.try_min_dim(dim, keepdim))
     }
 
@@ -292,6 +407,7 @@ impl Tensor {
         dim: Option<i64>,
         keepdim: bool,
     ) -> Result<Tensor> {
+        refuse_named(name, [self])?;
         if self.dtype().is_bool() {
             return Err(Error::dtype(format!(
                 "{name}(): does not support bool input (\"{name}_cpu\" not implemented for 'Bool')"
@@ -328,8 +444,20 @@ impl Tensor {
 
     // ---- all, any, count_nonzero -------------------------------------------------------------
 
-    fn logical_reduce(&self, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
-        let plan = self.reduction_plan(dim, keepdim)?;
+    /// all/any: a dim name is refused (no Dimname overload); with dims, a named self is
+    /// refused; without, the result is 0-dim (unnamed).
+    fn logical_reduce(
+        &self,
+        name: &str,
+        op: ReduceOp,
+        dim: &[Dim],
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        let dim = index_only(name, dim)?;
+        if !dim.is_empty() {
+            refuse_named(&format!("{name}.dim"), [self])?;
+        }
+        let plan = self.reduction_plan(&dim, keepdim)?;
         let dtype = if self.dtype() == DType::U8 {
             DType::U8
         } else {
@@ -340,29 +468,30 @@ impl Tensor {
 
     /// `all(dim, keepdim)`: bool (uint8 for uint8 input); empty → true.
     #[track_caller]
-    pub fn try_all(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
-        self.logical_reduce(ReduceOp::All, dim, keepdim)
+    pub fn try_all(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.logical_reduce("all", ReduceOp::All, &dim.into_dims(), keepdim)
     }
 
     #[track_caller]
-    pub fn all(&self, dim: &[i64], keepdim: bool) -> Tensor {
+    pub fn all(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_all(dim, keepdim))
     }
 
     /// `any(dim, keepdim)`: bool (uint8 for uint8 input); empty → false.
     #[track_caller]
-    pub fn try_any(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
-        self.logical_reduce(ReduceOp::Any, dim, keepdim)
+    pub fn try_any(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        self.logical_reduce("any", ReduceOp::Any, &dim.into_dims(), keepdim)
     }
 
     #[track_caller]
-    pub fn any(&self, dim: &[i64], keepdim: bool) -> Tensor {
+    pub fn any(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_any(dim, keepdim))
     }
 
     /// `count_nonzero(dim)`: int64 count of elements `!= 0` (NaN counts).
     #[track_caller]
     pub fn try_count_nonzero(&self, dim: &[i64]) -> Result<Tensor> {
+        refuse_named("count_nonzero", [self])?;
         // Validate the dims against self before building the mask.
         self.reduction_plan(dim, false)?;
         let mask = self.try_binary(Scalar::Int(0), BinaryOp::Ne)?;

@@ -4,7 +4,9 @@
 //! PyTorch's CPU kernels accumulate in float32.
 
 use crate::default_dtype::get_default_dtype;
+use crate::names::Dim;
 use crate::promote::Operand;
+use crate::reduce::IntoDims;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{contiguous_strides, wrap_dim};
 use smelt_ir::{BinaryOp, DType, Error, ReduceOp, Result, Scalar, UnaryOp};
@@ -28,7 +30,18 @@ impl Tensor {
     /// `mean(dim, keepdim, dtype)`: `sum / count` in a floating dtype (`dtype`, else the
     /// input's); bool/int input without a floating `dtype` is an error; empty → NaN.
     #[track_caller]
-    pub fn try_mean(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_mean(
+        &self,
+        dim: impl IntoDims,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let dim = self.resolve_dims(&dim.into_dims())?;
+        let r = self.drop_names().mean_at(&dim, keepdim, dtype)?;
+        Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
+    }
+
+    fn mean_at(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = dtype.unwrap_or(self.dtype());
         if !out.is_float() {
             let what = if dtype.is_some() {
@@ -47,7 +60,7 @@ impl Tensor {
     }
 
     #[track_caller]
-    pub fn mean(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Tensor {
+    pub fn mean(&self, dim: impl IntoDims, keepdim: bool, dtype: Option<DType>) -> Tensor {
         ok(self.try_mean(dim, keepdim, dtype))
     }
 
@@ -55,7 +68,13 @@ impl Tensor {
     /// (mean first, then squared deviations). Floating input only. `n - correction <= 0`
     /// divides by zero (inf, or NaN when every deviation is 0).
     #[track_caller]
-    pub fn try_var(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+    pub fn try_var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
+        let dim = self.resolve_dims(&dim.into_dims())?;
+        let r = self.drop_names().var_at(&dim, correction, keepdim)?;
+        Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
+    }
+
+    fn var_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
@@ -79,13 +98,19 @@ impl Tensor {
     }
 
     #[track_caller]
-    pub fn var(&self, dim: &[i64], correction: f64, keepdim: bool) -> Tensor {
+    pub fn var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Tensor {
         ok(self.try_var(dim, correction, keepdim))
     }
 
     /// `std(dim, correction, keepdim)`: `sqrt(var)`.
     #[track_caller]
-    pub fn try_std(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+    pub fn try_std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
+        let dim = self.resolve_dims(&dim.into_dims())?;
+        let r = self.drop_names().std_at(&dim, correction, keepdim)?;
+        Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
+    }
+
+    fn std_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
@@ -94,13 +119,13 @@ impl Tensor {
             )));
         }
         let x = self.try_to_dtype(compute_dtype(dtype), false)?;
-        x.try_var(dim, correction, keepdim)?
+        x.var_at(dim, correction, keepdim)?
             .try_unary(UnaryOp::Sqrt)?
             .try_to_dtype(dtype, false)
     }
 
     #[track_caller]
-    pub fn std(&self, dim: &[i64], correction: f64, keepdim: bool) -> Tensor {
+    pub fn std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Tensor {
         ok(self.try_std(dim, correction, keepdim))
     }
 
@@ -108,7 +133,13 @@ impl Tensor {
     /// where it is infinite (so all -inf gives -inf and +inf gives +inf, not NaN). Integer
     /// input computes in the default float dtype; an empty reduction gives -inf.
     #[track_caller]
-    pub fn try_logsumexp(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn try_logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        let dim = self.resolve_dims(&dim.into_dims())?;
+        let r = self.drop_names().logsumexp_at(&dim, keepdim)?;
+        Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
+    }
+
+    fn logsumexp_at(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         let dtype = if self.dtype().is_float() {
             self.dtype()
         } else {
@@ -134,7 +165,7 @@ impl Tensor {
     }
 
     #[track_caller]
-    pub fn logsumexp(&self, dim: &[i64], keepdim: bool) -> Tensor {
+    pub fn logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_logsumexp(dim, keepdim))
     }
 
@@ -177,7 +208,13 @@ impl Tensor {
     /// `softmax(dim, dtype)`: `exp(x - max) / Σ exp(x - max)` along `dim`; the input is cast
     /// to `dtype` first; floating only.
     #[track_caller]
-    pub fn try_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        let dim = dim.into().resolve(self)?;
+        let r = self.drop_names().softmax_at(dim, dtype)?;
+        Ok(r.with_dim_names(self.dim_names()))
+    }
+
+    fn softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
             return Tensor::try_empty(
@@ -191,13 +228,19 @@ impl Tensor {
     }
 
     #[track_caller]
-    pub fn softmax(&self, dim: i64, dtype: Option<DType>) -> Tensor {
+    pub fn softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_softmax(dim, dtype))
     }
 
     /// `log_softmax(dim, dtype)`: `(x - max) - log Σ exp(x - max)` along `dim`.
     #[track_caller]
-    pub fn try_log_softmax(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_log_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        let dim = dim.into().resolve(self)?;
+        let r = self.drop_names().log_softmax_at(dim, dtype)?;
+        Ok(r.with_dim_names(self.dim_names()))
+    }
+
+    fn log_softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("log_softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
             return Tensor::try_empty(
@@ -212,7 +255,7 @@ impl Tensor {
     }
 
     #[track_caller]
-    pub fn log_softmax(&self, dim: i64, dtype: Option<DType>) -> Tensor {
+    pub fn log_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_log_softmax(dim, dtype))
     }
 }

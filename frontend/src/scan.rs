@@ -4,6 +4,7 @@
 //! cumsum/cumprod results are contiguous (SEMANTICS.md §4.2); sort's keep self's strides when
 //! self is non-overlapping and dense (PyTorch sorts a clone of self).
 
+use crate::names::{Dim, refuse_named};
 use crate::reduce::widened_int;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::graph::Op;
@@ -41,29 +42,33 @@ impl Tensor {
     /// `cumsum(dim, dtype)`: inclusive prefix sums; bool/int → int64 unless `dtype`; the input
     /// is cast to `dtype` first.
     #[track_caller]
-    pub fn try_cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_cumsum(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        let dim = dim.into().resolve(self)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
-        self.along_dim(dim, dtype, contiguous_strides(self.shape()), |dim| {
+        let r = self.along_dim(dim, dtype, contiguous_strides(self.shape()), |dim| {
             LibraryOp::CumSum { dim }
-        })
+        })?;
+        Ok(r.with_dim_names(self.dim_names()))
     }
 
     #[track_caller]
-    pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Tensor {
+    pub fn cumsum(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_cumsum(dim, dtype))
     }
 
     /// `cumprod(dim, dtype)`: inclusive prefix products, dtypes as `cumsum`.
     #[track_caller]
-    pub fn try_cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn try_cumprod(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        let dim = dim.into().resolve(self)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
-        self.along_dim(dim, dtype, contiguous_strides(self.shape()), |dim| {
+        let r = self.along_dim(dim, dtype, contiguous_strides(self.shape()), |dim| {
             LibraryOp::CumProd { dim }
-        })
+        })?;
+        Ok(r.with_dim_names(self.dim_names()))
     }
 
     #[track_caller]
-    pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Tensor {
+    pub fn cumprod(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_cumprod(dim, dtype))
     }
 
@@ -71,6 +76,7 @@ impl Tensor {
     /// NaN sorts as the largest value; indices are int64 positions along `dim`.
     #[track_caller]
     pub fn try_sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+        refuse_named("sort", [self])?;
         // Like PyTorch (values start as a clone of self): preserve-format strides.
         let strides = self.view.preserve_format_strides();
         let values = self.along_dim(dim, self.dtype(), strides.clone(), |dim| LibraryOp::Sort {

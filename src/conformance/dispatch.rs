@@ -3,8 +3,8 @@
 
 use super::args::Args;
 use smelt_frontend::{
-    BinaryOp, DType, Error, MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor, UnaryOp,
-    set_default_dtype,
+    BinaryOp, DType, Dim, Error, MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor,
+    UnaryOp, set_default_dtype,
 };
 
 /// What a step produced: tensors to bind (in `let` order), or nothing.
@@ -53,12 +53,33 @@ fn size(a: &Args) -> Result<Vec<i64>> {
     a.ints("size")
 }
 
-/// The `dim` of a reduction: absent (every dim), an int, or a list (empty = every dim).
-fn dims(a: &Args) -> Result<Vec<i64>> {
+/// The `dim` of a reduction: absent (every dim), an int or a name, or a list of them (empty =
+/// every dim).
+fn dims(a: &Args) -> Result<Vec<Dim>> {
+    if a.is_list("dim") {
+        a.dims("dim")
+    } else if a.has("dim") {
+        Ok(vec![a.dim("dim")?])
+    } else {
+        Ok(vec![])
+    }
+}
+
+/// The `dim` of the reductions that take only ints (amax, amin, count_nonzero).
+fn int_dims(a: &Args) -> Result<Vec<i64>> {
     if a.has("dim") {
         a.ints("dim")
     } else {
         Ok(vec![])
+    }
+}
+
+/// An optional dim (an int or a name).
+fn opt_dim(a: &Args, key: &str) -> Result<Option<Dim>> {
+    if a.has(key) {
+        a.dim(key).map(Some)
+    } else {
+        Ok(None)
     }
 }
 
@@ -382,8 +403,8 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "clamp" => one(s()?.try_clamp(a.opt_operand("min")?, a.opt_operand("max")?)),
 
         // ---- indexing ----
-        "gather" => one(s()?.try_gather(a.int("dim")?, &a.tensor("index")?)),
-        "index_select" => one(s()?.try_index_select(a.int("dim")?, &a.tensor("index")?)),
+        "gather" => one(s()?.try_gather(a.dim("dim")?, &a.tensor("index")?)),
+        "index_select" => one(s()?.try_index_select(a.dim("dim")?, &a.tensor("index")?)),
         "take" => one(s()?.try_take(&a.tensor("index")?)),
         "masked_select" => one(s()?.try_masked_select(&a.tensor("mask")?)),
         "masked_fill" => one(s()?.try_masked_fill(&a.tensor("mask")?, a.operand("value")?)),
@@ -420,16 +441,16 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "sum" => one(s()?.try_sum(&dims(a)?, a.bool_or("keepdim", false)?, a.dtype("dtype")?)),
         "mean" => one(s()?.try_mean(&dims(a)?, a.bool_or("keepdim", false)?, a.dtype("dtype")?)),
         "prod" => one(s()?.try_prod(
-            a.opt_int("dim")?,
+            opt_dim(a, "dim")?,
             a.bool_or("keepdim", false)?,
             a.dtype("dtype")?,
         )),
-        "amax" => one(s()?.try_amax(&dims(a)?, a.bool_or("keepdim", false)?)),
-        "amin" => one(s()?.try_amin(&dims(a)?, a.bool_or("keepdim", false)?)),
+        "amax" => one(s()?.try_amax(&int_dims(a)?, a.bool_or("keepdim", false)?)),
+        "amin" => one(s()?.try_amin(&int_dims(a)?, a.bool_or("keepdim", false)?)),
         "max" | "min" => {
             let t = s()?;
             let max = name == "max";
-            match a.opt_int("dim")? {
+            match opt_dim(a, "dim")? {
                 None => one(if max { t.try_max() } else { t.try_min() }),
                 Some(d) => {
                     let keepdim = a.bool_or("keepdim", false)?;
@@ -446,7 +467,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "argmin" => one(s()?.try_argmin(a.opt_int("dim")?, a.bool_or("keepdim", false)?)),
         "all" => one(s()?.try_all(&dims(a)?, a.bool_or("keepdim", false)?)),
         "any" => one(s()?.try_any(&dims(a)?, a.bool_or("keepdim", false)?)),
-        "count_nonzero" => one(s()?.try_count_nonzero(&dims(a)?)),
+        "count_nonzero" => one(s()?.try_count_nonzero(&int_dims(a)?)),
         "var" | "std" => {
             let t = s()?;
             let correction = if a.has("correction") {
@@ -461,11 +482,11 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
                 t.try_std(&dims(a)?, correction, keepdim)
             })
         }
-        "logsumexp" => one(s()?.try_logsumexp(&a.ints("dim")?, a.bool_or("keepdim", false)?)),
-        "softmax" => one(s()?.try_softmax(a.int("dim")?, a.dtype("dtype")?)),
-        "log_softmax" => one(s()?.try_log_softmax(a.int("dim")?, a.dtype("dtype")?)),
-        "cumsum" => one(s()?.try_cumsum(a.int("dim")?, a.dtype("dtype")?)),
-        "cumprod" => one(s()?.try_cumprod(a.int("dim")?, a.dtype("dtype")?)),
+        "logsumexp" => one(s()?.try_logsumexp(&dims(a)?, a.bool_or("keepdim", false)?)),
+        "softmax" => one(s()?.try_softmax(a.dim("dim")?, a.dtype("dtype")?)),
+        "log_softmax" => one(s()?.try_log_softmax(a.dim("dim")?, a.dtype("dtype")?)),
+        "cumsum" => one(s()?.try_cumsum(a.dim("dim")?, a.dtype("dtype")?)),
+        "cumprod" => one(s()?.try_cumprod(a.dim("dim")?, a.dtype("dtype")?)),
         "sort" => {
             let (v, i) = s()?.try_sort(a.int_or("dim", -1)?, a.bool_or("descending", false)?)?;
             Ok(vec![v, i])
