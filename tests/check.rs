@@ -23,6 +23,7 @@ fn conformance_suite_passes_under_check() {
         "reductions.jsonl",
         "inplace.jsonl",
         "programs.jsonl",
+        "named.jsonl",
         "indexing.jsonl",
     ] {
         let r = smelt::conformance::run_file(&dir.join(file)).expect("suite readable");

@@ -17,6 +17,7 @@ fn suite(disabled: &[&str]) {
             "matmul",
             "inplace",
             "programs",
+            "named",
         ] {
             let r = run_file(&dir.join(format!("{file}.jsonl"))).expect("suite readable");
             let first = r.cases.iter().find(|c| c.failure.is_some());
