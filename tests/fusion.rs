@@ -73,3 +73,22 @@ fn explain_names_the_rule_at_each_boundary() {
         "{json}"
     );
 }
+
+#[test]
+fn a_copying_reshape_fuses_into_its_consumer() {
+    use smelt::prelude::*;
+    let x = Tensor::arange(0, 12, 1, Some(DType::F32)).view(&[3, 4]);
+    let y = x.t().reshape(&[12]).exp();
+    let plan = smelt::explain(&y);
+    assert_eq!(plan.kernels.len(), 1, "{plan}");
+    let unfused = explain_mode(&y, Mode::Unfused);
+    assert_eq!(unfused.kernels.len(), 2, "{unfused}");
+    let want: Vec<f32> = [0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11]
+        .iter()
+        .map(|&v: &i32| (v as f32).exp())
+        .collect();
+    let got = y.to_vec::<f32>();
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-6 * w, "{got:?} vs {want:?}");
+    }
+}

@@ -236,3 +236,111 @@ mod tests {
         assert!(compose_views(&View::contiguous(&[12]), &View::contiguous(&[3, 4])).is_none());
     }
 }
+
+/// The view a kernel reads at point `p` of `space` when a consumer reads `view` at its
+/// logical index `map(p)`: the read expressed directly over the kernel's space.
+pub fn view_at(view: &View, map: &AffineMap, space: &[usize]) -> Option<View> {
+    let index = map.index_through(view);
+    (index.offset >= 0).then(|| View::new(space.to_vec(), index.strides, index.offset as usize))
+}
+
+/// The map from a point of `space` to the producer's logical index (the producer wrote its
+/// buffer through `out`) when a consumer at `map(p)` reads that buffer through `view`.
+pub fn read_map(view: &View, map: &AffineMap, space: &[usize], out: &View) -> Option<AffineMap> {
+    compose_views(&view_at(view, map, space)?, out)
+}
+
+/// The coarsest shape both `a` and `b` are row-major groupings of (equal element counts):
+/// `[12]` and `[4, 3]` give `[4, 3]`; `None` when no such shape exists (`[3, 4]` vs `[2, 6]`).
+/// Size-1 dims are dropped.
+pub fn common_refinement(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let a: Vec<usize> = a.iter().copied().filter(|&n| n != 1).collect();
+    let b: Vec<usize> = b.iter().copied().filter(|&n| n != 1).collect();
+    if a.iter().product::<usize>() != b.iter().product::<usize>()
+        || a.contains(&0)
+        || b.contains(&0)
+    {
+        return None;
+    }
+    let (mut i, mut j) = (a.len(), b.len());
+    let (mut ra, mut rb) = (0usize, 0usize);
+    let mut out = vec![];
+    loop {
+        if ra == 0 {
+            if i == 0 {
+                break;
+            }
+            i -= 1;
+            ra = a[i];
+        }
+        if rb == 0 {
+            if j == 0 {
+                return None;
+            }
+            j -= 1;
+            rb = b[j];
+        }
+        if ra == rb {
+            out.push(ra);
+            (ra, rb) = (0, 0);
+        } else if ra % rb == 0 {
+            out.push(rb);
+            ra /= rb;
+            rb = 0;
+        } else if rb % ra == 0 {
+            out.push(ra);
+            rb /= ra;
+            ra = 0;
+        } else {
+            return None;
+        }
+    }
+    (rb == 0 && j == 0).then(|| out.into_iter().rev().collect())
+}
+
+/// The affine map taking a point of `fine` (a refinement of `coarse`, see
+/// [`common_refinement`]) to the corresponding point of `coarse` (each coarse dim is the
+/// row-major linearisation of a run of fine dims; size-1 coarse dims stay 0).
+pub fn merge_map(fine: &[usize], coarse: &[usize]) -> Option<AffineMap> {
+    let mut coeffs = vec![vec![0isize; fine.len()]; coarse.len()];
+    let mut k = fine.len();
+    for (d, &n) in coarse.iter().enumerate().rev() {
+        if n == 1 {
+            continue;
+        }
+        let mut acc = 1usize;
+        while acc < n {
+            if k == 0 {
+                return None;
+            }
+            k -= 1;
+            coeffs[d][k] = acc as isize;
+            acc *= fine[k];
+        }
+        if acc != n {
+            return None;
+        }
+    }
+    (k == 0).then(|| AffineMap {
+        coeffs,
+        offset: vec![0; coarse.len()],
+        inputs: fine.len(),
+    })
+}
+
+#[cfg(test)]
+mod refinement_tests {
+    use super::*;
+
+    #[test]
+    fn refinements_of_row_major_shapes() {
+        assert_eq!(common_refinement(&[12], &[4, 3]), Some(vec![4, 3]));
+        assert_eq!(common_refinement(&[6, 4], &[2, 12]), Some(vec![2, 3, 4]));
+        assert_eq!(common_refinement(&[3, 4], &[2, 6]), None);
+        assert_eq!(common_refinement(&[1, 12, 1], &[4, 3]), Some(vec![4, 3]));
+        let m = merge_map(&[2, 3, 4], &[6, 4]).unwrap();
+        assert_eq!(m.coeffs, vec![vec![3, 1, 0], vec![0, 0, 1]]);
+        let m = merge_map(&[4, 3], &[1, 12]).unwrap();
+        assert_eq!(m.coeffs, vec![vec![0, 0], vec![3, 1]]);
+    }
+}

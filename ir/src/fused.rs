@@ -2,7 +2,7 @@
 //! their consumers by composing the views between them, reductions become `Reduce`
 //! instructions over the group's trailing dims, and only the group's root is stored.
 
-use crate::affine::{AffineMap, compose_views};
+use crate::affine::{AffineMap, read_map};
 use crate::graph::{Graph, Group, NodeId, Op};
 use crate::kernel::{Access, Arg, Instr, Kernel, ValueId};
 use crate::lower::{Builder, Lowered};
@@ -21,9 +21,9 @@ impl Fuser<'_> {
     /// in `src`'s dtype.
     fn input(&mut self, src: NodeId, view: &View, map: &AffineMap) -> ValueId {
         if self.group.members.contains(&src) {
-            let inner = compose_views(view, &self.b.g.node(src).out)
+            let inner = read_map(view, map, &self.group.space, &self.b.g.node(src).out)
                 .expect("invariant: the fuser only groups producers whose reads compose affinely");
-            self.value(src, inner.compose(map))
+            self.value(src, inner)
         } else {
             self.b.load_index(src, map.index_through(view))
         }

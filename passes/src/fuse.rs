@@ -17,8 +17,9 @@
 //! (amax, sub, exp, sum, div) is one kernel with two reductions.
 
 use petgraph::Direction;
-use smelt_ir::affine::{AffineMap, compose_views};
-use smelt_ir::graph::{Boundary, Graph, Group, NodeId, Op};
+use smelt_ir::View;
+use smelt_ir::affine::{AffineMap, common_refinement, merge_map, read_map};
+use smelt_ir::graph::{Boundary, Graph, Group, Node, NodeId, Op};
 use smelt_ir::lower::needs_kernel;
 
 fn is_elementwise(op: &Op) -> bool {
@@ -82,10 +83,37 @@ fn member_map(g: &Graph, group: &Group, id: NodeId) -> Option<AffineMap> {
             | Op::Assign
             | Op::Library(_) => member_map(g, group, consumer)?,
         };
-        let inner = compose_views(&e.weight().view, &g.node(id).out)?;
-        return Some(inner.compose(&cmap));
+        return read_map(&e.weight().view, &cmap, &group.space, &g.node(id).out);
     }
     None
+}
+
+/// Refines an elementwise group's space so that a contiguous reshaping read of a contiguous
+/// producer becomes affine: `[12]` reading a `[4, 3]` buffer iterates `[4, 3]` instead (no
+/// div/mod in the kernel). The root's map is composed with the merge of the new space.
+fn refine_space(group: &mut Group, read: &View, cmap: Option<&AffineMap>, producer: &Node) -> bool {
+    let Some(cmap) = cmap else { return false };
+    let whole = read.offset == 0 && read.is_contiguous() && read.numel() == producer.len;
+    let dense = producer.out.offset == 0
+        && producer.out.is_contiguous()
+        && producer.out.numel() == producer.len;
+    if group.reduce_axes != 0
+        || !whole
+        || !dense
+        || *cmap != AffineMap::identity(group.space.len())
+        || read.shape != group.space
+    {
+        return false;
+    }
+    let Some(fine) = common_refinement(&group.space, &producer.out.shape) else {
+        return false;
+    };
+    let Some(merge) = merge_map(&fine, &group.space) else {
+        return false;
+    };
+    group.root_map = group.root_map.compose(&merge);
+    group.space = fine;
+    true
 }
 
 /// Tries to add producer `p` to `group`; returns the reason when it cannot join.
@@ -102,12 +130,28 @@ fn absorb(g: &Graph, live: &[bool], group: &mut Group, p: NodeId) -> Result<(), 
     if consumers.iter().any(|c| !group.members.contains(c)) {
         return Err("it has consumers in other kernels".into());
     }
-    // Every read must compose with the producer's output view.
+    // Every read must compose with the producer's output view, at the kernel's space; a read
+    // that merges the producer's dims (a copying reshape) may refine the space instead.
     for e in g.graph.edges_directed(p, Direction::Outgoing) {
-        if !live[petgraph::visit::EdgeRef::target(&e).index()] {
+        let consumer = petgraph::visit::EdgeRef::target(&e);
+        if !live[consumer.index()] {
             continue;
         }
-        if compose_views(&e.weight().view, &node.out).is_none() {
+        let cmap = match g.node(consumer).op {
+            Op::Reduce { .. } => Some(AffineMap::identity(group.space.len())),
+            Op::Input { .. }
+            | Op::Fill { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Where
+            | Op::Cast
+            | Op::Assign
+            | Op::Library(_) => member_map(g, group, consumer),
+        };
+        let composes = cmap
+            .as_ref()
+            .is_some_and(|m| read_map(&e.weight().view, m, &group.space, &node.out).is_some());
+        if !composes && !refine_space(group, &e.weight().view, cmap.as_ref(), node) {
             return Err(
                 "a consumer reads it through a view no affine index expresses (a copying reshape)"
                     .into(),
