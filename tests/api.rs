@@ -141,3 +141,30 @@ fn seeded_generators_are_reproducible() {
     let mean = u.iter().sum::<f32>() / 1000.0;
     assert!((mean - 0.5).abs() < 0.05, "{mean}");
 }
+
+#[test]
+fn a_long_unrealized_chain_drops_without_overflowing_the_stack() {
+    let mut x = Tensor::ones(&[2], None);
+    for _ in 0..200_000 {
+        x = &x + 1.0;
+    }
+    drop(x);
+}
+
+#[test]
+fn a_long_chain_realizes_as_one_kernel() {
+    let mut x = Tensor::ones(&[16], None);
+    for _ in 0..1000 {
+        x = &x * 1.0001 + 0.5;
+    }
+    assert_eq!(smelt::explain(&x).kernels.len(), 1);
+    let v = x.to_vec::<f32>()[0] as f64;
+    let mut want = 1.0f32;
+    for _ in 0..1000 {
+        want = want * 1.0001 + 0.5;
+    }
+    assert!(
+        (v - want as f64).abs() <= 1e-3 * want as f64,
+        "{v} vs {want}"
+    );
+}

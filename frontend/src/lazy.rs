@@ -31,6 +31,26 @@ pub struct LazyNode {
     pub(crate) state: Mutex<NodeState>,
 }
 
+impl Drop for LazyNode {
+    /// Drops a long chain of pending nodes iteratively (a recursive drop of a 100k-op eager
+    /// loop that was never realized would overflow the stack).
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        let NodeState::Pending(inputs) = state else {
+            return;
+        };
+        let mut stack = std::mem::take(inputs);
+        while let Some((node, _)) = stack.pop() {
+            if let Ok(mut inner) = Arc::try_unwrap(node)
+                && let NodeState::Pending(more) =
+                    inner.state.get_mut().unwrap_or_else(|p| p.into_inner())
+            {
+                stack.append(more);
+            }
+        }
+    }
+}
+
 impl LazyNode {
     #[track_caller]
     pub(crate) fn pending(

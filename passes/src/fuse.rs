@@ -62,9 +62,12 @@ fn seed(g: &Graph, root: NodeId) -> Option<Group> {
 
 /// The map from the group's space to member `id`'s logical index, along one path of reads
 /// (any path: a fused elementwise member is recomputed per read, a reduction has one row).
-fn member_map(g: &Graph, group: &Group, id: NodeId) -> Option<AffineMap> {
+fn member_map(g: &Graph, group: &Group, id: NodeId, memo: &mut Memo) -> Option<AffineMap> {
     if id == group.root {
         return Some(group.root_map.clone());
+    }
+    if let Some(m) = memo.get(&id) {
+        return Some(m.clone());
     }
     for e in g.graph.edges_directed(id, Direction::Outgoing) {
         let consumer = petgraph::visit::EdgeRef::target(&e);
@@ -81,12 +84,17 @@ fn member_map(g: &Graph, group: &Group, id: NodeId) -> Option<AffineMap> {
             | Op::Where
             | Op::Cast
             | Op::Assign
-            | Op::Library(_) => member_map(g, group, consumer)?,
+            | Op::Library(_) => member_map(g, group, consumer, memo)?,
         };
-        return read_map(&e.weight().view, &cmap, &group.space, &g.node(id).out);
+        let m = read_map(&e.weight().view, &cmap, &group.space, &g.node(id).out)?;
+        memo.insert(id, m.clone());
+        return Some(m);
     }
     None
 }
+
+/// Maps of members already computed for the group's current space.
+type Memo = std::collections::HashMap<NodeId, AffineMap>;
 
 /// Refines an elementwise group's space so that a contiguous reshaping read of a contiguous
 /// producer becomes affine: `[12]` reading a `[4, 3]` buffer iterates `[4, 3]` instead (no
@@ -117,7 +125,13 @@ fn refine_space(group: &mut Group, read: &View, cmap: Option<&AffineMap>, produc
 }
 
 /// Tries to add producer `p` to `group`; returns the reason when it cannot join.
-fn absorb(g: &Graph, live: &[bool], group: &mut Group, p: NodeId) -> Result<(), String> {
+fn absorb(
+    g: &Graph,
+    live: &[bool],
+    group: &mut Group,
+    p: NodeId,
+    memo: &mut Memo,
+) -> Result<(), String> {
     let node = g.node(p);
     if g.outputs.contains(&p) {
         return Err("its buffer is observable (requested or held by a tensor)".into());
@@ -146,7 +160,7 @@ fn absorb(g: &Graph, live: &[bool], group: &mut Group, p: NodeId) -> Result<(), 
             | Op::Where
             | Op::Cast
             | Op::Assign
-            | Op::Library(_) => member_map(g, group, consumer),
+            | Op::Library(_) => member_map(g, group, consumer, memo),
         };
         let composes = cmap
             .as_ref()
@@ -156,6 +170,10 @@ fn absorb(g: &Graph, live: &[bool], group: &mut Group, p: NodeId) -> Result<(), 
                 "a consumer reads it through a view no affine index expresses (a copying reshape)"
                     .into(),
             );
+        }
+        if !composes {
+            // The space was refined: every member's map changes.
+            memo.clear();
         }
     }
     match &node.op {
@@ -182,12 +200,17 @@ fn absorb(g: &Graph, live: &[bool], group: &mut Group, p: NodeId) -> Result<(), 
                 return Err("a reduction over a different iteration space".into());
             }
             widened.members.push(p);
-            match member_map(g, &widened, p) {
+            memo.clear();
+            match member_map(g, &widened, p, memo) {
                 Some(m) if m == AffineMap::projection(widened.space.len(), outer) => {
                     *group = widened;
                     Ok(())
                 }
-                _ => Err("its consumers read it at other rows than the kernel's".into()),
+                _ => {
+                    // The maps computed for the rejected space are stale.
+                    memo.clear();
+                    Err("its consumers read it at other rows than the kernel's".into())
+                }
             }
         }
         Op::Assign => Err("an in-place update runs as its own kernel".into()),
@@ -216,35 +239,31 @@ pub fn fuse(g: &mut Graph) {
             continue;
         };
         assigned[root.index()] = true;
-        // Absorb producers to a fixpoint: a producer joins once all its consumers have.
+        // Absorb producers breadth-first: a producer joins once all its consumers have (a
+        // producer refused while one of its consumers is still queued is retried from it).
         let mut refused: Vec<(NodeId, NodeId, String)> = vec![];
-        loop {
-            let mut changed = false;
-            refused.clear();
-            for m in group.members.clone() {
-                for p in g
-                    .graph
-                    .neighbors_directed(m, Direction::Incoming)
-                    .collect::<Vec<_>>()
+        let mut memo = Memo::new();
+        let mut queue = std::collections::VecDeque::from([root]);
+        while let Some(m) = queue.pop_front() {
+            for p in g
+                .graph
+                .neighbors_directed(m, Direction::Incoming)
+                .collect::<Vec<_>>()
+            {
+                if assigned[p.index()] || matches!(g.node(p).op, Op::Input { .. } | Op::Fill { .. })
                 {
-                    if assigned[p.index()]
-                        || matches!(g.node(p).op, Op::Input { .. } | Op::Fill { .. })
-                    {
-                        continue;
+                    continue;
+                }
+                match absorb(g, &live, &mut group, p, &mut memo) {
+                    Ok(()) => {
+                        assigned[p.index()] = true;
+                        queue.push_back(p);
                     }
-                    match absorb(g, &live, &mut group, p) {
-                        Ok(()) => {
-                            assigned[p.index()] = true;
-                            changed = true;
-                        }
-                        Err(reason) => refused.push((p, m, reason)),
-                    }
+                    Err(reason) => refused.push((p, m, reason)),
                 }
             }
-            if !changed {
-                break;
-            }
         }
+        refused.retain(|(p, _, _)| !group.members.contains(p));
         for (producer, consumer, reason) in refused {
             if !boundaries
                 .iter()
