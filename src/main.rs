@@ -97,7 +97,9 @@ fn explain(args: &[String]) -> ExitCode {
 fn info() -> ExitCode {
     println!("smelt {}", env!("CARGO_PKG_VERSION"));
     println!("backends: reference (kernel IR interpreter) — available");
-    println!("          cpu (cranelift) — not built yet");
+    println!(
+        "          cpu (cranelift JIT) — available, the default (SMELT_BACKEND=reference|cpu)"
+    );
     println!("          cuda — not built yet");
     ExitCode::SUCCESS
 }

@@ -1,6 +1,6 @@
 //! `SMELT_CHECK=1`: every realisation also runs unoptimised (every pass off: one kernel per
-//! op, the oracle path) and the requested outputs are compared; the first output node whose
-//! values differ is reported as an error naming the node, its op and its source line.
+//! op) on the reference interpreter, the oracle, and the requested outputs are compared; the
+//! first output node whose values differ is reported as an error naming the node, its op and its source line.
 
 use smelt_ir::{Error, ErrorKind, Graph, Result};
 use smelt_runtime::Buffer;
@@ -18,7 +18,7 @@ fn close(a: &Buffer, b: &Buffer) -> Option<usize> {
     })
 }
 
-/// Runs `plain` with every pass disabled on `inputs` and compares its outputs with `optimized`.
+/// Runs `plain` with every pass disabled on `inputs` on the reference backend and compares its outputs with `optimized`.
 pub(crate) fn compare_unfused(
     plain: &mut Graph,
     inputs: Vec<Arc<Buffer>>,
@@ -30,7 +30,8 @@ pub(crate) fn compare_unfused(
         .collect();
     smelt_passes::optimize_with(plain, &all);
     let schedule = smelt_passes::schedule(plain);
-    let reference = smelt_runtime::execute(plain, &schedule, inputs)?;
+    let reference =
+        smelt_runtime::execute_on(smelt_runtime::Backend::Reference, plain, &schedule, inputs)?;
     let order = plain.topo_order();
     for id in order.into_iter().filter(|id| plain.outputs.contains(id)) {
         let (Some(a), Some(b)) = (&optimized[id.index()], &reference[id.index()]) else {

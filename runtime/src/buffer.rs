@@ -75,6 +75,38 @@ impl Buffer {
         }
     }
 
+    /// The address of element 0, for compiled kernels (bool is one byte, 0 or 1).
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            Buffer::Bool(v) => v.as_ptr().cast(),
+            Buffer::U8(v) => v.as_ptr(),
+            Buffer::I8(v) => v.as_ptr().cast(),
+            Buffer::I16(v) => v.as_ptr().cast(),
+            Buffer::I32(v) => v.as_ptr().cast(),
+            Buffer::I64(v) => v.as_ptr().cast(),
+            Buffer::F16(v) => v.as_ptr().cast(),
+            Buffer::BF16(v) => v.as_ptr().cast(),
+            Buffer::F32(v) => v.as_ptr().cast(),
+            Buffer::F64(v) => v.as_ptr().cast(),
+        }
+    }
+
+    /// The address of element 0, writable.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        match self {
+            Buffer::Bool(v) => v.as_mut_ptr().cast(),
+            Buffer::U8(v) => v.as_mut_ptr(),
+            Buffer::I8(v) => v.as_mut_ptr().cast(),
+            Buffer::I16(v) => v.as_mut_ptr().cast(),
+            Buffer::I32(v) => v.as_mut_ptr().cast(),
+            Buffer::I64(v) => v.as_mut_ptr().cast(),
+            Buffer::F16(v) => v.as_mut_ptr().cast(),
+            Buffer::BF16(v) => v.as_mut_ptr().cast(),
+            Buffer::F32(v) => v.as_mut_ptr().cast(),
+            Buffer::F64(v) => v.as_mut_ptr().cast(),
+        }
+    }
+
     /// Size in bytes.
     pub fn nbytes(&self) -> usize {
         self.len() * self.dtype().size()

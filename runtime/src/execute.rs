@@ -1,14 +1,25 @@
 //! Executes a schedule: runs each step's kernel on its backend, hands buffers from producers
 //! to consumers, frees each buffer after its last use.
 
+use crate::backend::Backend;
 use crate::buffer::Buffer;
-use crate::reference::run_kernel;
 use smelt_ir::{Graph, Op, Result, Schedule, Work};
 use std::sync::Arc;
 
-/// Runs `schedule` for graph `g` whose `Input` nodes hold `inputs` (by slot). Returns, per
-/// graph node, the buffer it produced (or held), where still alive.
+/// Runs `schedule` for graph `g` whose `Input` nodes hold `inputs` (by slot) on the backend
+/// `SMELT_BACKEND` selects. Returns, per graph node, the buffer it produced (or held), where
+/// still alive.
 pub fn execute(
+    g: &Graph,
+    schedule: &Schedule,
+    inputs: Vec<Arc<Buffer>>,
+) -> Result<Vec<Option<Arc<Buffer>>>> {
+    execute_on(Backend::from_env(), g, schedule, inputs)
+}
+
+/// [`execute`] on a given backend.
+pub fn execute_on(
+    backend: Backend,
     g: &Graph,
     schedule: &Schedule,
     inputs: Vec<Arc<Buffer>>,
@@ -36,7 +47,7 @@ pub fn execute(
             buffers[f.index()] = None;
         }
         let out = match &step.work {
-            Work::Kernel(k) => run_kernel(k, args),
+            Work::Kernel(k) => backend.run_kernel(k, args),
             Work::Library(call) => crate::library::run_library(call, &args),
         };
         buffers[step.writes.index()] = Some(Arc::new(out));

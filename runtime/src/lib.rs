@@ -1,11 +1,17 @@
 //! smelt's runtime: host buffers, the backends that run kernel IR, and execution.
 
+pub mod backend;
+#[cfg(test)]
+mod backend_tests;
 pub mod buffer;
+pub mod cpu;
+mod cpu_helpers;
 pub mod execute;
 pub mod library;
 pub mod reference;
 pub mod scalar_ops;
 pub mod stats;
 
+pub use backend::Backend;
 pub use buffer::Buffer;
-pub use execute::execute;
+pub use execute::{execute, execute_on};

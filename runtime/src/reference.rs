@@ -27,14 +27,9 @@ fn next(point: &mut [usize], shape: &[usize]) -> bool {
     false
 }
 
-/// Runs `kernel` with its read arguments `inputs` (in argument order) and returns its one
-/// output buffer. An `Update` output reuses its source's memory when no one else holds it.
-pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
-    let errors = kernel.verify();
-    assert!(
-        errors.is_empty(),
-        "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
-    );
+/// The output buffer of `kernel`: fresh zeros, or for an `Update` its source's memory when no
+/// one else holds it (a copy otherwise). Shared by every backend.
+pub(crate) fn prepare_output(kernel: &Kernel, inputs: &mut [Arc<Buffer>]) -> Buffer {
     let out_arg = kernel.args.len() - 1;
     assert_eq!(
         inputs.len(),
@@ -42,7 +37,7 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
         "invariant: one buffer per read argument"
     );
     let spec = &kernel.args[out_arg];
-    let mut out = match spec.access {
+    match spec.access {
         Access::Write | Access::Read => Buffer::zeros(spec.dtype, spec.len),
         Access::Update { from } => {
             let src = std::mem::replace(&mut inputs[from], Arc::new(Buffer::zeros(spec.dtype, 0)));
@@ -60,7 +55,18 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             }
             b
         }
-    };
+    }
+}
+
+/// Runs `kernel` with its read arguments `inputs` (in argument order) and returns its one
+/// output buffer. An `Update` output reuses its source's memory when no one else holds it.
+pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
+    let errors = kernel.verify();
+    assert!(
+        errors.is_empty(),
+        "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
+    );
+    let mut out = prepare_output(kernel, &mut inputs);
     let rank = kernel.shape.len();
     let outer_rank = rank - kernel.reduce_axes;
     let outer_shape = &kernel.shape[..outer_rank];

@@ -1,0 +1,186 @@
+//! [`CpuJit`]: the long-lived half of the cranelift backend. It owns the JIT module, the
+//! codegen context and the function-builder context, reused for every kernel.
+
+use super::helpers::{HELPERS, HelperSig};
+use super::translate::{Helpers, Translator};
+use cranelift_codegen::ir::{AbiParam, Type, UserFuncName, types};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::{Context, ir};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use smelt_ir::kernel::Kernel;
+use std::fmt;
+
+/// The native entry point of a compiled kernel (see the module docs for the ABI).
+pub type KernelFn = unsafe extern "C" fn(*const *mut u8, *const i64, *const i64, i64, i64);
+
+/// Why a kernel cannot be compiled; the runtime runs it on the reference interpreter instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unsupported(pub String);
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A finished kernel: its entry point and how it was built. The code lives as long as the
+/// [`CpuJit`] that compiled it.
+#[derive(Clone, Debug)]
+pub struct CompiledKernel {
+    pub entry: KernelFn,
+    /// Whether the innermost loop runs 128-bit SIMD.
+    pub simd: bool,
+    /// The CLIF text of the function, kept for dumps.
+    pub clif: String,
+}
+
+// SAFETY: the entry point is immutable machine code owned by the JIT, which is never freed
+// while the process runs (the runtime keeps its `CpuJit` in a static).
+unsafe impl Send for CompiledKernel {}
+unsafe impl Sync for CompiledKernel {}
+
+/// The JIT: module, contexts and the declared helpers.
+pub struct CpuJit {
+    module: JITModule,
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+    helpers: Vec<FuncId>,
+    compiled: usize,
+}
+
+impl fmt::Debug for CpuJit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuJit({} kernels)", self.compiled)
+    }
+}
+
+fn helper_signature(module: &JITModule, sig: HelperSig) -> ir::Signature {
+    let mut s = module.make_signature();
+    let (params, ret): (&[Type], Type) = match sig {
+        HelperSig::UnaryF64 => (&[types::I64, types::F64], types::F64),
+        HelperSig::BinaryF64 => (&[types::I64, types::F64, types::F64], types::F64),
+        HelperSig::UnaryI64 => (&[types::I64, types::I64], types::I64),
+        HelperSig::BinaryI64 => (&[types::I64, types::I64, types::I64], types::I64),
+        HelperSig::RoundF64 => (&[types::F64], types::F32),
+        HelperSig::BitsToF32 => (&[types::I32], types::F32),
+        HelperSig::F32ToBits => (&[types::F32], types::I32),
+    };
+    s.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+    s.returns.push(AbiParam::new(ret));
+    s
+}
+
+impl CpuJit {
+    /// A JIT for the host machine. `symbols` gives the address of every helper in [`HELPERS`].
+    pub fn new(symbols: &[(&str, *const u8)]) -> Result<CpuJit, Unsupported> {
+        let mut flags = settings::builder();
+        let set = |flags: &mut settings::Builder, k: &str, v: &str| {
+            flags
+                .set(k, v)
+                .map_err(|e| Unsupported(format!("cranelift flag {k}: {e}")))
+        };
+        set(&mut flags, "opt_level", "speed")?;
+        set(&mut flags, "use_colocated_libcalls", "false")?;
+        set(&mut flags, "is_pic", "false")?;
+        let isa = cranelift_native::builder()
+            .map_err(|e| Unsupported(format!("host machine not supported by cranelift: {e}")))?
+            .finish(settings::Flags::new(flags))
+            .map_err(|e| Unsupported(format!("cranelift ISA: {e}")))?;
+        let mut builder = JITBuilder::with_isa(isa, default_libcall_names());
+        for (name, _) in HELPERS {
+            let Some((_, addr)) = symbols.iter().find(|(n, _)| *n == name) else {
+                return Err(Unsupported(format!("helper {name} not registered")));
+            };
+            builder.symbol(name, *addr);
+        }
+        let mut module = JITModule::new(builder);
+        let mut helpers = vec![];
+        for (name, sig) in HELPERS {
+            let s = helper_signature(&module, sig);
+            let id = module
+                .declare_function(name, Linkage::Import, &s)
+                .map_err(|e| Unsupported(format!("declaring {name}: {e}")))?;
+            helpers.push(id);
+        }
+        Ok(CpuJit {
+            ctx: module.make_context(),
+            module,
+            fctx: FunctionBuilderContext::new(),
+            helpers,
+            compiled: 0,
+        })
+    }
+
+    /// How many kernels this JIT compiled.
+    pub fn compiled(&self) -> usize {
+        self.compiled
+    }
+
+    /// Compiles `kernel`, with a SIMD innermost loop where the kernel allows one.
+    pub fn compile(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
+        match self.compile_with(kernel, true) {
+            Ok(k) => Ok(k),
+            Err(_) => self.compile_with(kernel, false),
+        }
+    }
+
+    /// Compiles `kernel` with scalar loops only (tests compare both forms).
+    pub fn compile_scalar(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
+        self.compile_with(kernel, false)
+    }
+
+    fn compile_with(&mut self, kernel: &Kernel, simd: bool) -> Result<CompiledKernel, Unsupported> {
+        let errors = kernel.verify();
+        if !errors.is_empty() {
+            return Err(Unsupported(format!("kernel does not verify: {errors:?}")));
+        }
+        self.module.clear_context(&mut self.ctx);
+        let ptr = self.module.target_config().pointer_type();
+        if ptr != types::I64 {
+            return Err(Unsupported("only 64-bit hosts are supported".into()));
+        }
+        let sig = &mut self.ctx.func.signature;
+        for _ in 0..3 {
+            sig.params.push(AbiParam::new(ptr));
+        }
+        sig.params.push(AbiParam::new(types::I64));
+        sig.params.push(AbiParam::new(types::I64));
+        self.ctx.func.name = UserFuncName::user(0, self.compiled as u32);
+        let refs: Vec<ir::FuncRef> = self
+            .helpers
+            .iter()
+            .map(|id| self.module.declare_func_in_func(*id, &mut self.ctx.func))
+            .collect();
+        let helpers = Helpers::from_refs(&refs);
+        let target = self.module.target_config();
+        let built = {
+            let b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+            Translator::new(b, kernel, helpers, simd).translate(target)
+        };
+        if let Err(e) = built {
+            // An abandoned build leaves the builder context dirty.
+            self.fctx = FunctionBuilderContext::new();
+            self.module.clear_context(&mut self.ctx);
+            return Err(e);
+        }
+        let clif = self.ctx.func.display().to_string();
+        let id = self
+            .module
+            .declare_anonymous_function(&self.ctx.func.signature)
+            .map_err(|e| Unsupported(format!("declare: {e}")))?;
+        let defined = self.module.define_function(id, &mut self.ctx);
+        self.module.clear_context(&mut self.ctx);
+        defined.map_err(|e| Unsupported(format!("cranelift: {e:?}")))?;
+        self.module
+            .finalize_definitions()
+            .map_err(|e| Unsupported(format!("finalize: {e}")))?;
+        let code = self.module.get_finalized_function(id);
+        self.compiled += 1;
+        // SAFETY: `code` is the entry of the function just defined with the kernel ABI signature
+        // (three pointers, two i64, no result, the platform's C calling convention).
+        let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
+        Ok(CompiledKernel { entry, simd, clif })
+    }
+}

@@ -1,0 +1,1105 @@
+//! The short-lived half of the cranelift backend: renders one kernel as one function with one
+//! `match` over kernel IR instructions, driving loops and reduction passes exactly as the
+//! reference interpreter does (row-level instructions once per kept point, one pass over the
+//! reduced dims per reduction, a final pass for element-level stores).
+//!
+//! Values live in registers by dtype: f32/f16/bf16 as `f32` (f16 and bf16 values rounded to
+//! their dtype after every op), f64 as `f64`, integers at their width, bool as `i8` 0/1. Float
+//! reductions accumulate in f64 and integer ones in wrapping i64, as the interpreter does, so
+//! results match it bit for bit for a row walked in order. In a SIMD loop f32 values are
+//! `f32x4` and bools are `i32x4` lane masks.
+
+use super::helpers::{binary_code, unary_code};
+use super::jit::Unsupported;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{BlockArg, FuncRef, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use smelt_ir::kernel::{Index, Instr, Kernel, Level};
+use smelt_ir::scalar::round_float;
+use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
+
+type Result<T> = std::result::Result<T, Unsupported>;
+
+/// Lanes of a SIMD value (128-bit f32 vectors).
+const LANES: i64 = 4;
+
+/// The helpers as callable references inside the function being built (order of `HELPERS`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Helpers {
+    unary_f64: FuncRef,
+    binary_f64: FuncRef,
+    unary_i64: FuncRef,
+    binary_i64: FuncRef,
+    round_f16: FuncRef,
+    round_bf16: FuncRef,
+    f16_to_f32: FuncRef,
+    f32_to_f16: FuncRef,
+}
+
+impl Helpers {
+    pub(crate) fn from_refs(r: &[FuncRef]) -> Helpers {
+        Helpers {
+            unary_f64: r[0],
+            binary_f64: r[1],
+            unary_i64: r[2],
+            binary_i64: r[3],
+            round_f16: r[4],
+            round_bf16: r[5],
+            f16_to_f32: r[6],
+            f32_to_f16: r[7],
+        }
+    }
+}
+
+fn unsupported<T>(why: impl Into<String>) -> Result<T> {
+    Err(Unsupported(why.into()))
+}
+
+/// The register type of a scalar value of `dtype`.
+fn ty(dtype: DType) -> Type {
+    match dtype {
+        DType::F16 | DType::BF16 | DType::F32 => types::F32,
+        DType::F64 => types::F64,
+        DType::I64 => types::I64,
+        DType::I32 => types::I32,
+        DType::I16 => types::I16,
+        DType::I8 | DType::U8 | DType::Bool => types::I8,
+    }
+}
+
+fn is_signed(dtype: DType) -> bool {
+    matches!(dtype, DType::I8 | DType::I16 | DType::I32 | DType::I64)
+}
+
+fn mem() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+/// Renders one kernel.
+pub(crate) struct Translator<'a, 'f> {
+    b: FunctionBuilder<'f>,
+    k: &'a Kernel,
+    types: Vec<Option<DType>>,
+    levels: Vec<Level>,
+    h: Helpers,
+    simd: bool,
+    /// Whether the instructions being emitted now are in a SIMD loop body.
+    vector: bool,
+    bufs: Vec<Value>,
+    sizes: Vec<Value>,
+    /// Per instruction with an index: its strides and offset.
+    index: Vec<Option<(Vec<Value>, Value)>>,
+    begin: Value,
+    end: Value,
+    zero: Value,
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    pub(crate) fn new(mut b: FunctionBuilder<'f>, k: &'a Kernel, h: Helpers, simd: bool) -> Self {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let (bufs_ptr, sizes_ptr, strides_ptr) = (p[0], p[1], p[2]);
+        let rank = k.shape.len();
+        let flags = MemFlagsData::trusted().with_readonly();
+        let bufs = (0..k.args.len())
+            .map(|i| b.ins().load(types::I64, flags, bufs_ptr, (8 * i) as i32))
+            .collect();
+        let sizes = (0..rank)
+            .map(|d| b.ins().load(types::I64, flags, sizes_ptr, (8 * d) as i32))
+            .collect();
+        let mut slot = 0;
+        let mut index = vec![];
+        for instr in &k.body {
+            index.push(match instr {
+                Instr::Load { .. } | Instr::Store { .. } => {
+                    let base = slot * (rank + 1);
+                    slot += 1;
+                    let at = |b: &mut FunctionBuilder<'f>, j: usize| {
+                        b.ins()
+                            .load(types::I64, flags, strides_ptr, (8 * (base + j)) as i32)
+                    };
+                    let strides = (0..rank).map(|d| at(&mut b, d)).collect();
+                    let offset = at(&mut b, rank);
+                    Some((strides, offset))
+                }
+                Instr::Const { .. }
+                | Instr::Unary { .. }
+                | Instr::Binary { .. }
+                | Instr::Where { .. }
+                | Instr::Cast { .. }
+                | Instr::Reduce { .. } => None,
+            });
+        }
+        let zero = b.ins().iconst(types::I64, 0);
+        Translator {
+            types: k.value_dtypes(),
+            levels: k.levels(),
+            b,
+            k,
+            h,
+            simd,
+            vector: false,
+            bufs,
+            sizes,
+            index,
+            begin: p[3],
+            end: p[4],
+            zero,
+        }
+    }
+
+    /// Emits the whole function.
+    pub(crate) fn translate(mut self, target: TargetFrontendConfig) -> Result<()> {
+        if self.simd && !self.vectorizable() {
+            return unsupported("no SIMD form");
+        }
+        let rank = self.k.shape.len();
+        let mut point = vec![self.zero; rank];
+        let mut vals = vec![None; self.k.body.len()];
+        self.outer(0, &mut point, &mut vals)?;
+        self.b.ins().return_(&[]);
+        self.b.seal_all_blocks();
+        self.b.finalize(target);
+        Ok(())
+    }
+
+    /// Whether the innermost loop can run on f32x4: an elementwise kernel over f32 values
+    /// whose loads and stores are contiguous or broadcast along the innermost dim.
+    fn vectorizable(&self) -> bool {
+        if self.k.reduce_axes > 0 || self.k.shape.is_empty() {
+            return false;
+        }
+        self.k.body.iter().enumerate().all(|(i, instr)| {
+            let t = self.types[i];
+            let f32_or_bool = |v: usize| matches!(self.types[v], Some(DType::F32 | DType::Bool));
+            let inner_ok = |index: &Index| matches!(index.strides.last(), Some(0 | 1));
+            match instr {
+                Instr::Load { index, .. } => t == Some(DType::F32) && inner_ok(index),
+                Instr::Store { index, x, .. } => {
+                    self.types[*x] == Some(DType::F32) && inner_ok(index)
+                }
+                Instr::Const { dtype, .. } => *dtype == DType::F32,
+                Instr::Unary { x, compute, .. } | Instr::Binary { a: x, compute, .. } => {
+                    *compute == DType::F32 && f32_or_bool(*x)
+                }
+                Instr::Where { a, .. } => self.types[*a] == Some(DType::F32),
+                Instr::Cast { .. } | Instr::Reduce { .. } => false,
+            }
+        })
+    }
+
+    /// A counted loop `start..end` by `step`; `body` gets the induction variable.
+    fn for_loop(
+        &mut self,
+        start: Value,
+        end: Value,
+        step: i64,
+        body: &mut dyn FnMut(&mut Self, Value) -> Result<()>,
+    ) -> Result<()> {
+        let header = self.b.create_block();
+        self.b.append_block_param(header, types::I64);
+        let inside = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(header, &[BlockArg::Value(start)]);
+        self.b.switch_to_block(header);
+        let i = self.b.block_params(header)[0];
+        // `i + step <= end`, i.e. a whole step still fits.
+        let last = self.b.ins().iadd_imm_s(i, step - 1);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, last, end);
+        self.b.ins().brif(more, inside, &[], exit, &[]);
+        self.b.switch_to_block(inside);
+        body(self, i)?;
+        let next = self.b.ins().iadd_imm_s(i, step);
+        self.b.ins().jump(header, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// Loops over the kept dims from `d`, then runs the row program.
+    fn outer(
+        &mut self,
+        d: usize,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let kept = self.k.shape.len() - self.k.reduce_axes;
+        if d == kept {
+            return self.row(point, vals);
+        }
+        let (start, end) = if d == 0 {
+            (self.begin, self.end)
+        } else {
+            (self.zero, self.sizes[d])
+        };
+        if self.simd && d + 1 == self.k.shape.len() {
+            // Whole vectors first, then a scalar tail.
+            let n = self.b.ins().isub(end, start);
+            let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
+            let split = self.b.ins().iadd(start, whole);
+            self.vector = true;
+            self.for_loop(start, split, LANES, &mut |t, i| {
+                point[d] = i;
+                let mut v = vals.to_vec();
+                t.row(point, &mut v)
+            })?;
+            self.vector = false;
+            return self.for_loop(split, end, 1, &mut |t, i| {
+                point[d] = i;
+                let mut v = vals.to_vec();
+                t.row(point, &mut v)
+            });
+        }
+        self.for_loop(start, end, 1, &mut |t, i| {
+            point[d] = i;
+            let mut v = vals.to_vec();
+            t.outer(d + 1, point, &mut v)
+        })
+    }
+
+    /// The program for one kept point: row-level instructions, one pass over the reduced dims
+    /// per reduction, a final pass for element-level stores.
+    fn row(&mut self, point: &mut Vec<Value>, vals: &mut [Option<Value>]) -> Result<()> {
+        let n = self.k.body.len();
+        let kept = self.k.shape.len() - self.k.reduce_axes;
+        let mut row_done = 0;
+        for r in self.k.reduces() {
+            let Instr::Reduce { op, x } = self.k.body[r] else {
+                unreachable!("reduces() lists Reduce instructions")
+            };
+            self.eval(row_done..r, Level::Row, point, vals)?;
+            row_done = r;
+            let dtype = self.types[r].expect("reductions have a value");
+            let (acc_ty, identity) = self.identity(op, dtype)?;
+            let acc = self.b.declare_var(acc_ty);
+            self.b.def_var(acc, identity);
+            self.inner(kept, point, &mut |t, point| {
+                let mut v = vals.to_vec();
+                t.eval(0..r, Level::Element, point, &mut v)?;
+                let x = v[x].expect("invariant: a reduction's operand is computed before it");
+                t.step(op, dtype, acc, x)
+            })?;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+            let a = self.b.use_var(acc);
+            vals[r] = Some(self.finish(op, dtype, a)?);
+        }
+        self.eval(row_done..n, Level::Row, point, vals)?;
+        let element_stores = self
+            .k
+            .body
+            .iter()
+            .zip(&self.levels)
+            .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
+        if element_stores {
+            self.inner(kept, point, &mut |t, point| {
+                let mut v = vals.to_vec();
+                t.eval(0..n, Level::Element, point, &mut v)
+            })?;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+        }
+        Ok(())
+    }
+
+    /// Loops over the reduced dims from `d`, running `body` at each point.
+    fn inner(
+        &mut self,
+        d: usize,
+        point: &mut Vec<Value>,
+        body: &mut dyn FnMut(&mut Self, &mut Vec<Value>) -> Result<()>,
+    ) -> Result<()> {
+        if d == self.k.shape.len() {
+            return body(self, point);
+        }
+        let (zero, end) = (self.zero, self.sizes[d]);
+        self.for_loop(zero, end, 1, &mut |t, i| {
+            point[d] = i;
+            t.inner(d + 1, point, body)
+        })
+    }
+
+    fn identity(&mut self, op: ReduceOp, dtype: DType) -> Result<(Type, Value)> {
+        let ins = self.b.ins();
+        Ok(
+            if dtype == DType::Bool || matches!(op, ReduceOp::All | ReduceOp::Any) {
+                let v = match op {
+                    ReduceOp::Sum | ReduceOp::Max | ReduceOp::Any => 0,
+                    ReduceOp::Prod | ReduceOp::Min | ReduceOp::All => 1,
+                };
+                (types::I8, ins.iconst(types::I8, v))
+            } else if dtype.is_float() {
+                let v = match op {
+                    ReduceOp::Sum => 0.0,
+                    ReduceOp::Prod => 1.0,
+                    ReduceOp::Max => f64::NEG_INFINITY,
+                    ReduceOp::Min => f64::INFINITY,
+                    ReduceOp::All | ReduceOp::Any => return unsupported("all/any over floats"),
+                };
+                (types::F64, ins.f64const(v))
+            } else {
+                let v = match op {
+                    ReduceOp::Sum => 0,
+                    ReduceOp::Prod => 1,
+                    ReduceOp::Max => i64::MIN,
+                    ReduceOp::Min => i64::MAX,
+                    ReduceOp::All | ReduceOp::Any => return unsupported("all/any over integers"),
+                };
+                (types::I64, ins.iconst(types::I64, v))
+            },
+        )
+    }
+
+    /// `acc = acc ⊕ x`, as `reduce_step` does.
+    fn step(&mut self, op: ReduceOp, dtype: DType, acc: Variable, x: Value) -> Result<()> {
+        let a = self.b.use_var(acc);
+        // all/any fold truthiness whatever the dtype; the result is cast back at the end.
+        let x = match op {
+            ReduceOp::All | ReduceOp::Any if dtype != DType::Bool => {
+                self.cast(x, dtype, DType::Bool)?
+            }
+            ReduceOp::Sum
+            | ReduceOp::Prod
+            | ReduceOp::Max
+            | ReduceOp::Min
+            | ReduceOp::All
+            | ReduceOp::Any => x,
+        };
+        let next = if dtype == DType::Bool || matches!(op, ReduceOp::All | ReduceOp::Any) {
+            match op {
+                ReduceOp::Sum | ReduceOp::Max | ReduceOp::Any => self.b.ins().bor(a, x),
+                ReduceOp::Prod | ReduceOp::Min | ReduceOp::All => self.b.ins().band(a, x),
+            }
+        } else if dtype.is_float() {
+            let v = self.widen(dtype, x);
+            match op {
+                ReduceOp::Sum => self.b.ins().fadd(a, v),
+                ReduceOp::Prod => self.b.ins().fmul(a, v),
+                ReduceOp::Max | ReduceOp::Min => {
+                    let cc = if op == ReduceOp::Max {
+                        FloatCC::GreaterThan
+                    } else {
+                        FloatCC::LessThan
+                    };
+                    let better = self.b.ins().fcmp(cc, v, a);
+                    let picked = self.b.ins().select(better, v, a);
+                    let nan = self.b.ins().fcmp(FloatCC::Unordered, a, v);
+                    let qnan = self.b.ins().f64const(f64::NAN);
+                    self.b.ins().select(nan, qnan, picked)
+                }
+                ReduceOp::All | ReduceOp::Any => return unsupported("all/any over floats"),
+            }
+        } else {
+            let v = self.extend(dtype, x);
+            match op {
+                ReduceOp::Sum => self.b.ins().iadd(a, v),
+                ReduceOp::Prod => self.b.ins().imul(a, v),
+                ReduceOp::Max => self.b.ins().smax(a, v),
+                ReduceOp::Min => self.b.ins().smin(a, v),
+                ReduceOp::All | ReduceOp::Any => return unsupported("all/any over integers"),
+            }
+        };
+        self.b.def_var(acc, next);
+        Ok(())
+    }
+
+    fn finish(&mut self, op: ReduceOp, dtype: DType, acc: Value) -> Result<Value> {
+        Ok(if dtype == DType::Bool {
+            acc
+        } else if matches!(op, ReduceOp::All | ReduceOp::Any) {
+            self.cast(acc, DType::Bool, dtype)?
+        } else if dtype.is_float() {
+            self.narrow_f64(dtype, acc)
+        } else if dtype == DType::I64 {
+            acc
+        } else {
+            self.b.ins().ireduce(ty(dtype), acc)
+        })
+    }
+
+    /// Emits the instructions of `range` at `level` (reductions are the driver's).
+    fn eval(
+        &mut self,
+        range: std::ops::Range<usize>,
+        level: Level,
+        point: &[Value],
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        for i in range {
+            if self.levels[i] != level || matches!(self.k.body[i], Instr::Reduce { .. }) {
+                continue;
+            }
+            let v = |j: usize| vals[j].expect("invariant: SSA operands are computed first");
+            let r = match &self.k.body[i] {
+                Instr::Load { arg, .. } => Some(self.load(i, *arg, point)?),
+                Instr::Const { value, dtype } => Some(self.constant(*value, *dtype)),
+                Instr::Unary { op, x, compute } => Some(self.unary(*op, v(*x), *compute)?),
+                Instr::Binary { op, a, b, compute } => {
+                    let exponent = if let Instr::Const { value, .. } = &self.k.body[*b] {
+                        Some(value.as_f64())
+                    } else {
+                        None
+                    };
+                    Some(self.binary(*op, v(*a), v(*b), *compute, exponent)?)
+                }
+                Instr::Where { cond, a, b } => Some(self.select(v(*cond), v(*a), v(*b))),
+                Instr::Cast { x, to } => {
+                    let from = self.types[*x].expect("casts have an operand value");
+                    Some(self.cast(v(*x), from, *to)?)
+                }
+                Instr::Reduce { .. } => unreachable!("skipped above"),
+                Instr::Store { arg, x, .. } => {
+                    self.store(i, *arg, point, v(*x))?;
+                    None
+                }
+            };
+            vals[i] = r;
+        }
+        Ok(())
+    }
+
+    /// The byte address of instruction `i`'s index at `point`.
+    fn address(&mut self, i: usize, arg: usize, point: &[Value]) -> Value {
+        let (strides, offset) = self.index[i]
+            .clone()
+            .expect("invariant: loads and stores have an index");
+        // Outer dims first so loop-invariant parts hoist out of inner loops.
+        let mut e = offset;
+        for (p, s) in point.iter().zip(strides) {
+            if *p == self.zero {
+                continue;
+            }
+            let t = self.b.ins().imul(*p, s);
+            e = self.b.ins().iadd(e, t);
+        }
+        let size = self.k.args[arg].dtype.size() as i64;
+        let bytes = self.b.ins().imul_imm_s(e, size);
+        self.b.ins().iadd(self.bufs[arg], bytes)
+    }
+
+    fn inner_stride_is_zero(&self, i: usize) -> bool {
+        if let Instr::Load { index, .. } | Instr::Store { index, .. } = &self.k.body[i] {
+            index.strides.last() == Some(&0)
+        } else {
+            false
+        }
+    }
+
+    fn load(&mut self, i: usize, arg: usize, point: &[Value]) -> Result<Value> {
+        let addr = self.address(i, arg, point);
+        let dtype = self.k.args[arg].dtype;
+        if self.vector {
+            if self.inner_stride_is_zero(i) {
+                let s = self.b.ins().load(types::F32, mem(), addr, 0);
+                return Ok(self.b.ins().splat(types::F32X4, s));
+            }
+            return Ok(self.b.ins().load(types::F32X4, mem(), addr, 0));
+        }
+        Ok(match dtype {
+            DType::F16 => {
+                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
+                let call = self.b.ins().call(self.h.f16_to_f32, &[bits]);
+                self.b.inst_results(call)[0]
+            }
+            DType::BF16 => {
+                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
+                let bits = self.b.ins().ishl_imm_s(bits, 16);
+                self.b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+            }
+            DType::F32
+            | DType::F64
+            | DType::I64
+            | DType::I32
+            | DType::I16
+            | DType::I8
+            | DType::U8
+            | DType::Bool => self.b.ins().load(ty(dtype), mem(), addr, 0),
+        })
+    }
+
+    fn store(&mut self, i: usize, arg: usize, point: &[Value], x: Value) -> Result<()> {
+        let addr = self.address(i, arg, point);
+        let dtype = self.k.args[arg].dtype;
+        if self.vector {
+            if self.inner_stride_is_zero(i) {
+                return unsupported("broadcast store in a SIMD loop");
+            }
+            self.b.ins().store(mem(), x, addr, 0);
+            return Ok(());
+        }
+        match dtype {
+            DType::F16 => {
+                let call = self.b.ins().call(self.h.f32_to_f16, &[x]);
+                let bits = self.b.inst_results(call)[0];
+                self.b.ins().istore16(mem(), bits, addr, 0);
+            }
+            DType::BF16 => {
+                // The value is already a bf16 value held as f32: its top half is exact.
+                let bits = self.b.ins().bitcast(types::I32, MemFlagsData::new(), x);
+                let bits = self.b.ins().ushr_imm_s(bits, 16);
+                self.b.ins().istore16(mem(), bits, addr, 0);
+            }
+            DType::F32
+            | DType::F64
+            | DType::I64
+            | DType::I32
+            | DType::I16
+            | DType::I8
+            | DType::U8
+            | DType::Bool => {
+                self.b.ins().store(mem(), x, addr, 0);
+            }
+        }
+        Ok(())
+    }
+
+    fn constant(&mut self, value: Scalar, dtype: DType) -> Value {
+        let v = value.cast(dtype);
+        let s = match dtype {
+            DType::F16 | DType::BF16 | DType::F32 => {
+                self.b.ins().f32const(round_float(v.as_f64(), dtype) as f32)
+            }
+            DType::F64 => self.b.ins().f64const(v.as_f64()),
+            DType::Bool => self.b.ins().iconst(types::I8, v.as_bool() as i64),
+            DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U8 => {
+                self.b.ins().iconst(ty(dtype), v.as_i64())
+            }
+        };
+        if self.vector {
+            self.b.ins().splat(types::F32X4, s)
+        } else {
+            s
+        }
+    }
+
+    fn fconst(&mut self, t: Type, v: f64) -> Value {
+        match t {
+            types::F64 => self.b.ins().f64const(v),
+            types::F32X4 => {
+                let s = self.b.ins().f32const(v as f32);
+                self.b.ins().splat(types::F32X4, s)
+            }
+            _ => self.b.ins().f32const(v as f32),
+        }
+    }
+
+    /// A float value of `dtype` widened to f64.
+    fn widen(&mut self, dtype: DType, x: Value) -> Value {
+        if dtype == DType::F64 {
+            x
+        } else {
+            self.b.ins().fpromote(types::F64, x)
+        }
+    }
+
+    /// An f64 rounded once to the float `dtype` (held as its register type).
+    fn narrow_f64(&mut self, dtype: DType, x: Value) -> Value {
+        match dtype {
+            DType::F16 | DType::BF16 => {
+                let f = if dtype == DType::F16 {
+                    self.h.round_f16
+                } else {
+                    self.h.round_bf16
+                };
+                let call = self.b.ins().call(f, &[x]);
+                self.b.inst_results(call)[0]
+            }
+            DType::F32 => self.b.ins().fdemote(types::F32, x),
+            DType::F64
+            | DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64 => x,
+        }
+    }
+
+    /// Rounds the result of an exactly rounded f32 op to f16/bf16 (f32 carries enough bits
+    /// for that double rounding to be exact); identity for f32 and f64.
+    fn round(&mut self, dtype: DType, x: Value) -> Value {
+        match dtype {
+            DType::F16 | DType::BF16 => {
+                let w = self.b.ins().fpromote(types::F64, x);
+                self.narrow_f64(dtype, w)
+            }
+            DType::F32
+            | DType::F64
+            | DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64 => x,
+        }
+    }
+
+    /// An integer (or bool) value widened to i64 by its signedness.
+    fn extend(&mut self, dtype: DType, x: Value) -> Value {
+        if dtype == DType::I64 {
+            x
+        } else if is_signed(dtype) {
+            self.b.ins().sextend(types::I64, x)
+        } else {
+            self.b.ins().uextend(types::I64, x)
+        }
+    }
+
+    fn narrow(&mut self, dtype: DType, x: Value) -> Value {
+        if ty(dtype) == types::I64 {
+            x
+        } else {
+            self.b.ins().ireduce(ty(dtype), x)
+        }
+    }
+
+    /// A float helper call `f(code, args…)` in f64, per lane in a SIMD loop.
+    fn call_f64(&mut self, f: FuncRef, code: i64, args: &[Value], compute: DType) -> Value {
+        if self.vector {
+            let mut out = self.fconst(types::F32X4, 0.0);
+            for lane in 0..LANES as u8 {
+                let mut call_args = vec![self.b.ins().iconst(types::I64, code)];
+                for a in args {
+                    let s = self.b.ins().extractlane(*a, lane);
+                    call_args.push(self.b.ins().fpromote(types::F64, s));
+                }
+                let call = self.b.ins().call(f, &call_args);
+                let r = self.b.inst_results(call)[0];
+                let r = self.b.ins().fdemote(types::F32, r);
+                out = self.b.ins().insertlane(out, r, lane);
+            }
+            return out;
+        }
+        let mut call_args = vec![self.b.ins().iconst(types::I64, code)];
+        for a in args {
+            call_args.push(self.widen(compute, *a));
+        }
+        let call = self.b.ins().call(f, &call_args);
+        let r = self.b.inst_results(call)[0];
+        self.narrow_f64(compute, r)
+    }
+
+    fn bool_const(&mut self, v: bool) -> Value {
+        if self.vector {
+            let s = self.b.ins().iconst(types::I32, -(v as i64));
+            self.b.ins().splat(types::I32X4, s)
+        } else {
+            self.b.ins().iconst(types::I8, v as i64)
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, x: Value, compute: DType) -> Result<Value> {
+        if compute.is_float() {
+            return Ok(self.unary_float(op, x, compute));
+        }
+        if compute == DType::Bool {
+            return Ok(match op {
+                UnaryOp::LogicalNot | UnaryOp::BitwiseNot => self.b.ins().bxor_imm_s(x, 1),
+                UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
+                UnaryOp::IsFinite => self.bool_const(true),
+                UnaryOp::Neg
+                | UnaryOp::Abs
+                | UnaryOp::Sign
+                | UnaryOp::Exp
+                | UnaryOp::Expm1
+                | UnaryOp::Log
+                | UnaryOp::Log2
+                | UnaryOp::Log1p
+                | UnaryOp::Sqrt
+                | UnaryOp::Rsqrt
+                | UnaryOp::Reciprocal
+                | UnaryOp::Square
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tan
+                | UnaryOp::Tanh
+                | UnaryOp::Sigmoid
+                | UnaryOp::Relu
+                | UnaryOp::Erf
+                | UnaryOp::Floor
+                | UnaryOp::Ceil
+                | UnaryOp::Round
+                | UnaryOp::Trunc => x,
+            });
+        }
+        let t = ty(compute);
+        let signed = is_signed(compute);
+        Ok(match op {
+            UnaryOp::Neg => self.b.ins().ineg(x),
+            UnaryOp::Abs => {
+                if signed {
+                    self.b.ins().iabs(x)
+                } else {
+                    x
+                }
+            }
+            UnaryOp::Sign => {
+                let zero = self.b.ins().iconst(t, 0);
+                let one = self.b.ins().iconst(t, 1);
+                if signed {
+                    let minus = self.b.ins().iconst(t, -1);
+                    let pos = self.b.ins().icmp(IntCC::SignedGreaterThan, x, zero);
+                    let neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
+                    let m = self.b.ins().select(neg, minus, zero);
+                    self.b.ins().select(pos, one, m)
+                } else {
+                    let nz = self.b.ins().icmp(IntCC::NotEqual, x, zero);
+                    self.b.ins().select(nz, one, zero)
+                }
+            }
+            UnaryOp::Square => self.b.ins().imul(x, x),
+            UnaryOp::Relu => {
+                if signed {
+                    let zero = self.b.ins().iconst(t, 0);
+                    self.b.ins().smax(x, zero)
+                } else {
+                    x
+                }
+            }
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x,
+            UnaryOp::BitwiseNot => self.b.ins().bnot(x),
+            UnaryOp::LogicalNot => self.b.ins().icmp_imm_s(IntCC::Equal, x, 0),
+            UnaryOp::IsNan | UnaryOp::IsInf => self.b.ins().iconst(types::I8, 0),
+            UnaryOp::IsFinite => self.b.ins().iconst(types::I8, 1),
+            UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Reciprocal
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf => {
+                let w = self.extend(compute, x);
+                let code = self.b.ins().iconst(types::I64, unary_code(op));
+                let call = self.b.ins().call(self.h.unary_i64, &[code, w]);
+                let r = self.b.inst_results(call)[0];
+                self.narrow(compute, r)
+            }
+        })
+    }
+
+    fn unary_float(&mut self, op: UnaryOp, x: Value, compute: DType) -> Value {
+        let t = if self.vector {
+            types::F32X4
+        } else {
+            ty(compute)
+        };
+        match op {
+            UnaryOp::Neg => self.b.ins().fneg(x),
+            UnaryOp::Abs => self.b.ins().fabs(x),
+            UnaryOp::Square => {
+                let r = self.b.ins().fmul(x, x);
+                self.round(compute, r)
+            }
+            UnaryOp::Sqrt => {
+                let r = self.b.ins().sqrt(x);
+                self.round(compute, r)
+            }
+            UnaryOp::Reciprocal => {
+                let one = self.fconst(t, 1.0);
+                let r = self.b.ins().fdiv(one, x);
+                self.round(compute, r)
+            }
+            UnaryOp::Floor => self.b.ins().floor(x),
+            UnaryOp::Ceil => self.b.ins().ceil(x),
+            UnaryOp::Trunc => self.b.ins().trunc(x),
+            UnaryOp::Round => self.b.ins().nearest(x),
+            // fmax propagates NaN and orders -0 below +0: exactly `x > 0 || isnan ? x : 0`.
+            UnaryOp::Relu => {
+                let zero = self.fconst(t, 0.0);
+                self.b.ins().fmax(x, zero)
+            }
+            UnaryOp::Sign => {
+                let zero = self.fconst(t, 0.0);
+                let one = self.fconst(t, 1.0);
+                let minus = self.fconst(t, -1.0);
+                let pos = self.b.ins().fcmp(FloatCC::GreaterThan, x, zero);
+                let neg = self.b.ins().fcmp(FloatCC::LessThan, x, zero);
+                let m = self.select(neg, minus, zero);
+                self.select(pos, one, m)
+            }
+            UnaryOp::BitwiseNot => x,
+            UnaryOp::LogicalNot => {
+                let zero = self.fconst(t, 0.0);
+                self.b.ins().fcmp(FloatCC::Equal, x, zero)
+            }
+            UnaryOp::IsNan => self.b.ins().fcmp(FloatCC::Unordered, x, x),
+            UnaryOp::IsInf | UnaryOp::IsFinite => {
+                let a = self.b.ins().fabs(x);
+                let inf = self.fconst(t, f64::INFINITY);
+                let cc = if op == UnaryOp::IsInf {
+                    FloatCC::Equal
+                } else {
+                    FloatCC::LessThan
+                };
+                self.b.ins().fcmp(cc, a, inf)
+            }
+            UnaryOp::Rsqrt
+            | UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf => self.call_f64(self.h.unary_f64, unary_code(op), &[x], compute),
+        }
+    }
+
+    /// `cond ? a : b`; in a SIMD loop `cond` is a lane mask.
+    fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
+        if self.vector {
+            let mask = self
+                .b
+                .ins()
+                .bitcast(types::F32X4, MemFlagsData::new(), cond);
+            self.b.ins().bitselect(mask, a, b)
+        } else {
+            self.b.ins().select(cond, a, b)
+        }
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        compute: DType,
+        exponent: Option<f64>,
+    ) -> Result<Value> {
+        if compute.is_float() {
+            return Ok(self.binary_float(op, a, b, compute, exponent));
+        }
+        if compute == DType::Bool {
+            return Ok(match op {
+                BinaryOp::Eq => self.b.ins().icmp(IntCC::Equal, a, b),
+                BinaryOp::Ne | BinaryOp::LogicalXor | BinaryOp::BitXor | BinaryOp::Sub => {
+                    self.b.ins().bxor(a, b)
+                }
+                BinaryOp::Lt => self.b.ins().icmp(IntCC::UnsignedLessThan, a, b),
+                BinaryOp::Le => self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a, b),
+                BinaryOp::Gt => self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b),
+                BinaryOp::Ge => self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, a, b),
+                BinaryOp::LogicalAnd | BinaryOp::BitAnd | BinaryOp::Mul | BinaryOp::Minimum => {
+                    self.b.ins().band(a, b)
+                }
+                BinaryOp::LogicalOr | BinaryOp::BitOr | BinaryOp::Add | BinaryOp::Maximum => {
+                    self.b.ins().bor(a, b)
+                }
+                BinaryOp::Div
+                | BinaryOp::DivTrunc
+                | BinaryOp::DivFloor
+                | BinaryOp::Remainder
+                | BinaryOp::Fmod
+                | BinaryOp::Pow => {
+                    let (x, y) = (self.extend(DType::Bool, a), self.extend(DType::Bool, b));
+                    let r = self.int_helper(op, x, y);
+                    self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0)
+                }
+                BinaryOp::Atan2 => return unsupported("atan2 over bools"),
+            });
+        }
+        let signed = is_signed(compute);
+        let cc = |s: IntCC, u: IntCC| if signed { s } else { u };
+        Ok(match op {
+            BinaryOp::Add => self.b.ins().iadd(a, b),
+            BinaryOp::Sub => self.b.ins().isub(a, b),
+            BinaryOp::Mul => self.b.ins().imul(a, b),
+            BinaryOp::Div
+            | BinaryOp::DivTrunc
+            | BinaryOp::DivFloor
+            | BinaryOp::Remainder
+            | BinaryOp::Fmod
+            | BinaryOp::Pow => {
+                let (x, y) = (self.extend(compute, a), self.extend(compute, b));
+                let r = self.int_helper(op, x, y);
+                self.narrow(compute, r)
+            }
+            BinaryOp::Maximum => {
+                if signed {
+                    self.b.ins().smax(a, b)
+                } else {
+                    self.b.ins().umax(a, b)
+                }
+            }
+            BinaryOp::Minimum => {
+                if signed {
+                    self.b.ins().smin(a, b)
+                } else {
+                    self.b.ins().umin(a, b)
+                }
+            }
+            BinaryOp::Atan2 => return unsupported("atan2 over integers"),
+            BinaryOp::Eq => self.b.ins().icmp(IntCC::Equal, a, b),
+            BinaryOp::Ne => self.b.ins().icmp(IntCC::NotEqual, a, b),
+            BinaryOp::Lt => {
+                let c = cc(IntCC::SignedLessThan, IntCC::UnsignedLessThan);
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::Le => {
+                let c = cc(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual);
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::Gt => {
+                let c = cc(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan);
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::Ge => {
+                let c = cc(
+                    IntCC::SignedGreaterThanOrEqual,
+                    IntCC::UnsignedGreaterThanOrEqual,
+                );
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
+                let x = self.b.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
+                let y = self.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0);
+                self.logical(op, x, y)
+            }
+            BinaryOp::BitAnd => self.b.ins().band(a, b),
+            BinaryOp::BitOr => self.b.ins().bor(a, b),
+            BinaryOp::BitXor => self.b.ins().bxor(a, b),
+        })
+    }
+
+    /// and/or/xor of two truth values (`LogicalAnd`/`LogicalOr`, anything else is xor).
+    fn logical(&mut self, op: BinaryOp, x: Value, y: Value) -> Value {
+        if op == BinaryOp::LogicalAnd {
+            self.b.ins().band(x, y)
+        } else if op == BinaryOp::LogicalOr {
+            self.b.ins().bor(x, y)
+        } else {
+            self.b.ins().bxor(x, y)
+        }
+    }
+
+    fn int_helper(&mut self, op: BinaryOp, x: Value, y: Value) -> Value {
+        let code = self.b.ins().iconst(types::I64, binary_code(op));
+        let call = self.b.ins().call(self.h.binary_i64, &[code, x, y]);
+        self.b.inst_results(call)[0]
+    }
+
+    fn binary_float(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        compute: DType,
+        exponent: Option<f64>,
+    ) -> Value {
+        let t = if self.vector {
+            types::F32X4
+        } else {
+            ty(compute)
+        };
+        let cmp = |s: &mut Self, cc: FloatCC| s.b.ins().fcmp(cc, a, b);
+        match op {
+            BinaryOp::Add => {
+                let r = self.b.ins().fadd(a, b);
+                self.round(compute, r)
+            }
+            BinaryOp::Sub => {
+                let r = self.b.ins().fsub(a, b);
+                self.round(compute, r)
+            }
+            BinaryOp::Mul => {
+                let r = self.b.ins().fmul(a, b);
+                self.round(compute, r)
+            }
+            BinaryOp::Div => {
+                let r = self.b.ins().fdiv(a, b);
+                self.round(compute, r)
+            }
+            // x² is exact in f64, so squaring in the compute type rounds once like powf does.
+            BinaryOp::Pow if exponent == Some(2.0) => {
+                let r = self.b.ins().fmul(a, a);
+                self.round(compute, r)
+            }
+            BinaryOp::Pow if exponent == Some(1.0) => a,
+            BinaryOp::Maximum => self.b.ins().fmax(a, b),
+            BinaryOp::Minimum => self.b.ins().fmin(a, b),
+            BinaryOp::Eq => cmp(self, FloatCC::Equal),
+            BinaryOp::Ne => cmp(self, FloatCC::NotEqual),
+            BinaryOp::Lt => cmp(self, FloatCC::LessThan),
+            BinaryOp::Le => cmp(self, FloatCC::LessThanOrEqual),
+            BinaryOp::Gt => cmp(self, FloatCC::GreaterThan),
+            BinaryOp::Ge => cmp(self, FloatCC::GreaterThanOrEqual),
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
+                let zero = self.fconst(t, 0.0);
+                let x = self.b.ins().fcmp(FloatCC::NotEqual, a, zero);
+                let y = self.b.ins().fcmp(FloatCC::NotEqual, b, zero);
+                self.logical(op, x, y)
+            }
+            // Refused by the frontend; the interpreter's answer is NaN.
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => self.fconst(t, f64::NAN),
+            BinaryOp::DivTrunc
+            | BinaryOp::DivFloor
+            | BinaryOp::Remainder
+            | BinaryOp::Fmod
+            | BinaryOp::Pow
+            | BinaryOp::Atan2 => {
+                if op == BinaryOp::DivTrunc && !self.vector {
+                    let (x, y) = (self.widen(compute, a), self.widen(compute, b));
+                    let q = self.b.ins().fdiv(x, y);
+                    let q = self.b.ins().trunc(q);
+                    return self.narrow_f64(compute, q);
+                }
+                self.call_f64(self.h.binary_f64, binary_code(op), &[a, b], compute)
+            }
+        }
+    }
+
+    fn cast(&mut self, x: Value, from: DType, to: DType) -> Result<Value> {
+        if from == to {
+            return Ok(x);
+        }
+        let ins_float = |d: DType| d.is_float();
+        Ok(if ins_float(from) {
+            if to == DType::Bool {
+                let zero = self.fconst(ty(from), 0.0);
+                self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
+            } else if to.is_float() {
+                match (from, to) {
+                    // f16/bf16 values are exact f32 values already.
+                    (DType::F16 | DType::BF16, DType::F32) => x,
+                    (_, DType::F64) => self.b.ins().fpromote(types::F64, x),
+                    _ => {
+                        let w = self.widen(from, x);
+                        self.narrow_f64(to, w)
+                    }
+                }
+            } else {
+                // float_to_i64: truncation in range, i64::MIN for NaN and out of range.
+                let w = self.widen(from, x);
+                let lo = self.b.ins().f64const(-9_223_372_036_854_775_808.0);
+                let hi = self.b.ins().f64const(9_223_372_036_854_775_808.0);
+                let ge = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, w, lo);
+                let lt = self.b.ins().fcmp(FloatCC::LessThan, w, hi);
+                let ok = self.b.ins().band(ge, lt);
+                let v = self.b.ins().fcvt_to_sint_sat(types::I64, w);
+                let min = self.b.ins().iconst(types::I64, i64::MIN);
+                let r = self.b.ins().select(ok, v, min);
+                self.narrow(to, r)
+            }
+        } else {
+            let w = self.extend(from, x);
+            if to == DType::Bool {
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, w, 0)
+            } else if to.is_float() {
+                let f = self.b.ins().fcvt_from_sint(types::F64, w);
+                self.narrow_f64(to, f)
+            } else {
+                self.narrow(to, w)
+            }
+        })
+    }
+}

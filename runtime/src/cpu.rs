@@ -1,0 +1,178 @@
+//! The cpu backend: loads kernels compiled by `smelt_codegen::cpu` and launches them over rayon.
+//!
+//! Compiled code is cached by structure (`structure_key`: dtypes, op DAG, contiguous or
+//! broadcast inner loads — never sizes) in one hashbrown map shared by all threads; a second
+//! realisation of the same graph shape compiles nothing. A kernel the JIT cannot compile runs
+//! on the reference interpreter instead (`SMELT_DUMP=kernels` says so). The one `unsafe` call
+//! of a JIT function pointer is [`launch`].
+
+use crate::buffer::Buffer;
+use crate::reference::prepare_output;
+use hashbrown::HashMap;
+use smelt_codegen::cpu::{CompiledKernel, CpuJit, KernelFn, Unsupported, structure_key};
+use smelt_ir::kernel::{Instr, Kernel};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+/// What the cache holds per structure: code, or why there is none.
+type Entry = Result<Arc<CompiledKernel>, Unsupported>;
+
+struct Cpu {
+    jit: Result<Mutex<CpuJit>, Unsupported>,
+    cache: RwLock<HashMap<String, Entry>>,
+    pool: Option<rayon::ThreadPool>,
+}
+
+fn cpu() -> &'static Cpu {
+    static CPU: OnceLock<Cpu> = OnceLock::new();
+    CPU.get_or_init(|| {
+        let pool = std::env::var("SMELT_THREADS")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .and_then(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().ok());
+        Cpu {
+            jit: CpuJit::new(&crate::cpu_helpers::symbols()).map(Mutex::new),
+            cache: RwLock::new(HashMap::new()),
+            pool,
+        }
+    })
+}
+
+fn dump(what: &str) -> bool {
+    std::env::var("SMELT_DUMP").is_ok_and(|v| v.split(',').any(|w| w == what || w == "all"))
+}
+
+/// Compiled code for `kernel`, from the cache or freshly compiled.
+pub fn compiled(kernel: &Kernel) -> Entry {
+    let cpu = cpu();
+    let key = structure_key(kernel);
+    if let Some(e) = cpu
+        .cache
+        .read()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+    {
+        return e.clone();
+    }
+    let entry = match &cpu.jit {
+        Err(e) => Err(e.clone()),
+        Ok(jit) => {
+            let mut jit = jit.lock().unwrap_or_else(|p| p.into_inner());
+            jit.compile(kernel).map(Arc::new)
+        }
+    };
+    match &entry {
+        Ok(k) if dump("clif") => eprintln!("clif for {}:\n{}", kernel.name, k.clif),
+        Err(why) if dump("kernels") => eprintln!(
+            "cpu: kernel {} runs on the reference interpreter: {why}",
+            kernel.name
+        ),
+        Ok(_) | Err(_) => {}
+    }
+    cpu.cache
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, entry.clone());
+    entry
+}
+
+/// Kernels in the cache (compiled or refused).
+pub fn cached_kernels() -> usize {
+    cpu().cache.read().unwrap_or_else(|p| p.into_inner()).len()
+}
+
+/// The argument block of one launch: buffer addresses, sizes, strides and offsets.
+struct Launch {
+    entry: KernelFn,
+    bufs: Vec<usize>,
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+}
+
+/// Runs rows `begin..end` of dimension 0.
+fn launch(l: &Launch, begin: i64, end: i64) {
+    // SAFETY: `entry` was compiled for this kernel's structure with the kernel ABI. Every
+    // buffer outlives the call; `Kernel::verify` (checked in `run_kernel`) proved that each
+    // load and store over the whole iteration space stays inside its buffer, the output is the
+    // only buffer written, and it is not aliased by any input. Concurrent launches cover
+    // disjoint ranges of dimension 0, along which every store moves (checked in `run_kernel`).
+    unsafe {
+        (l.entry)(
+            l.bufs.as_ptr() as *const *mut u8,
+            l.sizes.as_ptr(),
+            l.strides.as_ptr(),
+            begin,
+            end,
+        )
+    }
+}
+
+/// Elements below which a kernel stays on the calling thread, and the least work per task.
+const GRAIN: usize = 1 << 15;
+
+/// Runs `kernel` on compiled code (or the interpreter where the JIT refused it).
+pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
+    let errors = kernel.verify();
+    assert!(
+        errors.is_empty(),
+        "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
+    );
+    let code = match compiled(kernel) {
+        Ok(code) => code,
+        Err(_) => return crate::reference::run_kernel(kernel, inputs),
+    };
+    let mut out = prepare_output(kernel, &mut inputs);
+    let rank = kernel.shape.len();
+    let kept = rank - kernel.reduce_axes;
+    if kernel.shape[..kept].contains(&0) {
+        return out;
+    }
+    let mut bufs: Vec<usize> = inputs.iter().map(|b| b.as_ptr() as usize).collect();
+    bufs.push(out.as_mut_ptr() as usize);
+    let mut strides = vec![];
+    for instr in &kernel.body {
+        if let Instr::Load { index, .. } | Instr::Store { index, .. } = instr {
+            strides.extend(index.strides.iter().map(|s| *s as i64));
+            strides.push(index.offset as i64);
+        }
+    }
+    let l = Launch {
+        entry: code.entry,
+        bufs,
+        sizes: kernel.shape.iter().map(|s| *s as i64).collect(),
+        strides,
+    };
+    let rows = if kept == 0 { 1 } else { kernel.shape[0] };
+    let total: usize = kernel.shape.iter().product();
+    // Rows of dim 0 may run in parallel only when every store moves along it.
+    let disjoint = kept > 0
+        && kernel.body.iter().all(|i| {
+            if let Instr::Store { index, .. } = i {
+                index.strides[0] != 0
+            } else {
+                true
+            }
+        });
+    let threads = cpu()
+        .pool
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+    let tasks = (total / GRAIN).min(rows).min(threads * 4);
+    if !disjoint || tasks <= 1 {
+        launch(&l, 0, rows as i64);
+        return out;
+    }
+    let run = || {
+        rayon::scope(|s| {
+            for t in 0..tasks {
+                let (begin, end) = (rows * t / tasks, rows * (t + 1) / tasks);
+                let l = &l;
+                s.spawn(move |_| launch(l, begin as i64, end as i64));
+            }
+        })
+    };
+    match &cpu().pool {
+        Some(pool) => pool.install(run),
+        None => run(),
+    }
+    out
+}

@@ -1,0 +1,68 @@
+//! The Rust functions compiled kernels call (codegen's `HELPERS`): the reference interpreter's
+//! scalar semantics behind a C ABI, so a JIT kernel's transcendental or integer division
+//! answers exactly as the interpreter does.
+
+use crate::scalar_ops::{binary, unary};
+use half::{bf16, f16};
+use smelt_codegen::cpu::{BINARY_OPS, UNARY_OPS};
+use smelt_ir::{DType, Scalar};
+
+fn unary_op(code: i64) -> smelt_ir::UnaryOp {
+    UNARY_OPS[code as usize]
+}
+
+fn binary_op(code: i64) -> smelt_ir::BinaryOp {
+    BINARY_OPS[code as usize]
+}
+
+extern "C" fn smelt_unary_f64(code: i64, x: f64) -> f64 {
+    unary(unary_op(code), Scalar::Float(x), DType::F64).as_f64()
+}
+
+extern "C" fn smelt_binary_f64(code: i64, a: f64, b: f64) -> f64 {
+    binary(
+        binary_op(code),
+        Scalar::Float(a),
+        Scalar::Float(b),
+        DType::F64,
+    )
+    .as_f64()
+}
+
+extern "C" fn smelt_unary_i64(code: i64, x: i64) -> i64 {
+    unary(unary_op(code), Scalar::Int(x), DType::I64).as_i64()
+}
+
+extern "C" fn smelt_binary_i64(code: i64, a: i64, b: i64) -> i64 {
+    binary(binary_op(code), Scalar::Int(a), Scalar::Int(b), DType::I64).as_i64()
+}
+
+extern "C" fn smelt_round_f16(x: f64) -> f32 {
+    f16::from_f64(x).to_f32()
+}
+
+extern "C" fn smelt_round_bf16(x: f64) -> f32 {
+    bf16::from_f64(x).to_f32()
+}
+
+extern "C" fn smelt_f16_to_f32(bits: i32) -> f32 {
+    f16::from_bits(bits as u16).to_f32()
+}
+
+extern "C" fn smelt_f32_to_f16(x: f32) -> i32 {
+    f16::from_f32(x).to_bits() as i32
+}
+
+/// Every helper's symbol and address, for `CpuJit::new`.
+pub(crate) fn symbols() -> Vec<(&'static str, *const u8)> {
+    vec![
+        ("smelt_unary_f64", smelt_unary_f64 as *const u8),
+        ("smelt_binary_f64", smelt_binary_f64 as *const u8),
+        ("smelt_unary_i64", smelt_unary_i64 as *const u8),
+        ("smelt_binary_i64", smelt_binary_i64 as *const u8),
+        ("smelt_round_f16", smelt_round_f16 as *const u8),
+        ("smelt_round_bf16", smelt_round_bf16 as *const u8),
+        ("smelt_f16_to_f32", smelt_f16_to_f32 as *const u8),
+        ("smelt_f32_to_f16", smelt_f32_to_f16 as *const u8),
+    ]
+}
