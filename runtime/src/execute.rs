@@ -13,6 +13,7 @@ pub fn execute(
     schedule: &Schedule,
     inputs: Vec<Arc<Buffer>>,
 ) -> Result<Vec<Option<Arc<Buffer>>>> {
+    crate::record::observe(schedule);
     let mut buffers: Vec<Option<Arc<Buffer>>> = vec![None; schedule.nodes];
     let mut inputs: Vec<Option<Arc<Buffer>>> = inputs.into_iter().map(Some).collect();
     for id in g.graph.node_indices() {

@@ -3,6 +3,7 @@
 pub mod buffer;
 pub mod execute;
 pub mod library;
+pub mod record;
 pub mod reference;
 pub mod scalar_ops;
 pub mod stats;
