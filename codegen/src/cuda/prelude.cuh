@@ -1,14 +1,33 @@
 // smelt CUDA prelude: the scalar semantics of runtime/src/scalar_ops.rs in CUDA C.
-// f16/bf16 values live in float registers, rounded to their dtype after every op.
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
+// f16/bf16 values live in float registers, rounded to their dtype after every op. Buffers hold
+// their bits; the conversions are self-contained (NVRTC 12 ships no cuda_fp16.h built in), and a
+// double reaches f16/bf16 through float, as c10::Half and c10::BFloat16 convert.
+typedef unsigned short sm_half;
+typedef unsigned short sm_bfloat16;
 
 #define SM_I64_MIN (-9223372036854775807LL - 1)
 
-__device__ __forceinline__ float sm_round_f16(float x) { return __half2float(__float2half_rn(x)); }
-__device__ __forceinline__ float sm_round_bf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
-__device__ __forceinline__ float sm_f16_of_double(double x) { return __half2float(__double2half(x)); }
-__device__ __forceinline__ float sm_bf16_of_double(double x) { return __bfloat162float(__double2bfloat16(x)); }
+__device__ __forceinline__ float sm_half2float(sm_half h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+__device__ __forceinline__ sm_half sm_float2half(float f) {
+  sm_half h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
+__device__ __forceinline__ float sm_bfloat162float(sm_bfloat16 b) { return __uint_as_float(((unsigned int)b) << 16); }
+// Round to nearest even; NaN stays a quiet NaN.
+__device__ __forceinline__ sm_bfloat16 sm_float2bfloat16(float f) {
+  const unsigned int u = __float_as_uint(f);
+  if (f != f) return (sm_bfloat16)((u >> 16) | 0x40);
+  return (sm_bfloat16)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float sm_round_f16(float x) { return sm_half2float(sm_float2half(x)); }
+__device__ __forceinline__ float sm_round_bf16(float x) { return sm_bfloat162float(sm_float2bfloat16(x)); }
+__device__ __forceinline__ float sm_f16_of_double(double x) { return sm_round_f16((float)x); }
+__device__ __forceinline__ float sm_bf16_of_double(double x) { return sm_round_bf16((float)x); }
 
 // float -> integer as smelt casts: truncation; NaN and out-of-range give INT64_MIN (x86).
 __device__ __forceinline__ long long sm_f2i(double x) {

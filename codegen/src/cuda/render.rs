@@ -64,8 +64,8 @@ pub fn storage_type(dtype: DType) -> &'static str {
         DType::I16 => "short",
         DType::I32 => "int",
         DType::I64 => "long long",
-        DType::F16 => "__half",
-        DType::BF16 => "__nv_bfloat16",
+        DType::F16 => "sm_half",
+        DType::BF16 => "sm_bfloat16",
         DType::F32 => "float",
         DType::F64 => "double",
     }
@@ -346,8 +346,8 @@ impl<'k> Renderer<'k> {
                 let dtype = kernel.args[*arg].dtype;
                 let load = format!("a{arg}[{addr}]");
                 let load = match dtype {
-                    DType::F16 => format!("__half2float({load})"),
-                    DType::BF16 => format!("__bfloat162float({load})"),
+                    DType::F16 => format!("sm_half2float({load})"),
+                    DType::BF16 => format!("sm_bfloat162float({load})"),
                     DType::Bool
                     | DType::U8
                     | DType::I8
@@ -385,8 +385,8 @@ impl<'k> Renderer<'k> {
 
 fn store_expr(v: &str, dtype: DType) -> String {
     match dtype {
-        DType::F16 => format!("__float2half_rn({v})"),
-        DType::BF16 => format!("__float2bfloat16_rn({v})"),
+        DType::F16 => format!("sm_float2half({v})"),
+        DType::BF16 => format!("sm_float2bfloat16({v})"),
         DType::Bool
         | DType::U8
         | DType::I8
