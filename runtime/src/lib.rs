@@ -1,6 +1,7 @@
 //! smelt's runtime: host buffers, the backends that run kernel IR, and execution.
 
 pub mod buffer;
+pub mod cuda;
 pub mod execute;
 pub mod library;
 pub mod record;
