@@ -18,13 +18,13 @@ pub use smelt_frontend::explain::{Explain, Mode, explain as explain_mode};
 pub fn explain(t: &Tensor) -> Explain {
     explain_mode(t, Mode::Fused)
 }
-pub use smelt_frontend::{DType, Error, ErrorKind, MemoryFormat, Result, Scalar, Tensor};
+pub use smelt_frontend::{DType, Device, Error, ErrorKind, MemoryFormat, Result, Scalar, Tensor};
 
 /// Everything a user needs: `use smelt::prelude::*;`.
 pub mod prelude {
     pub use smelt_frontend::{
-        DType, Dim, Error, ErrorKind, Generator, MemoryFormat, Operand, Result, RoundingMode,
-        Scalar, Tensor, TensorIndex, get_default_dtype, realize, set_default_dtype,
+        DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat, Operand, Result,
+        RoundingMode, Scalar, Tensor, TensorIndex, get_default_dtype, realize, set_default_dtype,
         with_default_dtype,
     };
 }

@@ -96,12 +96,44 @@ fn explain(args: &[String]) -> ExitCode {
 
 fn info() -> ExitCode {
     println!("smelt {}", env!("CARGO_PKG_VERSION"));
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("threads: {threads}");
+    println!("simd: {} bits", simd_width());
     println!("backends: reference (kernel IR interpreter) — available");
     println!(
         "          cpu (cranelift JIT) — available, the default (SMELT_BACKEND=reference|cpu)"
     );
-    println!("          cuda — not built yet");
+    match smelt_runtime::cuda::status(0) {
+        Ok(line) => println!("          cuda — available: {line}"),
+        Err(e) => println!("          cuda — unavailable: {}", e.message),
+    }
+    match smelt_codegen::cuda::compile::nvrtc_status() {
+        Ok((major, minor)) => println!("nvrtc: {major}.{minor} (CUDA C → PTX works without a GPU)"),
+        Err(e) => println!("nvrtc: unavailable: {}", e.message),
+    }
+    println!(
+        "device: {} (SMELT_DEVICE)",
+        smelt::Device::from_env().map_or_else(|e| e.message, |d| d.to_string())
+    );
     ExitCode::SUCCESS
+}
+
+/// The widest SIMD registers this CPU has (what a vectorising backend can use).
+fn simd_width() -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return 512;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            return 256;
+        }
+        128
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        128
+    }
 }
 
 fn main() -> ExitCode {

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod creation;
 pub mod default_dtype;
+pub mod device;
 pub mod display;
 pub mod dump;
 pub mod elementwise;
@@ -34,7 +35,7 @@ pub use elementwise::RoundingMode;
 pub use names::{Dim, DimNames};
 pub use promote::{Operand, result_type};
 pub use smelt_ir::{
-    BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
+    BinaryOp, DType, Device, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
 pub use tensor::{Element, Tensor, realize};
 pub use views::TensorIndex;

@@ -2,6 +2,7 @@
 //! graph IR the frontend builds, the kernel IR codegen consumes, and the lowering between them.
 
 pub mod affine;
+pub mod device;
 pub mod dtype;
 pub mod error;
 pub mod fused;
@@ -13,6 +14,7 @@ pub mod scalar;
 pub mod schedule;
 pub mod view;
 
+pub use device::Device;
 pub use dtype::{Category, DType, promote_types};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{Boundary, Edge, Graph, Group, Node, NodeId, Op};

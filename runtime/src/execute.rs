@@ -1,9 +1,10 @@
 //! Executes a schedule: runs each step's kernel on its backend, hands buffers from producers
-//! to consumers, frees each buffer after its last use.
+//! to consumers, frees each buffer after its last use. `SMELT_DEVICE=cuda[:N]` runs the
+//! generated kernels on that CUDA device (library calls stay on the host for now).
 
 use crate::backend::Backend;
 use crate::buffer::Buffer;
-use smelt_ir::{Graph, Op, Result, Schedule, Work};
+use smelt_ir::{Device, Graph, Op, Result, Schedule, Work};
 use std::sync::Arc;
 
 /// Runs `schedule` for graph `g` whose `Input` nodes hold `inputs` (by slot) on the backend
@@ -24,6 +25,11 @@ pub fn execute_on(
     schedule: &Schedule,
     inputs: Vec<Arc<Buffer>>,
 ) -> Result<Vec<Option<Arc<Buffer>>>> {
+    crate::record::observe(schedule);
+    let device = Device::from_env()?;
+    if let Device::Cuda(n) = device {
+        crate::cuda::status(n)?;
+    }
     let mut buffers: Vec<Option<Arc<Buffer>>> = vec![None; schedule.nodes];
     let mut inputs: Vec<Option<Arc<Buffer>>> = inputs.into_iter().map(Some).collect();
     for id in g.graph.node_indices() {
@@ -47,7 +53,10 @@ pub fn execute_on(
             buffers[f.index()] = None;
         }
         let out = match &step.work {
-            Work::Kernel(k) => backend.run_kernel(k, args),
+            Work::Kernel(k) => match device {
+                Device::Cpu => backend.run_kernel(k, args),
+                Device::Cuda(n) => crate::cuda::run_kernel(n, k, &args)?,
+            },
             Work::Library(call) => crate::library::run_library(call, &args),
         };
         buffers[step.writes.index()] = Some(Arc::new(out));

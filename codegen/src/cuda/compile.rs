@@ -1,0 +1,240 @@
+//! Compile: CUDA C → PTX through NVRTC (cudarc), with an in-memory cache and an on-disk cache
+//! keyed by a hash of the source, the target architecture and the NVRTC version.
+//!
+//! cudarc panics when a library it loads is missing, so every entry point first probes for
+//! libnvrtc the way cudarc searches for it (its candidate names through the dynamic loader),
+//! after preloading it from `$SMELT_CUDA_TOOLS` when that folder holds NVIDIA's PyPI wheel
+//! layout (`scripts/install-cuda-tools.sh`). Without the `cuda` feature or without libnvrtc,
+//! compiling returns an `ErrorKind::Device` error naming what is missing; a source NVRTC
+//! rejects returns `ErrorKind::Compile` with the full NVRTC log.
+
+use smelt_ir::{Error, ErrorKind, Result};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The architecture compiled for when no device says otherwise.
+pub const DEFAULT_ARCH: &str = "sm_90";
+
+/// The environment variable naming a folder with NVIDIA's wheels installed (`--target`).
+pub const TOOLS_ENV: &str = "SMELT_CUDA_TOOLS";
+
+/// libnvrtc inside a `$SMELT_CUDA_TOOLS` folder.
+pub fn tools_nvrtc(tools: &std::path::Path) -> PathBuf {
+    tools.join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
+}
+
+/// ptxas inside a `$SMELT_CUDA_TOOLS` folder.
+pub fn tools_ptxas(tools: &std::path::Path) -> PathBuf {
+    tools.join("nvidia/cuda_nvcc/bin/ptxas")
+}
+
+/// 64-bit FNV-1a: stable across runs and Rust versions (it names files on disk).
+pub fn source_hash(parts: &[&str]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for b in part.bytes().chain([0u8]) {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Is NVRTC usable? `Ok(version)` (major, minor) or the reason it is not.
+pub fn nvrtc_status() -> Result<(i32, i32)> {
+    static STATUS: OnceLock<Result<(i32, i32)>> = OnceLock::new();
+    STATUS.get_or_init(probe_nvrtc).clone()
+}
+
+#[cfg(not(feature = "cuda"))]
+fn probe_nvrtc() -> Result<(i32, i32)> {
+    Err(Error::device(
+        "NVRTC is unavailable: smelt was built without the `cuda` feature",
+    ))
+}
+
+#[cfg(feature = "cuda")]
+fn probe_nvrtc() -> Result<(i32, i32)> {
+    let mut tried = String::new();
+    if let Some(tools) = std::env::var_os(TOOLS_ENV) {
+        let path = tools_nvrtc(std::path::Path::new(&tools));
+        // Loaded globally and kept: cudarc's later dlopen by soname finds this copy.
+        // SAFETY: loading libnvrtc runs its initialisers, which have no preconditions.
+        match unsafe {
+            libloading::os::unix::Library::open(
+                Some(&path),
+                libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL,
+            )
+        } {
+            Ok(lib) => std::mem::forget(lib),
+            Err(e) => tried = format!(" ({TOOLS_ENV} names {}: {e})", path.display()),
+        }
+    }
+    // SAFETY: probing only dlopens cudarc's candidate names and closes them again.
+    if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+        return Err(Error::device(format!(
+            "NVRTC is unavailable: libnvrtc.so.12 was not found on the library path{tried}; \
+             install the CUDA toolkit, or run scripts/install-cuda-tools.sh and set \
+             {TOOLS_ENV}=.tools/cuda"
+        )));
+    }
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: the library is present (checked above); the pointers are valid for writes.
+    let result = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if result != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(Error::device(format!(
+            "NVRTC is unavailable: nvrtcVersion failed with {result:?}"
+        )));
+    }
+    Ok((major, minor))
+}
+
+/// Compiles a complete CUDA C translation unit to PTX for `arch` (`sm_90` …).
+pub fn compile_ptx(source: &str, arch: &str) -> Result<String> {
+    nvrtc_status()?;
+    nvrtc_compile(source, arch)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn nvrtc_compile(_source: &str, _arch: &str) -> Result<String> {
+    unreachable!("nvrtc_status fails without the cuda feature")
+}
+
+#[cfg(feature = "cuda")]
+fn nvrtc_compile(source: &str, arch: &str) -> Result<String> {
+    use cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts};
+    if source.contains('\0') {
+        return Err(Error::new(
+            ErrorKind::Compile,
+            "CUDA source contains a NUL byte",
+        ));
+    }
+    let opts = CompileOptions {
+        options: vec![
+            format!("--gpu-architecture={arch}"),
+            "--std=c++17".to_string(),
+            "--fmad=false".to_string(),
+        ],
+        name: Some("smelt.cu".to_string()),
+        ..Default::default()
+    };
+    match compile_ptx_with_opts(source, opts) {
+        Ok(ptx) => Ok(ptx.to_src()),
+        Err(CompileError::CompileError {
+            nvrtc,
+            options,
+            log,
+        }) => Err(Error::new(
+            ErrorKind::Compile,
+            format!(
+                "NVRTC failed ({nvrtc:?}) with options {options:?}:\n{}",
+                log.to_string_lossy()
+            ),
+        )),
+        Err(e) => Err(Error::new(ErrorKind::Compile, format!("NVRTC failed: {e}"))),
+    }
+}
+
+/// Compiled PTX by source: memory first, then `dir` on disk (when set), then NVRTC.
+#[derive(Debug)]
+pub struct PtxCache {
+    memory: Mutex<HashMap<u64, Arc<String>>>,
+    dir: Option<PathBuf>,
+}
+
+impl PtxCache {
+    /// A cache keeping files in `dir` (`None`: memory only).
+    pub fn new(dir: Option<PathBuf>) -> PtxCache {
+        PtxCache {
+            memory: Mutex::new(HashMap::new()),
+            dir,
+        }
+    }
+
+    /// The default on-disk folder: `$SMELT_CACHE_DIR`, else `$XDG_CACHE_HOME/smelt`, else
+    /// `~/.cache/smelt`, with `cuda/` appended.
+    pub fn default_dir() -> Option<PathBuf> {
+        let base = std::env::var_os("SMELT_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("smelt")))
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/smelt")))?;
+        Some(base.join("cuda"))
+    }
+
+    /// The process-wide cache.
+    pub fn global() -> &'static PtxCache {
+        static CACHE: OnceLock<PtxCache> = OnceLock::new();
+        CACHE.get_or_init(|| PtxCache::new(PtxCache::default_dir()))
+    }
+
+    /// PTX for `source` on `arch`, compiling at most once per process and per disk cache.
+    pub fn get(&self, source: &str, arch: &str) -> Result<Arc<String>> {
+        let (major, minor) = nvrtc_status()?;
+        let version = format!("nvrtc {major}.{minor}");
+        let key = source_hash(&[source, arch, &version]);
+        if let Some(ptx) = self.lock().get(&key) {
+            return Ok(ptx.clone());
+        }
+        let files = self.dir.as_ref().map(|d| {
+            let stem = format!("{key:016x}-{arch}");
+            (d.join(format!("{stem}.cu")), d.join(format!("{stem}.ptx")))
+        });
+        // A disk hit counts only when the stored source is this source (no hash collisions).
+        if let Some((cu, ptx)) = &files
+            && std::fs::read_to_string(cu).is_ok_and(|s| s == source)
+            && let Ok(text) = std::fs::read_to_string(ptx)
+        {
+            let text = Arc::new(text);
+            self.lock().insert(key, text.clone());
+            return Ok(text);
+        }
+        let text = Arc::new(nvrtc_compile(source, arch)?);
+        if let (Some((cu, ptx)), Some(dir)) = (&files, &self.dir) {
+            // A cache that cannot be written is only slower.
+            let _ = std::fs::create_dir_all(dir)
+                .and_then(|_| std::fs::write(ptx, text.as_bytes()))
+                .and_then(|_| std::fs::write(cu, source));
+        }
+        self.lock().insert(key, text.clone());
+        Ok(text)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<String>>> {
+        self.memory.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_stable() {
+        assert_eq!(source_hash(&[]), 0xcbf2_9ce4_8422_2325);
+        assert_ne!(source_hash(&["a", "b"]), source_hash(&["ab"]));
+    }
+
+    #[test]
+    fn missing_nvrtc_is_a_device_error_or_compiles() {
+        match compile_ptx(
+            "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }",
+            DEFAULT_ARCH,
+        ) {
+            Ok(ptx) => assert!(ptx.contains(".entry k"), "{ptx}"),
+            Err(e) => assert_eq!(e.kind, ErrorKind::Device, "{e}"),
+        }
+    }
+
+    #[test]
+    fn bad_source_is_a_compile_error_with_the_log() {
+        if let Err(e) = nvrtc_status() {
+            eprintln!("skipped: {e}");
+            return;
+        }
+        let e = compile_ptx("__global__ void k() { undefined_thing(); }", DEFAULT_ARCH)
+            .expect_err("does not compile");
+        assert_eq!(e.kind, ErrorKind::Compile);
+        assert!(e.message.contains("undefined_thing"), "{e}");
+    }
+}

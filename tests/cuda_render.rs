@@ -1,0 +1,102 @@
+//! Golden CUDA C for the WORKLOADS.md programs (built with sizes / 16) and for one small
+//! program per dtype: a refactor of the renderer cannot silently change generated code.
+//! Re-bless with `SMELT_BLESS=1 cargo test --test cuda_render`.
+
+use smelt::prelude::*;
+use smelt::workloads;
+use smelt_codegen::cuda::render;
+use smelt_ir::Kernel;
+use smelt_runtime::record::record_kernels;
+use std::path::PathBuf;
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/cuda")
+}
+
+/// The kernels realizing `t` runs (its inputs already realized).
+fn kernels_of(t: &Tensor) -> Vec<Kernel> {
+    let (result, kernels) = record_kernels(|| smelt::frontend::realize(&[t]));
+    result.unwrap_or_else(|e| panic!("realisation failed: {e}"));
+    kernels
+}
+
+fn snapshot(kernels: &[Kernel]) -> String {
+    let mut s = String::new();
+    for (i, k) in kernels.iter().enumerate() {
+        let c = render(k);
+        let scalars: Vec<String> = c.scalars.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        s.push_str(&format!(
+            "// kernel {i}: {} grid {} block {}{}\n// scalars: {}\n{}\n",
+            k.name,
+            c.grid,
+            c.block,
+            if c.vectorized { " float4" } else { "" },
+            scalars.join(" "),
+            c.body
+        ));
+    }
+    s
+}
+
+/// Compares `actual` with the golden file `name`, or writes it under `SMELT_BLESS=1`.
+fn check(name: &str, actual: &str) {
+    let path = golden_dir().join(name);
+    if std::env::var("SMELT_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::create_dir_all(golden_dir()).expect("create golden dir");
+        std::fs::write(&path, actual).expect("write golden file");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {} ({e}); run with SMELT_BLESS=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{name}: rendered CUDA C differs from {}; re-bless with SMELT_BLESS=1 if intended.\n--- actual ---\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn workloads_render_as_golden_cuda() {
+    for name in workloads::NAMES {
+        let w = workloads::build(name, 16).expect("known workload");
+        let kernels = kernels_of(&w.output);
+        assert!(!kernels.is_empty(), "{name}: no kernels");
+        check(&format!("{name}.cu"), &snapshot(&kernels));
+    }
+}
+
+/// One elementwise chain, one reduction and one softmax-like multi-pass row per dtype.
+#[test]
+fn every_dtype_renders_as_golden_cuda() {
+    for dtype in DType::ALL {
+        let a = Tensor::arange(0.0, 12.0, 1.0, Some(DType::I64))
+            .reshape(&[3, 4])
+            .to_dtype(dtype);
+        let b = Tensor::full(&[3, 4], 3, Some(dtype));
+        a.realize();
+        b.realize();
+        let mut kernels = vec![];
+        kernels.extend(kernels_of(&(&a * &b + &a)));
+        kernels.extend(kernels_of(&a.sum(&[1], false, None)));
+        kernels.extend(kernels_of(&a.maximum(&b).to_dtype(DType::F32)));
+        if dtype.is_float() {
+            kernels.extend(kernels_of(&a.softmax(-1, None)));
+        }
+        check(&format!("dtype_{}.cu", dtype.name()), &snapshot(&kernels));
+    }
+}
+
+#[test]
+fn rendering_is_pure_and_size_independent() {
+    let small = workloads::build("softmax_rows", 64).expect("workload");
+    let large = workloads::build("softmax_rows", 16).expect("workload");
+    let (ks, kl) = (kernels_of(&small.output), kernels_of(&large.output));
+    let (rs, rl) = (render(&ks[0]), render(&kl[0]));
+    assert_eq!(rs.body, rl.body, "the source depends on structure only");
+    assert_ne!(rs.scalars, rl.scalars, "sizes travel as parameters");
+    assert_eq!(render(&ks[0]), rs, "rendering is deterministic");
+}
