@@ -149,6 +149,17 @@ impl Graph {
         ins.into_iter().map(|(_, n, v)| (n, v)).collect()
     }
 
+    /// Removes several edges. petgraph's removal moves the last edge into the freed slot, so
+    /// removing by stale indices one by one would drop the wrong edges: remove from the
+    /// highest index down.
+    pub fn remove_edges(&mut self, mut edges: Vec<petgraph::graph::EdgeIndex<u32>>) {
+        edges.sort_unstable_by(|a, b| b.cmp(a));
+        edges.dedup();
+        for e in edges {
+            self.graph.remove_edge(e);
+        }
+    }
+
     /// Which nodes some output depends on (the rest is dead code no schedule runs).
     pub fn live(&self) -> Vec<bool> {
         let mut live = vec![false; self.graph.node_count()];

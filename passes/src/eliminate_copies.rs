@@ -66,9 +66,7 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
             },
         ));
     }
-    for (id, _, _) in reads {
-        g.graph.remove_edge(id);
-    }
+    g.remove_edges(reads.iter().map(|(id, _, _)| *id).collect());
     for (consumer, edge) in rewired {
         g.graph.add_edge(src, consumer, edge);
     }

@@ -26,8 +26,8 @@ fn redirect(g: &mut Graph, from: NodeId, to: NodeId) {
         .edges_directed(from, Direction::Outgoing)
         .map(|e| (e.id(), e.target(), e.weight().clone()))
         .collect();
-    for (id, target, weight) in edges {
-        g.graph.remove_edge(id);
+    g.remove_edges(edges.iter().map(|(id, _, _)| *id).collect());
+    for (_, target, weight) in edges {
         g.graph.add_edge(to, target, weight);
     }
 }
@@ -154,9 +154,7 @@ fn fold(g: &mut Graph, id: NodeId) -> bool {
         .edges_directed(id, Direction::Incoming)
         .map(|e| e.id())
         .collect();
-    for e in edges {
-        g.graph.remove_edge(e);
-    }
+    g.remove_edges(edges);
     g.graph[id].op = Op::Fill {
         value: value.cast(dtype),
     };
