@@ -232,6 +232,15 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>], take_dead: bool) -> Collected {
 /// Realizes `roots`: compiles and runs everything they still need, then stores each computed
 /// buffer in its lazy node and drops that node's inputs.
 pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
+    realize_nodes_with(roots, false, smelt_runtime::Backend::from_env())
+}
+
+/// [`realize_nodes`] with fusion on or off (`unfused`: every op its own kernel) on `backend`.
+pub(crate) fn realize_nodes_with(
+    roots: &[Arc<LazyNode>],
+    unfused: bool,
+    backend: smelt_runtime::Backend,
+) -> Result<()> {
     if roots.iter().all(|r| r.buffer().is_some()) {
         return Ok(());
     }
@@ -239,11 +248,15 @@ pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
     let collected = collect(roots, !check);
     let mut graph = collected.graph;
     let unoptimized = check.then(|| graph.clone());
-    smelt_passes::optimize(&mut graph);
+    let mut disabled = smelt_passes::disabled_by_env();
+    if unfused {
+        disabled.push("fuse".into());
+    }
+    smelt_passes::optimize_with(&mut graph, &disabled);
     let schedule = smelt_passes::schedule(&graph);
     let inputs = collected.buffers;
     let check_inputs = check.then(|| inputs.clone());
-    let buffers = smelt_runtime::execute(&graph, &schedule, inputs)?;
+    let buffers = smelt_runtime::execute_on(backend, &graph, &schedule, inputs)?;
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
         crate::check::compare_unfused(&mut plain, check_inputs, &buffers)?;
     }

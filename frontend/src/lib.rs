@@ -36,5 +36,6 @@ pub use promote::{Operand, result_type};
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
-pub use tensor::{Element, Tensor, realize};
+pub use smelt_runtime::Backend;
+pub use tensor::{Element, Tensor, realize, realize_with};
 pub use views::TensorIndex;
