@@ -1,13 +1,14 @@
-//! The `smelt` command-line tool: `demo`, `conformance DIR`, `info`.
+//! The `smelt` command-line tool: `demo`, `conformance DIR`, `info`, `explain`, `bench`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod bench;
 mod demo;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved"
+        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved\n  bench [WORKLOAD…|bandwidth|tiny_ops|compile_latency] [--unfused|--both] [--json] [--reps N] [--shrink N]\n                            time workloads on the cpu backend (checked against the reference first)"
     );
     ExitCode::from(2)
 }
@@ -143,6 +144,7 @@ fn main() -> ExitCode {
         Some("conformance") => conformance(&args[1..]),
         Some("info") => info(),
         Some("explain") => explain(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
         _ => usage(),
     }
 }

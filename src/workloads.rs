@@ -34,71 +34,8 @@ fn bytes(ts: &[&Tensor]) -> u64 {
 
 /// Builds workload `name` with its sizes divided by `shrink` along each dim (1 = WORKLOADS.md).
 pub fn build(name: &str, shrink: usize) -> Option<Workload> {
-    let s = |n: usize| (n / shrink).max(1);
-    let mut g = Generator::new(0x5eed);
-    let mut rand = |shape: &[usize]| {
-        let t = g.randn(shape, Some(DType::F32));
-        t.realize();
-        t
-    };
-    let (inputs, output) = match name {
-        "ew_chain" => {
-            let (a, b, c) = (
-                rand(&[s(4096), s(4096)]),
-                rand(&[s(4096), s(4096)]),
-                rand(&[s(4096), s(4096)]),
-            );
-            let y = ((&a * &b + &c).relu() * 0.5) + &a;
-            (vec![a, b, c], y)
-        }
-        "gelu_tanh" => {
-            let x = rand(&[s(4096), s(4096)]);
-            let inner = (&x + x.pow(3.0) * 0.044715) * 0.7978845608;
-            let y = &x * 0.5 * (inner.tanh() + 1.0);
-            (vec![x], y)
-        }
-        "transpose_add" => {
-            let (a, b) = (rand(&[s(4096), s(4096)]), rand(&[s(4096), s(4096)]));
-            let y = a.t() + &b;
-            (vec![a, b], y)
-        }
-        "permute_scale" => {
-            let x = rand(&[s(32), s(64), s(56), s(56)]);
-            let y = x.permute(&[0, 2, 3, 1]).contiguous() * 2.0 + 1.0;
-            (vec![x], y)
-        }
-        "softmax_rows" => {
-            let x = rand(&[s(4096), s(4096)]);
-            let y = x.softmax(-1, None);
-            (vec![x], y)
-        }
-        "sum_sq_diff" => {
-            let (a, b) = (rand(&[s(4096), s(4096)]), rand(&[s(4096), s(4096)]));
-            let y = (&a - &b).pow(2.0).sum(&[1], false, None);
-            (vec![a, b], y)
-        }
-        "layernorm" => {
-            let (x, w, b) = (
-                rand(&[s(8192), s(1024)]),
-                rand(&[s(1024)]),
-                rand(&[s(1024)]),
-            );
-            let mean = x.mean(&[-1], true, None);
-            let var = x.var(&[-1], 0.0, true);
-            let y = (&x - &mean) / (var + 1e-5).sqrt() * &w + &b;
-            (vec![x, w, b], y)
-        }
-        "matmul_bias_relu" => {
-            let (a, b, bias) = (
-                rand(&[s(1024), s(1024)]),
-                rand(&[s(1024), s(1024)]),
-                rand(&[s(1024)]),
-            );
-            let y = (a.matmul(&b) + &bias).relu();
-            (vec![a, b, bias], y)
-        }
-        _ => return None,
-    };
+    let inputs = inputs(name, shrink)?;
+    let output = program(name, &inputs)?;
     let ideal_bytes = match name {
         "matmul_bias_relu" => None,
         _ => Some(bytes(&inputs.iter().collect::<Vec<_>>()) + bytes(&[&output])),
@@ -109,5 +46,58 @@ pub fn build(name: &str, shrink: usize) -> Option<Workload> {
         inputs,
         output,
         ideal_bytes,
+    })
+}
+
+/// The realized random inputs of workload `name`.
+pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
+    let s = |n: usize| (n / shrink).max(1);
+    let mut g = Generator::new(0x5eed);
+    let mut rand = |shape: &[usize]| {
+        let t = g.randn(shape, Some(DType::F32));
+        t.realize();
+        t
+    };
+    let shapes: Vec<Vec<usize>> = match name {
+        "ew_chain" => vec![vec![s(4096), s(4096)]; 3],
+        "gelu_tanh" | "softmax_rows" => vec![vec![s(4096), s(4096)]],
+        "transpose_add" | "sum_sq_diff" => vec![vec![s(4096), s(4096)]; 2],
+        "permute_scale" => vec![vec![s(32), s(64), s(56), s(56)]],
+        "layernorm" => vec![vec![s(8192), s(1024)], vec![s(1024)], vec![s(1024)]],
+        "matmul_bias_relu" => vec![
+            vec![s(1024), s(1024)],
+            vec![s(1024), s(1024)],
+            vec![s(1024)],
+        ],
+        _ => return None,
+    };
+    Some(shapes.iter().map(|sh| rand(sh)).collect())
+}
+
+/// The lazy result of workload `name` on `inputs` (nothing runs); a fresh graph every call.
+pub fn program(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
+    let x = |i: usize| inputs.get(i).cloned();
+    Some(match name {
+        "ew_chain" => {
+            let (a, b, c) = (x(0)?, x(1)?, x(2)?);
+            ((&a * &b + &c).relu() * 0.5) + &a
+        }
+        "gelu_tanh" => {
+            let x = x(0)?;
+            let inner = (&x + x.pow(3.0) * 0.044715) * 0.7978845608;
+            &x * 0.5 * (inner.tanh() + 1.0)
+        }
+        "transpose_add" => x(0)?.t() + &x(1)?,
+        "permute_scale" => x(0)?.permute(&[0, 2, 3, 1]).contiguous() * 2.0 + 1.0,
+        "softmax_rows" => x(0)?.softmax(-1, None),
+        "sum_sq_diff" => (&x(0)? - &x(1)?).pow(2.0).sum(&[1], false, None),
+        "layernorm" => {
+            let (x, w, b) = (x(0)?, x(1)?, x(2)?);
+            let mean = x.mean(&[-1], true, None);
+            let var = x.var(&[-1], 0.0, true);
+            (&x - &mean) / (var + 1e-5).sqrt() * &w + &b
+        }
+        "matmul_bias_relu" => (x(0)?.matmul(&x(1)?) + &x(2)?).relu(),
+        _ => return None,
     })
 }

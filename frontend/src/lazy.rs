@@ -252,6 +252,15 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>], take_dead: bool) -> Collected {
 /// Realizes `roots`: compiles and runs everything they still need, then stores each computed
 /// buffer in its lazy node and drops that node's inputs.
 pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
+    realize_nodes_with(roots, false, smelt_runtime::Backend::from_env())
+}
+
+/// [`realize_nodes`] with fusion on or off (`unfused`: every op its own kernel) on `backend`.
+pub(crate) fn realize_nodes_with(
+    roots: &[Arc<LazyNode>],
+    unfused: bool,
+    backend: smelt_runtime::Backend,
+) -> Result<()> {
     if roots.iter().all(|r| r.buffer().is_some()) {
         return Ok(());
     }
@@ -264,14 +273,23 @@ pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
     if wants("graph") {
         eprintln!("realize: graph\n{}", graph.to_text());
     }
-    smelt_passes::optimize(&mut graph);
+    let mut disabled = smelt_passes::disabled_by_env();
+    if unfused {
+        // Every op its own kernel: no fusion, and copies stay copies.
+        disabled.extend(
+            crate::explain::UNFUSED_DISABLES
+                .iter()
+                .map(|s| s.to_string()),
+        );
+    }
+    smelt_passes::optimize_with(&mut graph, &disabled);
     let schedule = smelt_passes::schedule(&graph);
     if wants("kernels") {
         eprintln!("realize: kernels\n{}", schedule.to_text());
     }
     let inputs = collected.buffers;
     let check_inputs = check.then(|| inputs.clone());
-    let buffers = smelt_runtime::execute(&graph, &schedule, inputs)?;
+    let buffers = smelt_runtime::execute_on(backend, &graph, &schedule, inputs)?;
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
         crate::check::compare_unfused(&mut plain, check_inputs, &buffers)?;
     }

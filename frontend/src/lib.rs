@@ -37,5 +37,6 @@ pub use promote::{Operand, result_type};
 pub use smelt_ir::{
     BinaryOp, DType, Device, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
-pub use tensor::{Element, Tensor, realize};
+pub use smelt_runtime::Backend;
+pub use tensor::{Element, Tensor, realize, realize_with};
 pub use views::TensorIndex;

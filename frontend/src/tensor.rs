@@ -272,6 +272,17 @@ impl Tensor {
     }
 }
 
+/// Realizes several tensors in one graph, fused or not, on a given backend (benchmarks and
+/// checks; [`realize`] uses the default pipeline and `SMELT_BACKEND`).
+pub fn realize_with(
+    tensors: &[&Tensor],
+    mode: crate::explain::Mode,
+    backend: smelt_runtime::Backend,
+) -> Result<()> {
+    let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
+    crate::lazy::realize_nodes_with(&nodes, mode == crate::explain::Mode::Unfused, backend)
+}
+
 /// Realizes several tensors in one graph (one compilation, shared work).
 pub fn realize(tensors: &[&Tensor]) -> Result<()> {
     let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();

@@ -120,6 +120,8 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
         Ok(code) => code,
         Err(_) => return crate::reference::run_kernel(kernel, inputs),
     };
+    let timing = dump("timing");
+    let t0 = std::time::Instant::now();
     let mut out = prepare_output(kernel, &mut inputs);
     let rank = kernel.shape.len();
     let kept = rank - kernel.reduce_axes;
@@ -170,9 +172,18 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             }
         })
     };
+    let t1 = std::time::Instant::now();
     match &cpu().pool {
         Some(pool) => pool.install(run),
         None => run(),
+    }
+    if timing {
+        eprintln!(
+            "cpu: {} output {:.3} ms, run {:.3} ms on {tasks} tasks",
+            kernel.name,
+            (t1 - t0).as_secs_f64() * 1e3,
+            t1.elapsed().as_secs_f64() * 1e3
+        );
     }
     out
 }
