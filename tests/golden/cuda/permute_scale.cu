@@ -1,6 +1,6 @@
-// kernel 0: fused_cast_mul_add_5 grid 1 block 256
+// kernel 0: fused_mul_add_5 grid 1 block 256
 // scalars: n0=2 n1=3 n2=3 n3=4 off0=0 st0_0=36 st0_1=3 st0_2=1 st0_3=9 off1=0
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_cast_mul_add_5(
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_mul_add_5(
     const float* __restrict__ a0,
     float* __restrict__ a1,
     const long long n0,
