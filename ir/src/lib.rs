@@ -11,6 +11,7 @@ pub mod kernel;
 pub mod lower;
 pub mod op;
 pub mod scalar;
+pub mod scalar_ops;
 pub mod schedule;
 pub mod view;
 

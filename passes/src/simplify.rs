@@ -3,21 +3,20 @@
 //!
 //! What: two nodes with the same op, dtype, output view and inputs (read through the same
 //! views) become one (consumers are redirected to the first); an elementwise node whose
-//! inputs are all constant fills becomes a fill of the folded value; `x * 1`, `x - 0`,
+//! inputs are all constant fills becomes a fill of the folded value (`zeros(3) + 1`); `x * 1`, `x - 0`,
 //! `--x`-style identities that are exact in floating point redirect consumers to `x` when the
 //! views agree. Dead code needs no pass of its own: the schedule runs only nodes an output
 //! depends on, and a redirected node loses its consumers.
 //!
-//! Why it is correct: nodes are pure functions of their inputs; folding uses the runtime's
-//! own scalar semantics (`smelt_runtime` is not a dependency of passes, so folding is limited
-//! to the exact identities below and to fills of fills).
+//! Why it is correct: nodes are pure functions of their inputs; folding uses the same scalar
+//! semantics the backends implement (`smelt_ir::scalar_ops`, the reference interpreter's).
 //!
 //! Example: `(x + 1) * (x + 1)` records two `add` nodes; after `simplify` the `mul` reads one.
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
 use smelt_ir::graph::{Graph, NodeId, Op};
-use smelt_ir::{BinaryOp, Scalar, UnaryOp};
+use smelt_ir::{BinaryOp, Scalar, UnaryOp, scalar_ops};
 
 /// Redirects every consumer edge of `from` to read `to` instead (same views).
 fn redirect(g: &mut Graph, from: NodeId, to: NodeId) {
@@ -138,26 +137,55 @@ fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
     }
 }
 
-/// Folds a cast of a constant fill into a fill of the cast value.
+/// Folds an elementwise node whose inputs are all constant fills into a fill of the value,
+/// computed with the runtime's own scalar semantics (`smelt_ir::scalar_ops`).
 fn fold(g: &mut Graph, id: NodeId) -> bool {
     let n = g.node(id);
-    if !matches!(n.op, Op::Cast) {
-        return false;
-    }
     let ins = g.inputs(id);
-    let Op::Fill { value } = g.node(ins[0].0).op else {
-        return false;
+    let mut consts = vec![];
+    for (src, _) in &ins {
+        match g.node(*src).op {
+            Op::Fill { value } => consts.push((value, g.node(*src).dtype)),
+            Op::Input { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Where
+            | Op::Cast
+            | Op::Assign
+            | Op::Reduce { .. }
+            | Op::Library(_) => return false,
+        }
+    }
+    let value = match n.op {
+        Op::Cast => consts[0].0.cast(n.dtype),
+        Op::Unary { op, compute } => {
+            scalar_ops::unary(op, consts[0].0.cast(compute), compute).cast(n.dtype)
+        }
+        Op::Binary { op, compute } => scalar_ops::binary(
+            op,
+            consts[0].0.cast(compute),
+            consts[1].0.cast(compute),
+            compute,
+        )
+        .cast(n.dtype),
+        Op::Where => {
+            if consts[0].0.as_bool() {
+                consts[1].0.cast(n.dtype)
+            } else {
+                consts[2].0.cast(n.dtype)
+            }
+        }
+        Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Reduce { .. } | Op::Library(_) => {
+            return false;
+        }
     };
-    let dtype = n.dtype;
     let edges: Vec<_> = g
         .graph
         .edges_directed(id, Direction::Incoming)
         .map(|e| e.id())
         .collect();
     g.remove_edges(edges);
-    g.graph[id].op = Op::Fill {
-        value: value.cast(dtype),
-    };
+    g.graph[id].op = Op::Fill { value };
     true
 }
 
@@ -178,5 +206,100 @@ pub fn simplify(g: &mut Graph) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smelt_ir::graph::Node;
+    use smelt_ir::{DType, View};
+
+    #[test]
+    fn constants_fold_and_duplicates_merge() {
+        let mut g = Graph::new();
+        let two = g.add_node(
+            Node::contiguous(
+                Op::Fill {
+                    value: Scalar::Float(2.0),
+                },
+                DType::F32,
+                &[],
+            ),
+            vec![],
+        );
+        let b = View::new(vec![4], vec![0], 0);
+        let sq = g.add_node(
+            Node::contiguous(
+                Op::Binary {
+                    op: BinaryOp::Mul,
+                    compute: DType::F32,
+                },
+                DType::F32,
+                &[4],
+            ),
+            vec![(two, b.clone()), (two, b)],
+        );
+        let x = g.add_node(
+            Node::contiguous(Op::Input { slot: 0 }, DType::F32, &[4]),
+            vec![],
+        );
+        let v = View::contiguous(&[4]);
+        let e1 = g.add_node(
+            Node::contiguous(
+                Op::Unary {
+                    op: UnaryOp::Exp,
+                    compute: DType::F32,
+                },
+                DType::F32,
+                &[4],
+            ),
+            vec![(x, v.clone())],
+        );
+        let e2 = g.add_node(
+            Node::contiguous(
+                Op::Unary {
+                    op: UnaryOp::Exp,
+                    compute: DType::F32,
+                },
+                DType::F32,
+                &[4],
+            ),
+            vec![(x, v.clone())],
+        );
+        let add = g.add_node(
+            Node::contiguous(
+                Op::Binary {
+                    op: BinaryOp::Add,
+                    compute: DType::F32,
+                },
+                DType::F32,
+                &[4],
+            ),
+            vec![(e1, v.clone()), (e2, v.clone())],
+        );
+        let out = g.add_node(
+            Node::contiguous(
+                Op::Binary {
+                    op: BinaryOp::Mul,
+                    compute: DType::F32,
+                },
+                DType::F32,
+                &[4],
+            ),
+            vec![(add, v.clone()), (sq, v)],
+        );
+        g.outputs = vec![out];
+        simplify(&mut g);
+        assert_eq!(
+            g.node(sq).op,
+            Op::Fill {
+                value: Scalar::Float(4.0)
+            }
+        );
+        let ins: Vec<NodeId> = g.inputs(add).iter().map(|(n, _)| *n).collect();
+        assert_eq!(ins[0], ins[1], "the two exps are one node now");
+        let live = g.live();
+        assert!(live[e1.index()] != live[e2.index()]);
     }
 }

@@ -11,7 +11,7 @@ pub mod execute;
 pub mod library;
 pub mod record;
 pub mod reference;
-pub mod scalar_ops;
+pub use smelt_ir::scalar_ops;
 pub mod stats;
 
 pub use backend::Backend;

@@ -2,8 +2,8 @@
 //! constant folding: PyTorch's results for each dtype, computed in f64/i64 and rounded or
 //! wrapped to the compute dtype once.
 
-use smelt_ir::scalar::{round_float, wrap_int};
-use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
+use crate::scalar::{round_float, wrap_int};
+use crate::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 
 fn fl(x: f64, dtype: DType) -> Scalar {
     Scalar::Float(round_float(x, dtype))
@@ -174,7 +174,7 @@ pub fn unary(op: UnaryOp, x: Scalar, compute: DType) -> Scalar {
         | UnaryOp::Sigmoid
         | UnaryOp::Erf => {
             return int(
-                smelt_ir::scalar::float_to_i64(
+                crate::scalar::float_to_i64(
                     unary(op, Scalar::Float(v as f64), DType::F64).as_f64(),
                 ),
                 compute,
