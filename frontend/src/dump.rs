@@ -34,9 +34,9 @@ impl fmt::Display for GraphDump {
 impl Tensor {
     /// The pending graph that realizing this tensor would run (realized inputs appear as
     /// `input[k]` nodes). Each node shows op, dtype, shape, the views it reads and the source line.
+    /// This is the graph as recorded; `smelt::explain` and `SMELT_DUMP=passes` show it optimised.
     pub fn graph(&self) -> GraphDump {
-        let mut graph = collect(&[self.storage.current()], false).graph;
-        smelt_passes::optimize(&mut graph);
+        let graph = collect(&[self.storage.current()], false).graph;
         GraphDump { graph }
     }
 
