@@ -11,7 +11,7 @@ use crate::gather::index_values;
 use crate::lazy::LazyNode;
 use crate::promote::Operand;
 use crate::tensor::Tensor;
-use crate::views::TensorIndex;
+use crate::views::{TensorIndex, basic_index_step, select_index};
 use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
 use smelt_ir::{DType, Error, LibraryOp, Result, Scalar, View};
@@ -43,16 +43,6 @@ fn dims_consumed(item: &TensorIndex) -> usize {
     }
 }
 
-fn select(v: &View, d: usize, i: i64) -> Result<View> {
-    let size = v.shape.get(d).copied().unwrap_or(0) as i64;
-    if i < -size || i >= size {
-        return Err(Error::index(format!(
-            "index {i} is out of bounds for dimension {d} with size {size}"
-        )));
-    }
-    v.select(d as i64, i)
-}
-
 impl Tensor {
     fn index_plan(&self, items: &[TensorIndex]) -> Result<Plan> {
         if items
@@ -76,24 +66,16 @@ impl Tensor {
         let mut d = 0usize;
         let mut advanced = vec![];
         for item in items {
+            if basic_index_step(&mut v, &mut d, item, self.ndim() - consumed)? {
+                continue;
+            }
             match item {
-                TensorIndex::Int(i) => v = select(&v, d, *i)?,
-                TensorIndex::Slice(start, stop, step) => {
-                    let step = step.unwrap_or(1);
-                    if step == 0 {
-                        return Err(Error::value("slice step cannot be zero"));
-                    }
-                    if step < 0 {
-                        return Err(Error::value("step must be greater than zero"));
-                    }
-                    v = v.slice(d as i64, *start, *stop, step)?;
-                    d += 1;
+                TensorIndex::Int(_)
+                | TensorIndex::Slice(..)
+                | TensorIndex::NewAxis
+                | TensorIndex::Ellipsis => {
+                    unreachable!("basic items are applied by basic_index_step")
                 }
-                TensorIndex::NewAxis => {
-                    v = v.unsqueeze(d as i64)?;
-                    d += 1;
-                }
-                TensorIndex::Ellipsis => d += self.ndim() - consumed,
                 TensorIndex::Tensor(t) => match t.dtype() {
                     DType::Bool | DType::U8 if t.ndim() == 0 => {
                         // `x[True]` adds a dim of size 1, `x[False]` one of size 0.
@@ -129,7 +111,7 @@ impl Tensor {
                         d += t.ndim();
                     }
                     DType::I64 | DType::I32 if t.ndim() == 0 => {
-                        v = select(&v, d, t.try_item()?.as_i64())?
+                        v = select_index(&v, d, t.try_item()?.as_i64())?
                     }
                     DType::I64 | DType::I32 => {
                         advanced.push((d, t.clone()));

@@ -542,39 +542,54 @@ impl Tensor {
         let mut v = self.view.clone();
         let mut d = 0usize;
         for item in items {
-            match item {
-                TensorIndex::Int(i) => {
-                    let size = v.shape[d] as i64;
-                    if *i < -size || *i >= size {
-                        return Err(Error::index(format!(
-                            "index {i} is out of bounds for dimension {d} with size {size}"
-                        )));
-                    }
-                    v = v.select(d as i64, *i)?;
-                }
-                TensorIndex::Slice(start, stop, step) => {
-                    let step = step.unwrap_or(1);
-                    if step == 0 {
-                        return Err(Error::value("slice step cannot be zero"));
-                    }
-                    if step < 0 {
-                        return Err(Error::value("step must be greater than zero"));
-                    }
-                    v = v.slice(d as i64, *start, *stop, step)?;
-                    d += 1;
-                }
-                TensorIndex::NewAxis => {
-                    v = v.unsqueeze(d as i64)?;
-                    d += 1;
-                }
-                TensorIndex::Ellipsis => d += self.ndim() - consumed,
-                TensorIndex::Tensor(_) => {
-                    return Err(Error::index("advanced index in a basic index"));
-                }
+            if !basic_index_step(&mut v, &mut d, item, self.ndim() - consumed)? {
+                return Err(Error::index("advanced index in a basic index"));
             }
         }
         Ok(v)
     }
+}
+
+/// `select` with Python indexing's bounds message (`x[5]`).
+pub(crate) fn select_index(v: &View, d: usize, i: i64) -> Result<View> {
+    let size = v.shape.get(d).copied().unwrap_or(0) as i64;
+    if i < -size || i >= size {
+        return Err(Error::index(format!(
+            "index {i} is out of bounds for dimension {d} with size {size}"
+        )));
+    }
+    v.select(d as i64, i)
+}
+
+/// Applies one basic index item (int, slice, `None`, `...`) at view dim `*d`, advancing `*d`;
+/// `...` skips `ellipsis_dims` dims. Returns false for a tensor item, which it leaves alone.
+pub(crate) fn basic_index_step(
+    v: &mut View,
+    d: &mut usize,
+    item: &TensorIndex,
+    ellipsis_dims: usize,
+) -> Result<bool> {
+    match item {
+        TensorIndex::Int(i) => *v = select_index(v, *d, *i)?,
+        TensorIndex::Slice(start, stop, step) => {
+            let step = step.unwrap_or(1);
+            if step == 0 {
+                return Err(Error::value("slice step cannot be zero"));
+            }
+            if step < 0 {
+                return Err(Error::value("step must be greater than zero"));
+            }
+            *v = v.slice(*d as i64, *start, *stop, step)?;
+            *d += 1;
+        }
+        TensorIndex::NewAxis => {
+            *v = v.unsqueeze(*d as i64)?;
+            *d += 1;
+        }
+        TensorIndex::Ellipsis => *d += ellipsis_dims,
+        TensorIndex::Tensor(_) => return Ok(false),
+    }
+    Ok(true)
 }
 
 pub(crate) fn shape_i64(shape: &[usize]) -> Vec<i64> {
