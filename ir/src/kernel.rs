@@ -122,6 +122,38 @@ impl Kernel {
         out
     }
 
+    /// Whether the stores to argument `arg` write every one of its `len` elements: some store's
+    /// index maps the iteration space onto `0..len` with no gap (a dense layout, in any dim
+    /// order; dims of size 1 or stride 0 just repeat a point). A runtime may then hand that
+    /// output memory with stale contents instead of zeroing it.
+    pub fn overwrites(&self, arg: usize) -> bool {
+        let len = self.args[arg].len;
+        self.body.iter().any(|instr| {
+            let Instr::Store { arg: a, index, .. } = instr else {
+                return false;
+            };
+            if *a != arg || index.offset != 0 {
+                return false;
+            }
+            let mut dims: Vec<(isize, usize)> = index
+                .strides
+                .iter()
+                .zip(&self.shape)
+                .filter(|&(&s, &n)| s != 0 && n > 1)
+                .map(|(&s, &n)| (s, n))
+                .collect();
+            dims.sort_unstable();
+            let mut next = 1usize;
+            for (s, n) in dims {
+                if s != next as isize {
+                    return false;
+                }
+                next *= n;
+            }
+            next == len
+        })
+    }
+
     /// Positions of the reduction instructions, in body order.
     pub fn reduces(&self) -> Vec<usize> {
         (0..self.body.len())
@@ -369,5 +401,65 @@ fn fmt_index(index: &Index) -> String {
 impl fmt::Display for Kernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kernel over `shape` that copies argument 0 into argument 1 through `out` strides.
+    fn copy(shape: &[usize], out: Vec<isize>, offset: isize, len: usize) -> Kernel {
+        let n = shape.len();
+        Kernel {
+            name: "copy".into(),
+            shape: shape.to_vec(),
+            reduce_axes: 0,
+            args: vec![
+                Arg {
+                    dtype: DType::F32,
+                    len: shape.iter().product(),
+                    access: Access::Read,
+                },
+                Arg {
+                    dtype: DType::F32,
+                    len,
+                    access: Access::Write,
+                },
+            ],
+            body: vec![
+                Instr::Load {
+                    arg: 0,
+                    index: Index {
+                        strides: vec![0; n],
+                        offset: 0,
+                    },
+                },
+                Instr::Store {
+                    arg: 1,
+                    index: Index {
+                        strides: out,
+                        offset,
+                    },
+                    x: 0,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn overwrites_needs_a_dense_store() {
+        assert!(copy(&[4, 3], vec![3, 1], 0, 12).overwrites(1));
+        assert!(
+            copy(&[4, 3], vec![1, 4], 0, 12).overwrites(1),
+            "any dim order"
+        );
+        assert!(copy(&[4, 1, 3], vec![3, 7, 1], 0, 12).overwrites(1));
+        assert!(copy(&[4, 3], vec![1, 0], 0, 4).overwrites(1), "repeats");
+        assert!(!copy(&[4, 3], vec![4, 1], 0, 16).overwrites(1), "a gap");
+        assert!(!copy(&[4, 3], vec![3, 1], 1, 13).overwrites(1), "an offset");
+        assert!(!copy(&[2, 3], vec![3, 1], 0, 12).overwrites(1), "too short");
+        assert!(copy(&[], vec![], 0, 1).overwrites(1));
+        assert!(!copy(&[0, 3], vec![3, 1], 0, 0).overwrites(1));
     }
 }

@@ -427,7 +427,7 @@ fn transcendental_accuracy_against_f64_libm() {
                 },
             ],
         };
-        let input = Arc::new(Buffer::F32(xs.clone()));
+        let input = Arc::new(Buffer::F32(xs.clone().into()));
         let Buffer::F32(got) = Backend::Cpu.run_kernel(&k, vec![input]) else {
             panic!("f32 kernel returned another dtype")
         };

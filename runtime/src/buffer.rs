@@ -1,21 +1,23 @@
-//! Host buffers: one typed vector per dtype, read and written as [`Scalar`] by the interpreter.
+//! Host buffers: one typed, pooled block of memory per dtype ([`Memory`]), read and written as
+//! [`Scalar`] by the interpreter.
 
+use crate::memory::Memory;
 use half::{bf16, f16};
 use smelt_ir::{DType, Scalar};
 
 /// A flat host buffer of one dtype.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Buffer {
-    Bool(Vec<bool>),
-    U8(Vec<u8>),
-    I8(Vec<i8>),
-    I16(Vec<i16>),
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-    F16(Vec<f16>),
-    BF16(Vec<bf16>),
-    F32(Vec<f32>),
-    F64(Vec<f64>),
+    Bool(Memory<bool>),
+    U8(Memory<u8>),
+    I8(Memory<i8>),
+    I16(Memory<i16>),
+    I32(Memory<i32>),
+    I64(Memory<i64>),
+    F16(Memory<f16>),
+    BF16(Memory<bf16>),
+    F32(Memory<f32>),
+    F64(Memory<f64>),
 }
 
 impl Buffer {
@@ -23,22 +25,41 @@ impl Buffer {
     pub fn zeros(dtype: DType, len: usize) -> Buffer {
         crate::stats::count_allocation(len * dtype.size());
         match dtype {
-            DType::Bool => Buffer::Bool(vec![false; len]),
-            DType::U8 => Buffer::U8(vec![0; len]),
-            DType::I8 => Buffer::I8(vec![0; len]),
-            DType::I16 => Buffer::I16(vec![0; len]),
-            DType::I32 => Buffer::I32(vec![0; len]),
-            DType::I64 => Buffer::I64(vec![0; len]),
-            DType::F16 => Buffer::F16(vec![f16::ZERO; len]),
-            DType::BF16 => Buffer::BF16(vec![bf16::ZERO; len]),
-            DType::F32 => Buffer::F32(vec![0.0; len]),
-            DType::F64 => Buffer::F64(vec![0.0; len]),
+            DType::Bool => Buffer::Bool(Memory::zeroed(len)),
+            DType::U8 => Buffer::U8(Memory::zeroed(len)),
+            DType::I8 => Buffer::I8(Memory::zeroed(len)),
+            DType::I16 => Buffer::I16(Memory::zeroed(len)),
+            DType::I32 => Buffer::I32(Memory::zeroed(len)),
+            DType::I64 => Buffer::I64(Memory::zeroed(len)),
+            DType::F16 => Buffer::F16(Memory::zeroed(len)),
+            DType::BF16 => Buffer::BF16(Memory::zeroed(len)),
+            DType::F32 => Buffer::F32(Memory::zeroed(len)),
+            DType::F64 => Buffer::F64(Memory::zeroed(len)),
+        }
+    }
+
+    /// A buffer of `len` elements whose values are unspecified (stale, but valid for the
+    /// dtype): for a producer that writes every element, such as a kernel whose store covers
+    /// its whole output. Usually a recycled block, so no page is faulted in or cleared.
+    pub fn for_overwrite(dtype: DType, len: usize) -> Buffer {
+        crate::stats::count_allocation(len * dtype.size());
+        match dtype {
+            DType::Bool => Buffer::Bool(Memory::for_overwrite(len)),
+            DType::U8 => Buffer::U8(Memory::for_overwrite(len)),
+            DType::I8 => Buffer::I8(Memory::for_overwrite(len)),
+            DType::I16 => Buffer::I16(Memory::for_overwrite(len)),
+            DType::I32 => Buffer::I32(Memory::for_overwrite(len)),
+            DType::I64 => Buffer::I64(Memory::for_overwrite(len)),
+            DType::F16 => Buffer::F16(Memory::for_overwrite(len)),
+            DType::BF16 => Buffer::BF16(Memory::for_overwrite(len)),
+            DType::F32 => Buffer::F32(Memory::for_overwrite(len)),
+            DType::F64 => Buffer::F64(Memory::for_overwrite(len)),
         }
     }
 
     /// A buffer of `dtype` holding `values`, each cast to `dtype`.
     pub fn from_scalars(dtype: DType, values: &[Scalar]) -> Buffer {
-        let mut b = Buffer::zeros(dtype, values.len());
+        let mut b = Buffer::for_overwrite(dtype, values.len());
         for (i, v) in values.iter().enumerate() {
             b.set(i, *v);
         }

@@ -9,6 +9,7 @@ mod cpu_helpers;
 pub mod cuda;
 pub mod execute;
 pub mod library;
+pub mod memory;
 pub mod record;
 pub mod reference;
 pub use smelt_ir::scalar_ops;

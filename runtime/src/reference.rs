@@ -38,6 +38,7 @@ pub(crate) fn prepare_output(kernel: &Kernel, inputs: &mut [Arc<Buffer>]) -> Buf
     );
     let spec = &kernel.args[out_arg];
     match spec.access {
+        Access::Write if kernel.overwrites(out_arg) => Buffer::for_overwrite(spec.dtype, spec.len),
         Access::Write | Access::Read => Buffer::zeros(spec.dtype, spec.len),
         Access::Update { from } => {
             let src = std::mem::replace(&mut inputs[from], Arc::new(Buffer::zeros(spec.dtype, 0)));

@@ -4,6 +4,7 @@
 
 use super::device::{CudaDevice, driver_error};
 use crate::buffer::Buffer;
+use crate::memory::Memory;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use half::{bf16, f16};
 use smelt_codegen::cuda::compile::{PtxCache, source_hash};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 fn host_bytes(b: &Buffer) -> Vec<u8> {
     match b {
         Buffer::Bool(v) => v.iter().map(|&x| x as u8).collect(),
-        Buffer::U8(v) => v.clone(),
+        Buffer::U8(v) => v.to_vec(),
         Buffer::I8(v) => v.iter().map(|&x| x as u8).collect(),
         Buffer::I16(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
         Buffer::I32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
@@ -35,7 +36,7 @@ fn buffer_from_bytes(dtype: DType, bytes: &[u8]) -> Buffer {
     }
     match dtype {
         DType::Bool => Buffer::Bool(bytes.iter().map(|&x| x != 0).collect()),
-        DType::U8 => Buffer::U8(bytes.to_vec()),
+        DType::U8 => Buffer::U8(Memory::from_slice(bytes)),
         DType::I8 => Buffer::I8(bytes.iter().map(|&x| x as i8).collect()),
         DType::I16 => Buffer::I16(chunks(bytes).map(i16::from_ne_bytes).collect()),
         DType::I32 => Buffer::I32(chunks(bytes).map(i32::from_ne_bytes).collect()),

@@ -1,0 +1,362 @@
+//! Host memory for buffers: 64-byte aligned blocks, recycled through one process-wide pool.
+//!
+//! Fresh memory is the biggest hidden cost of a memory-bound kernel: the first touch of every
+//! 4 KiB page of a new output faults into the kernel, which zeroes it, and for a 64 MiB output
+//! that costs more than the kernel itself. So a dropped buffer's block goes back to a pool keyed
+//! by (dtype, capacity) and the next buffer of that size takes it, already mapped. Blocks of
+//! [`HUGE_BLOCK`] bytes or more are mapped directly, aligned to 2 MiB and advised as
+//! transparent huge pages, so even a fresh one faults 512× less often.
+//!
+//! Why this is sound: a block only ever holds values of the one dtype it was first made for
+//! (the dtype is part of the pool key), and it starts zeroed, which is a valid value of every
+//! element type (`false`, `0`, `+0.0`). So [`Memory::for_overwrite`] may hand out a recycled
+//! block with stale but valid contents, and only [`Memory::zeroed`] pays for clearing it.
+
+use half::{bf16, f16};
+use hashbrown::HashMap;
+use smelt_ir::DType;
+use std::alloc::Layout;
+use std::fmt;
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+use std::sync::{Mutex, OnceLock};
+
+/// Alignment of every block: one cache line, and a full 512-bit vector.
+pub const ALIGN: usize = 64;
+/// Blocks at least this big are mapped directly and backed by huge pages.
+pub const HUGE_BLOCK: usize = 4 << 20;
+const HUGE_PAGE: usize = 2 << 20;
+
+/// An element type a buffer can hold. Every bit pattern produced by zeroing or by storing a
+/// value of the type is valid for it.
+pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static {
+    const DTYPE: DType;
+}
+
+macro_rules! elements {
+    ($($t:ty => $d:ident),* $(,)?) => {
+        $(impl Element for $t { const DTYPE: DType = DType::$d; })*
+    };
+}
+elements!(bool => Bool, u8 => U8, i8 => I8, i16 => I16, i32 => I32, i64 => I64,
+    f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+
+/// One allocation, owned by a [`Memory`] or waiting in the pool.
+struct Block {
+    ptr: NonNull<u8>,
+    bytes: usize,
+}
+
+// SAFETY: a block is plain memory with a single owner (a `Memory` or the pool's free list).
+unsafe impl Send for Block {}
+
+/// Capacity in bytes of the block that serves a request of `bytes`.
+fn capacity(bytes: usize) -> usize {
+    if bytes >= HUGE_BLOCK {
+        bytes.next_multiple_of(HUGE_PAGE)
+    } else {
+        bytes.next_multiple_of(ALIGN)
+    }
+}
+
+/// A zeroed block of exactly `bytes` (a value of [`capacity`], > 0).
+fn allocate(bytes: usize) -> Block {
+    #[cfg(unix)]
+    if bytes >= HUGE_BLOCK {
+        return map_huge(bytes);
+    }
+    let layout = Layout::from_size_align(bytes, ALIGN).expect("invariant: block size fits isize");
+    // SAFETY: `layout` has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+    Block { ptr, bytes }
+}
+
+/// Maps `bytes` of fresh (zero) anonymous memory at a 2 MiB boundary and advises huge pages.
+#[cfg(unix)]
+fn map_huge(bytes: usize) -> Block {
+    let span = bytes + HUGE_PAGE;
+    // SAFETY: an anonymous private mapping with no address hint touches no existing memory.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        let layout = Layout::from_size_align(bytes, HUGE_PAGE).expect("invariant: size fits");
+        std::alloc::handle_alloc_error(layout);
+    }
+    let start = p as usize;
+    let aligned = start.next_multiple_of(HUGE_PAGE);
+    let (head, tail) = (aligned - start, span - (aligned - start) - bytes);
+    // SAFETY: both ranges lie inside the mapping just made and outside the block kept; unmapping
+    // them only returns address space.
+    unsafe {
+        if head > 0 {
+            libc::munmap(p, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + bytes) as *mut libc::c_void, tail);
+        }
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: advice on a range this function owns; a refusal only means 4 KiB pages.
+    unsafe {
+        libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
+    }
+    Block {
+        ptr: NonNull::new(aligned as *mut u8).expect("invariant: mmap never maps address 0"),
+        bytes,
+    }
+}
+
+/// Returns a block's memory to the system.
+fn release(block: Block) {
+    #[cfg(unix)]
+    if block.bytes >= HUGE_BLOCK {
+        // SAFETY: the block is exactly a range that `map_huge` mapped and nobody references.
+        unsafe { libc::munmap(block.ptr.as_ptr().cast(), block.bytes) };
+        return;
+    }
+    let layout = Layout::from_size_align(block.bytes, ALIGN).expect("invariant: as allocated");
+    // SAFETY: the block came from `alloc_zeroed` with this layout and has no other owner.
+    unsafe { std::alloc::dealloc(block.ptr.as_ptr(), layout) };
+}
+
+/// Free blocks by (dtype, capacity), up to `limit` bytes in all.
+struct Pool {
+    free: HashMap<(DType, usize), Vec<Block>>,
+    bytes: usize,
+    limit: usize,
+}
+
+fn pool() -> &'static Mutex<Pool> {
+    static POOL: OnceLock<Mutex<Pool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let limit = std::env::var("SMELT_POOL_BYTES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(4 << 30);
+        Mutex::new(Pool {
+            free: HashMap::new(),
+            bytes: 0,
+            limit,
+        })
+    })
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Pool> {
+    pool().lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A recycled block of `dtype` and capacity `bytes`, if the pool holds one.
+fn reuse(dtype: DType, bytes: usize) -> Option<Block> {
+    let mut pool = lock();
+    let block = pool.free.get_mut(&(dtype, bytes))?.pop()?;
+    pool.bytes -= block.bytes;
+    Some(block)
+}
+
+/// Keeps `block` for reuse, or frees it when the pool is full.
+fn recycle(dtype: DType, block: Block) {
+    let mut pool = lock();
+    if pool.bytes + block.bytes > pool.limit {
+        drop(pool);
+        release(block);
+        return;
+    }
+    pool.bytes += block.bytes;
+    pool.free
+        .entry((dtype, block.bytes))
+        .or_default()
+        .push(block);
+}
+
+/// Bytes held by the pool, waiting for reuse.
+pub fn pooled_bytes() -> usize {
+    lock().bytes
+}
+
+/// Returns every pooled block to the system.
+pub fn trim() {
+    let blocks: Vec<Block> = {
+        let mut pool = lock();
+        pool.bytes = 0;
+        pool.free.drain().flat_map(|(_, v)| v).collect()
+    };
+    blocks.into_iter().for_each(release);
+}
+
+/// `len` elements of `T` in one pooled, 64-byte aligned block; derefs to a slice.
+pub struct Memory<T: Element> {
+    ptr: NonNull<T>,
+    len: usize,
+    /// Capacity of the block in bytes; 0 when nothing is allocated (`len * size == 0`).
+    bytes: usize,
+}
+
+// SAFETY: `Memory` owns its block exclusively, like a `Vec<T>`.
+unsafe impl<T: Element> Send for Memory<T> {}
+// SAFETY: shared access only hands out `&[T]`, and `T: Sync`.
+unsafe impl<T: Element> Sync for Memory<T> {}
+
+impl<T: Element> Memory<T> {
+    /// `len` elements with unspecified (but valid) values, for a caller that writes them all:
+    /// a recycled block when the pool has one of this size.
+    pub fn for_overwrite(len: usize) -> Memory<T> {
+        let want = len
+            .checked_mul(size_of::<T>())
+            .expect("invariant: buffer size fits usize");
+        if want == 0 {
+            return Memory {
+                ptr: NonNull::dangling(),
+                len,
+                bytes: 0,
+            };
+        }
+        let bytes = capacity(want);
+        let block = reuse(T::DTYPE, bytes).unwrap_or_else(|| allocate(bytes));
+        debug_assert_eq!(block.ptr.as_ptr() as usize % ALIGN, 0);
+        let memory = Memory {
+            ptr: block.ptr.cast(),
+            len,
+            bytes,
+        };
+        std::mem::forget(block);
+        memory
+    }
+
+    /// `len` zeros.
+    pub fn zeroed(len: usize) -> Memory<T> {
+        let m = Memory::for_overwrite(len);
+        // SAFETY: the block holds at least `len` elements; all-zero bytes are a valid `T`.
+        unsafe { std::ptr::write_bytes(m.ptr.as_ptr(), 0, m.len) };
+        m
+    }
+
+    /// A copy of `values`.
+    pub fn from_slice(values: &[T]) -> Memory<T> {
+        let mut m = Memory::for_overwrite(values.len());
+        m.copy_from_slice(values);
+        m
+    }
+}
+
+impl<T: Element> Drop for Memory<T> {
+    fn drop(&mut self) {
+        if self.bytes > 0 {
+            recycle(
+                T::DTYPE,
+                Block {
+                    ptr: self.ptr.cast(),
+                    bytes: self.bytes,
+                },
+            );
+        }
+    }
+}
+
+impl<T: Element> Deref for Memory<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        // SAFETY: `ptr` is aligned, points at `len` initialised elements (or dangles for an
+        // empty slice), and lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Element> DerefMut for Memory<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as for `deref`, and `&mut self` makes the access exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T: Element> Clone for Memory<T> {
+    fn clone(&self) -> Memory<T> {
+        Memory::from_slice(self)
+    }
+}
+
+impl<T: Element> PartialEq for Memory<T> {
+    fn eq(&self, other: &Memory<T>) -> bool {
+        **self == **other
+    }
+}
+
+impl<T: Element> fmt::Debug for Memory<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl<T: Element> From<Vec<T>> for Memory<T> {
+    fn from(v: Vec<T>) -> Memory<T> {
+        Memory::from_slice(&v)
+    }
+}
+
+impl<'a, T: Element> IntoIterator for &'a Memory<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: Element> FromIterator<T> for Memory<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Memory<T> {
+        Memory::from(iter.into_iter().collect::<Vec<T>>())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_and_zeroed() {
+        for len in [1, 3, 1000, HUGE_BLOCK / 4 + 5] {
+            let m = Memory::<f32>::zeroed(len);
+            assert_eq!(m.as_ptr() as usize % ALIGN, 0);
+            assert_eq!(m.len(), len);
+            assert!(m.iter().all(|&x| x == 0.0));
+        }
+        let big = Memory::<u8>::zeroed(HUGE_BLOCK);
+        assert_eq!(big.as_ptr() as usize % HUGE_PAGE, 0);
+    }
+
+    #[test]
+    fn a_dropped_block_is_reused_for_the_same_dtype_and_size_only() {
+        // A size no other test uses, so concurrent tests cannot take the block.
+        let len = 12_345;
+        let mut a = Memory::<i32>::zeroed(len);
+        a[7] = 42;
+        let addr = a.as_ptr() as usize;
+        drop(a);
+        let other = Memory::<f32>::for_overwrite(len);
+        assert_ne!(other.as_ptr() as usize, addr, "a block never changes dtype");
+        let b = Memory::<i32>::for_overwrite(len);
+        assert_eq!(b.as_ptr() as usize, addr);
+        assert_eq!(b[7], 42, "for_overwrite keeps stale values");
+        drop(b);
+        let c = Memory::<i32>::zeroed(len);
+        assert_eq!(c.as_ptr() as usize, addr);
+        assert!(c.iter().all(|&x| x == 0), "zeroed clears a recycled block");
+    }
+
+    #[test]
+    fn empty_memory_allocates_nothing() {
+        let m = Memory::<f64>::zeroed(0);
+        assert!(m.is_empty());
+        let c = m.clone();
+        assert_eq!(c, m);
+        let v: Memory<bool> = [true, false].into_iter().collect();
+        assert_eq!(&*v, &[true, false]);
+    }
+}
