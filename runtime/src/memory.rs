@@ -227,7 +227,6 @@ impl<T: Element> Memory<T> {
             len,
             bytes,
         };
-        std::mem::forget(block);
         memory
     }
 
