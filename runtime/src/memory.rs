@@ -222,12 +222,11 @@ impl<T: Element> Memory<T> {
         let bytes = capacity(want);
         let block = reuse(T::DTYPE, bytes).unwrap_or_else(|| allocate(bytes));
         debug_assert_eq!(block.ptr.as_ptr() as usize % ALIGN, 0);
-        let memory = Memory {
+        Memory {
             ptr: block.ptr.cast(),
             len,
             bytes,
-        };
-        memory
+        }
     }
 
     /// `len` zeros.
