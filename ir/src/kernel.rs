@@ -122,6 +122,44 @@ impl Kernel {
         out
     }
 
+    /// Chooses the loop order of an elementwise kernel (one without reduced dims, whose points
+    /// may run in any order): the dim along which the most loads and stores are contiguous
+    /// (stride exactly 1) becomes the innermost, so those accesses stream and vectorise;
+    /// the other dims keep their order. Ties keep the current innermost dim. For example
+    /// `a.t() + b` stored in `a.t()`'s layout reads `a` and writes the output contiguously
+    /// along dim 0, so dim 0 moves inside and only `b` is read across rows.
+    pub fn order_loops(&mut self) {
+        let rank = self.shape.len();
+        if self.reduce_axes > 0 || rank < 2 {
+            return;
+        }
+        let unit = |d: usize| {
+            self.body
+                .iter()
+                .filter(|i| {
+                    matches!(i, Instr::Load { index, .. } | Instr::Store { index, .. }
+                        if index.strides[d] == 1)
+                })
+                .count()
+        };
+        let last = rank - 1;
+        let best = (0..rank)
+            .filter(|&d| self.shape[d] > 1)
+            .max_by_key(|&d| (unit(d), d == last))
+            .unwrap_or(last);
+        if best == last || unit(best) <= unit(last) {
+            return;
+        }
+        let mut order: Vec<usize> = (0..rank).filter(|&d| d != best).collect();
+        order.push(best);
+        self.shape = order.iter().map(|&d| self.shape[d]).collect();
+        for instr in &mut self.body {
+            if let Instr::Load { index, .. } | Instr::Store { index, .. } = instr {
+                index.strides = order.iter().map(|&d| index.strides[d]).collect();
+            }
+        }
+    }
+
     /// Whether the stores to argument `arg` write every one of its `len` elements: some store's
     /// index maps the iteration space onto `0..len` with no gap (a dense layout, in any dim
     /// order; dims of size 1 or stride 0 just repeat a point). A runtime may then hand that

@@ -55,6 +55,11 @@ pub fn schedule(g: &Graph) -> Schedule {
             frees: vec![],
         });
     }
+    for step in &mut steps {
+        if let Work::Kernel(k) = &mut step.work {
+            k.order_loops();
+        }
+    }
     // Last use of each buffer: free it after the step that reads it last, unless it is an
     // output or holds a realized input (whose lazy node keeps it anyway).
     let mut last: Vec<Option<usize>> = vec![None; g.graph.node_count()];

@@ -302,7 +302,8 @@ fn reductions_match_reference_for_every_dtype_and_op() {
     ];
     for dtype in DType::ALL {
         for first in ops {
-            for cols in [0, 1, 33] {
+            // Empty, scalar-only, one vector, two-vector trips plus one vector, and a tail.
+            for cols in [0, 1, 4, 12, 33] {
                 check(&multi_pass(dtype, first, ReduceOp::Sum, cols), 17);
                 check(&multi_pass(dtype, ReduceOp::Max, first, cols), 19);
             }
@@ -369,6 +370,123 @@ fn large_kernels_split_across_threads_match_reference() {
         ],
     };
     check(&k, 29);
+}
+
+/// `out = a.t() + b` over `[rows, cols]`, in a given stored layout of `out`, optionally with
+/// the loop order chosen by `Kernel::order_loops`.
+fn transpose_add(rows: usize, cols: usize, out_t: bool, reorder: bool) -> Kernel {
+    let n = rows * cols;
+    let out = if out_t {
+        [1, rows as isize]
+    } else {
+        [cols as isize, 1]
+    };
+    let mut k = Kernel {
+        name: "test".into(),
+        shape: vec![rows, cols],
+        reduce_axes: 0,
+        args: vec![
+            arg(DType::F32, n, Access::Read),
+            arg(DType::F32, n, Access::Read),
+            arg(DType::F32, n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&[1, rows as isize]),
+            },
+            Instr::Load {
+                arg: 1,
+                index: index(&[cols as isize, 1]),
+            },
+            Instr::Binary {
+                op: BinaryOp::Add,
+                a: 0,
+                b: 1,
+                compute: DType::F32,
+            },
+            Instr::Store {
+                arg: 2,
+                index: index(&out),
+                x: 2,
+            },
+        ],
+    };
+    if reorder {
+        k.order_loops();
+    }
+    k
+}
+
+#[test]
+fn tiled_transposing_kernels_match_reference() {
+    // Sizes around the block shape, odd ones for partial blocks and SIMD tails; enough
+    // elements in the last to split across threads.
+    for (rows, cols) in [(1, 5), (3, 70), (17, 9), (33, 65), (300, 257)] {
+        for out_t in [false, true] {
+            for reorder in [false, true] {
+                check(&transpose_add(rows, cols, out_t, reorder), 37);
+            }
+        }
+    }
+    let k = transpose_add(8, 8, true, true);
+    assert_eq!(
+        k.body
+            .iter()
+            .filter_map(|i| match i {
+                Instr::Load { index, .. } | Instr::Store { index, .. } => Some(index.strides[1]),
+                Instr::Const { .. }
+                | Instr::Unary { .. }
+                | Instr::Binary { .. }
+                | Instr::Where { .. }
+                | Instr::Cast { .. }
+                | Instr::Reduce { .. } => None,
+            })
+            .collect::<Vec<_>>(),
+        vec![1, 8, 1],
+        "order_loops moves the dim that two of three accesses walk contiguously inside"
+    );
+}
+
+#[test]
+fn strided_rows_reduce_like_the_reference() {
+    // A column sum: the reduced dim walks memory with a stride, so SIMD passes gather.
+    let (rows, cols) = (6, 37);
+    let k = Kernel {
+        name: "test".into(),
+        shape: vec![rows, cols],
+        reduce_axes: 1,
+        args: vec![
+            arg(DType::F32, rows * cols, Access::Read),
+            arg(DType::F32, rows, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&[1, rows as isize]),
+            },
+            Instr::Reduce {
+                op: ReduceOp::Max,
+                x: 0,
+            },
+            Instr::Binary {
+                op: BinaryOp::Sub,
+                a: 0,
+                b: 1,
+                compute: DType::F32,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Sum,
+                x: 2,
+            },
+            Instr::Store {
+                arg: 1,
+                index: index(&[1, 0]),
+                x: 3,
+            },
+        ],
+    };
+    check(&k, 41);
 }
 
 #[test]

@@ -12,10 +12,12 @@
 use super::helpers::{binary_code, unary_code};
 use super::jit::Unsupported;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{BlockArg, FuncRef, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::ir::{
+    BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Type, Value, types,
+};
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use smelt_ir::kernel::{Index, Instr, Kernel, Level};
+use smelt_ir::kernel::{Instr, Kernel, Level};
 use smelt_ir::scalar::round_float;
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 
@@ -23,6 +25,13 @@ type Result<T> = std::result::Result<T, Unsupported>;
 
 /// Lanes of a SIMD value (128-bit f32 vectors).
 const LANES: i64 = 4;
+/// Elements per trip of a SIMD loop over a row: two vectors, so a sum has four f64x2
+/// accumulators in flight and their add latency is hidden.
+const ROW_LANES: i64 = 8;
+/// Rows of a block of a tiled walk ([`Translator::tiled`]): one cache line of f32.
+const TILE_ROWS: i64 = 16;
+/// Associativity of the L1 data cache assumed when sizing a block's columns.
+const L1_WAYS: i64 = 8;
 
 /// The helpers as callable references inside the function being built (order of `HELPERS`).
 #[derive(Clone, Copy, Debug)]
@@ -153,7 +162,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Emits the whole function.
     pub(crate) fn translate(mut self, target: TargetFrontendConfig) -> Result<()> {
-        if self.simd && !self.vectorizable() {
+        if self.simd && !(self.vectorizable() || self.vectorizable_rows()) {
             return unsupported("no SIMD form");
         }
         let rank = self.k.shape.len();
@@ -172,22 +181,59 @@ impl<'a, 'f> Translator<'a, 'f> {
         if self.k.reduce_axes > 0 || self.k.shape.is_empty() {
             return false;
         }
-        self.k.body.iter().enumerate().all(|(i, instr)| {
-            let t = self.types[i];
-            let f32_or_bool = |v: usize| matches!(self.types[v], Some(DType::F32 | DType::Bool));
-            let inner_ok = |index: &Index| matches!(index.strides.last(), Some(0 | 1));
-            match instr {
-                Instr::Load { index, .. } => t == Some(DType::F32) && inner_ok(index),
-                Instr::Store { index, x, .. } => {
-                    self.types[*x] == Some(DType::F32) && inner_ok(index)
-                }
-                Instr::Const { dtype, .. } => *dtype == DType::F32,
-                Instr::Unary { x, compute, .. } | Instr::Binary { a: x, compute, .. } => {
-                    *compute == DType::F32 && f32_or_bool(*x)
-                }
-                Instr::Where { a, .. } => self.types[*a] == Some(DType::F32),
-                Instr::Cast { .. } | Instr::Reduce { .. } => false,
+        (0..self.k.body.len()).all(|i| self.vector_instr(i))
+    }
+
+    /// Whether instruction `i` has an f32x4 form in a loop along the innermost dim.
+    fn vector_instr(&self, i: usize) -> bool {
+        let t = self.types[i];
+        let f32_or_bool = |v: usize| matches!(self.types[v], Some(DType::F32 | DType::Bool));
+        match &self.k.body[i] {
+            // A strided load gathers its lanes; a strided store has no vector form.
+            Instr::Load { .. } => t == Some(DType::F32),
+            Instr::Store { index, x, .. } => {
+                self.types[*x] == Some(DType::F32) && index.strides.last() == Some(&1)
             }
+            Instr::Const { dtype, .. } => *dtype == DType::F32,
+            Instr::Unary { x, compute, .. } | Instr::Binary { a: x, compute, .. } => {
+                *compute == DType::F32 && f32_or_bool(*x)
+            }
+            Instr::Where { a, .. } => self.types[*a] == Some(DType::F32),
+            Instr::Cast { .. } | Instr::Reduce { .. } => false,
+        }
+    }
+
+    /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost
+    /// (reduced) dim: every element-level instruction has a vector form, the row-level values
+    /// they read are f32 (splatted), and every reduction is an f32 sum, max or min of an
+    /// element-level value. Sums then accumulate in f64 over [`ROW_LANES`] interleaved lanes
+    /// (element `j` of a row's vector part into lane `j mod 8`), combined in a fixed tree, and
+    /// the scalar tail last: the order depends only on the row length, never on threads.
+    fn vectorizable_rows(&self) -> bool {
+        if self.k.reduce_axes == 0 {
+            return false;
+        }
+        let element = |v: usize| self.levels[v] == Level::Element;
+        let row_f32 = |v: usize| element(v) || self.types[v] == Some(DType::F32);
+        (0..self.k.body.len()).all(|i| {
+            let instr = &self.k.body[i];
+            if let Instr::Reduce { op, x } = instr {
+                return matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min)
+                    && self.types[i] == Some(DType::F32)
+                    && element(*x);
+            }
+            if !element(i) {
+                return true;
+            }
+            self.vector_instr(i)
+                && match instr {
+                    Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Store { x, .. } => {
+                        row_f32(*x)
+                    }
+                    Instr::Binary { a, b, .. } => row_f32(*a) && row_f32(*b),
+                    Instr::Where { cond, a, b } => element(*cond) && row_f32(*a) && row_f32(*b),
+                    Instr::Load { .. } | Instr::Const { .. } | Instr::Reduce { .. } => true,
+                }
         })
     }
 
@@ -234,8 +280,88 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             (self.zero, self.sizes[d])
         };
-        if self.simd && d + 1 == self.k.shape.len() {
-            // Whole vectors first, then a scalar tail.
+        let rank = self.k.shape.len();
+        if d + 2 == rank && self.tiled() {
+            return self.tiles(start, end, point, vals);
+        }
+        if d + 1 == rank {
+            return self.innermost(start, end, point, vals);
+        }
+        self.for_loop(start, end, 1, &mut |t, i| {
+            point[d] = i;
+            let mut v = vals.to_vec();
+            t.outer(d + 1, point, &mut v)
+        })
+    }
+
+    /// Whether an elementwise kernel walks its last two dims in tiles: some access moves
+    /// along the innermost dim with a stride other than 0 or 1 (a transposing read or write),
+    /// so a plain row-by-row walk would touch a new cache line (and often a new page) per
+    /// element. The stride class is part of the structure key, so this is decided per
+    /// structure.
+    fn tiled(&self) -> bool {
+        self.k.reduce_axes == 0
+            && self.k.shape.len() >= 2
+            && self.k.body.iter().any(|instr| {
+                matches!(instr, Instr::Load { index, .. } | Instr::Store { index, .. }
+                    if !matches!(index.strides.last(), Some(0 | 1)))
+            })
+    }
+
+    /// The last two dims, rows `start..end` of the first, in blocks of [`TILE_ROWS`] rows: every
+    /// line a transposing access touches in a block stays in L1 until the block is done.
+    fn tiles(
+        &mut self,
+        start: Value,
+        end: Value,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let rank = self.k.shape.len();
+        let (d, last) = (rank - 2, rank - 1);
+        // Strided lines of one row of a block all fall in one L1 set when the stride is a
+        // multiple of 4 KiB (8 ways): keep the columns of a block within that.
+        let streams = self
+            .k
+            .body
+            .iter()
+            .filter(|instr| {
+                matches!(instr, Instr::Load { index, .. } | Instr::Store { index, .. }
+                    if !matches!(index.strides.last(), Some(0 | 1)))
+            })
+            .count() as i64;
+        let (rows, cols) = (TILE_ROWS, (L1_WAYS / streams.max(1)).max(LANES));
+        let width = self.sizes[last];
+        // `i0 + rows - 1 < end + rows - 1`: a partial block still runs.
+        let row_end = self.b.ins().iadd_imm_s(end, rows - 1);
+        let col_end = self.b.ins().iadd_imm_s(width, cols - 1);
+        self.for_loop(start, row_end, rows, &mut |t, i0| {
+            let i1 = t.b.ins().iadd_imm_s(i0, rows);
+            let i1 = t.b.ins().smin(i1, end);
+            let zero = t.zero;
+            t.for_loop(zero, col_end, cols, &mut |t, j0| {
+                let j1 = t.b.ins().iadd_imm_s(j0, cols);
+                let j1 = t.b.ins().smin(j1, width);
+                t.for_loop(i0, i1, 1, &mut |t, i| {
+                    point[d] = i;
+                    let mut v = vals.to_vec();
+                    t.innermost(j0, j1, point, &mut v)
+                })
+            })
+        })
+    }
+
+    /// The innermost dim over `start..end`: whole vectors then a scalar tail in a SIMD kernel,
+    /// else one element a trip.
+    fn innermost(
+        &mut self,
+        start: Value,
+        end: Value,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let d = self.k.shape.len() - 1;
+        let split = if self.simd {
             let n = self.b.ins().isub(end, start);
             let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
             let split = self.b.ins().iadd(start, whole);
@@ -246,16 +372,14 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.row(point, &mut v)
             })?;
             self.vector = false;
-            return self.for_loop(split, end, 1, &mut |t, i| {
-                point[d] = i;
-                let mut v = vals.to_vec();
-                t.row(point, &mut v)
-            });
-        }
-        self.for_loop(start, end, 1, &mut |t, i| {
+            split
+        } else {
+            start
+        };
+        self.for_loop(split, end, 1, &mut |t, i| {
             point[d] = i;
             let mut v = vals.to_vec();
-            t.outer(d + 1, point, &mut v)
+            t.row(point, &mut v)
         })
     }
 
@@ -275,12 +399,17 @@ impl<'a, 'f> Translator<'a, 'f> {
             let (acc_ty, identity) = self.identity(op, dtype)?;
             let acc = self.b.declare_var(acc_ty);
             self.b.def_var(acc, identity);
-            self.inner(kept, point, &mut |t, point| {
+            let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
                 t.eval(0..r, Level::Element, point, &mut v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
                 t.step(op, dtype, acc, x)
-            })?;
+            };
+            if self.simd {
+                self.vector_reduce(r, op, acc, point, vals, &mut scalar)?;
+            } else {
+                self.inner(kept, point, &mut scalar)?;
+            }
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
             let a = self.b.use_var(acc);
             vals[r] = Some(self.finish(op, dtype, a)?);
@@ -293,13 +422,150 @@ impl<'a, 'f> Translator<'a, 'f> {
             .zip(&self.levels)
             .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
         if element_stores {
-            self.inner(kept, point, &mut |t, point| {
+            let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
                 t.eval(0..n, Level::Element, point, &mut v)
-            })?;
+            };
+            if self.simd {
+                let splat = self.splat_row_values(vals);
+                self.inner_vector(
+                    kept,
+                    point,
+                    &mut |t, point, _| {
+                        let mut v = splat.clone();
+                        t.eval(0..n, Level::Element, point, &mut v)
+                    },
+                    &mut scalar,
+                )?;
+            } else {
+                self.inner(kept, point, &mut scalar)?;
+            }
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
         }
         Ok(())
+    }
+
+    /// `vals` with every row-level f32 value splatted to f32x4, for a SIMD pass over a row.
+    fn splat_row_values(&mut self, vals: &[Option<Value>]) -> Vec<Option<Value>> {
+        (0..vals.len())
+            .map(|j| match vals[j] {
+                Some(v) if self.levels[j] == Level::Row && self.types[j] == Some(DType::F32) => {
+                    Some(self.b.ins().splat(types::F32X4, v))
+                }
+                other => other,
+            })
+            .collect()
+    }
+
+    /// One SIMD pass of reduction `r` (an f32 sum, max or min) over the row into `acc`: the
+    /// vector part into [`ROW_LANES`] lanes (f64 lanes for a sum), combined in a fixed tree,
+    /// then the scalar tail through `scalar`.
+    fn vector_reduce(
+        &mut self,
+        r: usize,
+        op: ReduceOp,
+        acc: Variable,
+        point: &mut Vec<Value>,
+        vals: &[Option<Value>],
+        scalar: &mut dyn FnMut(&mut Self, &mut Vec<Value>) -> Result<()>,
+    ) -> Result<()> {
+        let Instr::Reduce { x, .. } = self.k.body[r] else {
+            unreachable!("r is a reduction")
+        };
+        let kept = self.k.shape.len() - self.k.reduce_axes;
+        let sum = op == ReduceOp::Sum;
+        let init = if sum {
+            let z = self.b.ins().f64const(0.0);
+            self.b.ins().splat(types::F64X2, z)
+        } else {
+            let e = if op == ReduceOp::Max {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            };
+            let e = self.b.ins().f32const(e);
+            self.b.ins().splat(types::F32X4, e)
+        };
+        let (lane_ty, parts) = if sum {
+            (types::F64X2, ROW_LANES as usize / 2)
+        } else {
+            (types::F32X4, ROW_LANES as usize / LANES as usize)
+        };
+        let accs: Vec<Variable> = (0..parts)
+            .map(|_| {
+                let v = self.b.declare_var(lane_ty);
+                self.b.def_var(v, init);
+                v
+            })
+            .collect();
+        let splat = self.splat_row_values(vals);
+        self.inner_vector(
+            kept,
+            point,
+            &mut |t, point, u| {
+                let mut v = splat.clone();
+                t.eval(0..r, Level::Element, point, &mut v)?;
+                let x = v[x].expect("invariant: a reduction's operand is computed before it");
+                if sum {
+                    let lo = t.b.ins().fvpromote_low(x);
+                    let high = t.high_half(x);
+                    let hi = t.b.ins().fvpromote_low(high);
+                    for (part, y) in [(2 * u, lo), (2 * u + 1, hi)] {
+                        let a = t.b.use_var(accs[part]);
+                        let s = t.b.ins().fadd(a, y);
+                        t.b.def_var(accs[part], s);
+                    }
+                } else {
+                    let a = t.b.use_var(accs[u]);
+                    let m = if op == ReduceOp::Max {
+                        t.b.ins().fmax(a, x)
+                    } else {
+                        t.b.ins().fmin(a, x)
+                    };
+                    t.b.def_var(accs[u], m);
+                }
+                Ok(())
+            },
+            scalar,
+        )?;
+        let mut parts: Vec<Value> = accs.iter().map(|a| self.b.use_var(*a)).collect();
+        while parts.len() > 1 {
+            parts = parts
+                .chunks(2)
+                .map(|p| match op {
+                    ReduceOp::Sum => self.b.ins().fadd(p[0], p[1]),
+                    ReduceOp::Max => self.b.ins().fmax(p[0], p[1]),
+                    ReduceOp::Min | ReduceOp::Prod | ReduceOp::All | ReduceOp::Any => {
+                        self.b.ins().fmin(p[0], p[1])
+                    }
+                })
+                .collect();
+        }
+        let v = parts[0];
+        if sum {
+            let l0 = self.b.ins().extractlane(v, 0);
+            let l1 = self.b.ins().extractlane(v, 1);
+            let total = self.b.ins().fadd(l0, l1);
+            let tail = self.b.use_var(acc);
+            let all = self.b.ins().fadd(total, tail);
+            self.b.def_var(acc, all);
+        } else {
+            for lane in 0..LANES as u8 {
+                let l = self.b.ins().extractlane(v, lane);
+                self.step(op, DType::F32, acc, l)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Lanes 2 and 3 of an f32x4 moved to lanes 0 and 1.
+    fn high_half(&mut self, x: Value) -> Value {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let bytes = self.b.ins().bitcast(types::I8X16, little, x);
+        let mask: Vec<u8> = (8..16).chain(8..16).collect();
+        let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+        let moved = self.b.ins().shuffle(bytes, bytes, mask);
+        self.b.ins().bitcast(types::F32X4, little, moved)
     }
 
     /// Loops over the reduced dims from `d`, running `body` at each point.
@@ -316,6 +582,45 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.for_loop(zero, end, 1, &mut |t, i| {
             point[d] = i;
             t.inner(d + 1, point, body)
+        })
+    }
+
+    /// [`Self::inner`] with the innermost dim in f32x4 steps: [`ROW_LANES`] elements a trip
+    /// (`vector` runs once per vector, told which one), then one vector, then scalar elements.
+    fn inner_vector(
+        &mut self,
+        d: usize,
+        point: &mut Vec<Value>,
+        vector: &mut dyn FnMut(&mut Self, &mut Vec<Value>, usize) -> Result<()>,
+        scalar: &mut dyn FnMut(&mut Self, &mut Vec<Value>) -> Result<()>,
+    ) -> Result<()> {
+        let last = self.k.shape.len() - 1;
+        if d < last {
+            let (zero, end) = (self.zero, self.sizes[d]);
+            return self.for_loop(zero, end, 1, &mut |t, i| {
+                point[d] = i;
+                t.inner_vector(d + 1, point, vector, scalar)
+            });
+        }
+        let (zero, end) = (self.zero, self.sizes[d]);
+        let wide = self.b.ins().band_imm_s(end, !(ROW_LANES - 1));
+        let whole = self.b.ins().band_imm_s(end, !(LANES - 1));
+        self.vector = true;
+        self.for_loop(zero, wide, ROW_LANES, &mut |t, i| {
+            for u in 0..(ROW_LANES / LANES) as usize {
+                point[d] = t.b.ins().iadd_imm_s(i, u as i64 * LANES);
+                vector(t, point, u)?;
+            }
+            Ok(())
+        })?;
+        self.for_loop(wide, whole, LANES, &mut |t, i| {
+            point[d] = i;
+            vector(t, point, 0)
+        })?;
+        self.vector = false;
+        self.for_loop(whole, end, 1, &mut |t, i| {
+            point[d] = i;
+            scalar(t, point)
         })
     }
 
@@ -458,22 +763,37 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    /// The byte address of instruction `i`'s index at `point`.
+    /// The byte address of instruction `i`'s index at `point`. The innermost stride's class (0,
+    /// 1 or other) is part of the kernel's structure key, so a 0 or 1 there is folded in.
     fn address(&mut self, i: usize, arg: usize, point: &[Value]) -> Value {
         let (strides, offset) = self.index[i]
             .clone()
             .expect("invariant: loads and stores have an index");
+        let inner = match &self.k.body[i] {
+            Instr::Load { index, .. } | Instr::Store { index, .. } => index.strides.last().copied(),
+            Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => None,
+        };
+        let last = point.len().wrapping_sub(1);
         // Outer dims first so loop-invariant parts hoist out of inner loops.
         let mut e = offset;
-        for (p, s) in point.iter().zip(strides) {
-            if *p == self.zero {
+        for (d, (p, s)) in point.iter().zip(strides).enumerate() {
+            if *p == self.zero || (d == last && inner == Some(0)) {
                 continue;
             }
-            let t = self.b.ins().imul(*p, s);
+            let t = if d == last && inner == Some(1) {
+                *p
+            } else {
+                self.b.ins().imul(*p, s)
+            };
             e = self.b.ins().iadd(e, t);
         }
         let size = self.k.args[arg].dtype.size() as i64;
-        let bytes = self.b.ins().imul_imm_s(e, size);
+        let bytes = self.b.ins().ishl_imm_s(e, size.trailing_zeros() as i64);
         self.b.ins().iadd(self.bufs[arg], bytes)
     }
 
@@ -489,11 +809,31 @@ impl<'a, 'f> Translator<'a, 'f> {
         let addr = self.address(i, arg, point);
         let dtype = self.k.args[arg].dtype;
         if self.vector {
-            if self.inner_stride_is_zero(i) {
-                let s = self.b.ins().load(types::F32, mem(), addr, 0);
-                return Ok(self.b.ins().splat(types::F32X4, s));
-            }
-            return Ok(self.b.ins().load(types::F32X4, mem(), addr, 0));
+            let Instr::Load { index, .. } = &self.k.body[i] else {
+                unreachable!("load() emits loads")
+            };
+            return Ok(match index.strides.last() {
+                Some(0) => {
+                    let s = self.b.ins().load(types::F32, mem(), addr, 0);
+                    self.b.ins().splat(types::F32X4, s)
+                }
+                Some(1) => self.b.ins().load(types::F32X4, mem(), addr, 0),
+                // A strided row: four scalar loads gathered into one vector.
+                Some(_) | None => {
+                    let (strides, _) = self.index[i].clone().expect("loads have an index");
+                    let step = *strides.last().expect("a SIMD loop has an innermost dim");
+                    let step = self.b.ins().ishl_imm_s(step, 2);
+                    let mut at = addr;
+                    let first = self.b.ins().load(types::F32, mem(), at, 0);
+                    let mut v = self.b.ins().splat(types::F32X4, first);
+                    for lane in 1..LANES as u8 {
+                        at = self.b.ins().iadd(at, step);
+                        let x = self.b.ins().load(types::F32, mem(), at, 0);
+                        v = self.b.ins().insertlane(v, x, lane);
+                    }
+                    v
+                }
+            });
         }
         Ok(match dtype {
             DType::F16 => {

@@ -1,5 +1,5 @@
 // kernel 0: fused_add_2 grid 256 block 256
-// scalars: n0=256 n1=256 off0=0 st0_0=1 st0_1=256 off1=0 off2=0 st2_0=1 st2_1=256
+// scalars: n0=256 n1=256 off0=0 off1=0 st1_0=1 st1_1=256 off2=0
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_add_2(
     const float* __restrict__ a0,
     const float* __restrict__ a1,
@@ -7,12 +7,10 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_add_2(
     const long long n0,
     const long long n1,
     const long long off0,
-    const long long st0_0,
-    const long long st0_1,
     const long long off1,
-    const long long off2,
-    const long long st2_0,
-    const long long st2_1) {
+    const long long st1_0,
+    const long long st1_1,
+    const long long off2) {
   const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -20,10 +18,10 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_add_2(
     long long rest = i;
     const long long i1 = rest % n1; rest /= n1;
     const long long i0 = rest;
-    const float v0 = a0[off0 + i0 * st0_0 + i1 * st0_1];
-    const float v1 = a1[off1 + i];
+    const float v0 = a0[off0 + i];
+    const float v1 = a1[off1 + i0 * st1_0 + i1 * st1_1];
     const float v2 = v0 + v1;
-    a2[off2 + i0 * st2_0 + i1 * st2_1] = v2;
+    a2[off2 + i] = v2;
   }
 }
 
