@@ -8,6 +8,7 @@
 //! ```
 
 pub mod conformance;
+pub mod measure;
 pub mod workloads;
 
 pub use smelt_frontend as frontend;

@@ -8,7 +8,7 @@ mod demo;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved\n  bench [WORKLOAD…|bandwidth|tiny_ops|compile_latency] [--unfused|--both] [--json] [--reps N] [--shrink N]\n                            time workloads on the cpu backend (checked against the reference first)"
+        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result;\n                            then real fused kernels, checked and timed against unfused\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status, codegen SIMD vs the host's\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved\n  bench [WORKLOAD…|bandwidth|tiny_ops|compile_latency] [--unfused|--both] [--json] [--reps N] [--shrink N]\n                            time workloads on the cpu backend (checked against the reference first)"
     );
     ExitCode::from(2)
 }
@@ -99,7 +99,8 @@ fn info() -> ExitCode {
     println!("smelt {}", env!("CARGO_PKG_VERSION"));
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("threads: {threads}");
-    println!("simd: {} bits", simd_width());
+    let codegen = codegen_simd().unwrap_or_else(|| "none (scalar loops)".into());
+    println!("codegen SIMD: {codegen}, cranelift; host: {}", host_simd());
     println!("backends: reference (kernel IR interpreter) — available");
     println!(
         "          cpu (cranelift JIT) — available, the default (SMELT_BACKEND=reference|cpu)"
@@ -119,22 +120,63 @@ fn info() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// The widest SIMD registers this CPU has (what a vectorising backend can use).
-fn simd_width() -> u32 {
+/// The widest vector registers this CPU has, as the feature that provides them.
+fn host_simd() -> &'static str {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("avx512f") {
-            return 512;
+            return "avx512f (512-bit)";
         }
         if std::arch::is_x86_feature_detected!("avx2") {
-            return 256;
+            return "avx2 (256-bit)";
         }
-        128
+        "sse2 (128-bit)"
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
     {
-        128
+        "neon (128-bit)"
     }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        "unknown"
+    }
+}
+
+/// The vectors the cpu backend really emits: the widest vector type in the CLIF it compiles for
+/// a contiguous f32 elementwise kernel (`x * 2 + 1`), e.g. `128-bit (f32x4)`; `None` when the
+/// kernel runs scalar loops (or the JIT is unavailable).
+fn codegen_simd() -> Option<String> {
+    let x = smelt::Tensor::new([1.0f32; 64]);
+    let mut graph = (&x * 2.0 + 1.0).graph().graph().clone();
+    smelt_passes::optimize(&mut graph);
+    let kernel = smelt_passes::schedule(&graph)
+        .steps
+        .into_iter()
+        .find_map(|step| match step.work {
+            smelt_ir::kernel::Work::Kernel(k) => Some(k),
+            smelt_ir::kernel::Work::Library(_) => None,
+        })?;
+    let code = smelt_runtime::cpu::compiled(&kernel).ok()?;
+    widest_vector(&code.clif).map(|(bits, ty)| format!("{bits}-bit ({ty})"))
+}
+
+/// The widest `<lane type>x<lanes>` vector type named in CLIF text, with its width in bits.
+fn widest_vector(clif: &str) -> Option<(u32, &str)> {
+    clif.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|word| {
+            let (lane, lanes) = word.split_once('x')?;
+            let lane_bits = match lane {
+                "i8" => 8,
+                "i16" | "f16" => 16,
+                "i32" | "f32" => 32,
+                "i64" | "f64" => 64,
+                "i128" | "f128" => 128,
+                _ => return None,
+            };
+            Some((lane_bits * lanes.parse::<u32>().ok()?, word))
+        })
+        // The widest; among equals a float type (the data, rather than a lane mask).
+        .max_by_key(|(bits, word)| (*bits, word.starts_with('f')))
 }
 
 fn main() -> ExitCode {
@@ -146,5 +188,29 @@ fn main() -> ExitCode {
         Some("explain") => explain(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         _ => usage(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::widest_vector;
+
+    #[test]
+    fn widest_vector_reads_clif_vector_types() {
+        let clif =
+            "v3 = load.f32x4 notrap aligned v1\n v4 = splat.i64x2 v0\n v5 = iconst.i64 0x3f80";
+        assert_eq!(widest_vector(clif), Some((128, "f32x4")));
+        assert_eq!(
+            widest_vector("v1 = fadd.f32 v0, v0\n v2 = iconst.i64 0x10"),
+            None
+        );
+    }
+
+    #[test]
+    fn the_cpu_backend_reports_the_vectors_it_emits() {
+        // Whatever the width, it is one the CLIF of a real compiled kernel named.
+        if let Some(line) = super::codegen_simd() {
+            assert!(line.ends_with(')') && line.contains("-bit ("), "{line}");
+        }
     }
 }

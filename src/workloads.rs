@@ -26,20 +26,48 @@ pub const NAMES: &[&str] = &[
     "matmul_bias_relu",
 ];
 
-fn bytes(ts: &[&Tensor]) -> u64 {
-    ts.iter()
-        .map(|t| (t.numel() * t.dtype().size()) as u64)
-        .sum()
+/// Bytes a perfectly fused kernel moves for workload `name`: each input read once, `output`
+/// written once; `None` for the compute-bound matmul.
+pub fn ideal_bytes(name: &str, inputs: &[Tensor], output: &Tensor) -> Option<u64> {
+    let bytes = |t: &Tensor| (t.numel() * t.dtype().size()) as u64;
+    match name {
+        "matmul_bias_relu" => None,
+        _ => Some(inputs.iter().map(bytes).sum::<u64>() + bytes(output)),
+    }
+}
+
+/// Floating-point operations of workload `name`'s matrix product (a multiply and an add per
+/// term); `None` for the memory-bound workloads.
+pub fn flops(name: &str, inputs: &[Tensor]) -> Option<u64> {
+    match (name, inputs) {
+        ("matmul_bias_relu", [a, b, ..]) => {
+            let (sa, sb) = (a.shape(), b.shape());
+            Some(2 * (sa.first()? * sa.last()? * sb.last()?) as u64)
+        }
+        _ => None,
+    }
+}
+
+/// The program of workload `name` as WORKLOADS.md writes it.
+pub fn source(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "ew_chain" => "relu(a*b + c) * 0.5 + a",
+        "gelu_tanh" => "0.5*x*(1+tanh(0.7978845608*(x+0.044715*x^3)))",
+        "transpose_add" => "a.t() + b",
+        "permute_scale" => "x.permute(0,2,3,1).contiguous()*2+1",
+        "softmax_rows" => "softmax(x, dim=-1)",
+        "sum_sq_diff" => "((a-b)^2).sum(dim=1)",
+        "layernorm" => "(x-mean)/sqrt(var+1e-5)*w+b over the last dim",
+        "matmul_bias_relu" => "relu(A@B + bias)",
+        _ => return None,
+    })
 }
 
 /// Builds workload `name` with its sizes divided by `shrink` along each dim (1 = WORKLOADS.md).
 pub fn build(name: &str, shrink: usize) -> Option<Workload> {
     let inputs = inputs(name, shrink)?;
     let output = program(name, &inputs)?;
-    let ideal_bytes = match name {
-        "matmul_bias_relu" => None,
-        _ => Some(bytes(&inputs.iter().collect::<Vec<_>>()) + bytes(&[&output])),
-    };
+    let ideal_bytes = ideal_bytes(name, &inputs, &output);
     let name = NAMES.iter().find(|n| **n == name).copied()?;
     Some(Workload {
         name,

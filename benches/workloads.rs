@@ -1,0 +1,116 @@
+//! `cargo bench --bench workloads`: the WORKLOADS.md list through criterion, fused and unfused on
+//! the cpu backend. Each result is checked against the reference backend before it is timed (a
+//! fast wrong answer panics). Throughput is the ideal bytes (the matmul: its floating-point
+//! operations, shown as elem/s, beside the GEMM crate alone on the same shapes). Then `tiny_ops`
+//! (elem/s = lazy ops per second) and a realisation served from the kernel cache.
+//!
+//! Short by default (10 samples, 1 s warm-up, 3 s of measurement each); `-- --quick` is shorter,
+//! and criterion's flags (`--sample-size`, `--measurement-time`, a name filter) override.
+
+use criterion::{BatchSize, Bencher, Criterion, Throughput, criterion_group, criterion_main};
+use smelt::frontend::Tensor;
+use smelt::{Mode, measure, workloads};
+use std::time::Duration;
+
+/// Panics with the reason when the cpu backend's answer is wrong: no timing for it.
+fn checked(what: &str, result: Result<(), String>) {
+    if let Err(why) = result {
+        panic!(
+            "{what}: the cpu backend's result differs from the reference backend, not timing it: {why}"
+        );
+    }
+}
+
+/// Times realisations of `make()` on the cpu backend in `mode`; building the graph and dropping
+/// the result stay outside the timing.
+fn time_realisation(b: &mut Bencher, mode: Mode, make: &dyn Fn() -> Tensor) {
+    b.iter_batched(
+        make,
+        |y| {
+            measure::realize_cpu(&y, mode).unwrap_or_else(|e| panic!("realisation failed: {e}"));
+            y
+        },
+        BatchSize::PerIteration,
+    );
+}
+
+fn bench_workloads(c: &mut Criterion) {
+    for &name in workloads::NAMES {
+        let inputs = workloads::inputs(name, 1).expect("a WORKLOADS.md workload");
+        let program = || measure::program(name, &inputs).unwrap_or_else(|e| panic!("{e}"));
+        let mut group = c.benchmark_group(name);
+        let throughput = workloads::ideal_bytes(name, &inputs, &program())
+            .map(Throughput::Bytes)
+            .or_else(|| workloads::flops(name, &inputs).map(Throughput::Elements));
+        if let Some(t) = throughput {
+            group.throughput(t);
+        }
+        for mode in [Mode::Fused, Mode::Unfused] {
+            let mut is_checked = false;
+            group.bench_function(mode.name(), |b| {
+                // Inside the routine, so a benchmark the name filter skips is not checked either.
+                if !is_checked {
+                    checked(
+                        &format!("{name} ({})", mode.name()),
+                        measure::check(name, mode, &inputs),
+                    );
+                    is_checked = true;
+                }
+                time_realisation(b, mode, &program);
+            });
+        }
+        if name == "matmul_bias_relu" {
+            let mut gemm = measure::gemm_alone_for(&inputs).unwrap_or_else(|e| panic!("{e}"));
+            let mut is_checked = false;
+            group.bench_function("gemm_alone", |b| {
+                if !is_checked {
+                    checked("gemm_alone", gemm.check());
+                    is_checked = true;
+                }
+                b.iter(|| gemm.run());
+            });
+        }
+        group.finish();
+    }
+}
+
+fn bench_overhead(c: &mut Criterion) {
+    let mut group = c.benchmark_group("overhead");
+    // The same 10-op chain every time: after the first, its kernel comes from the cache.
+    let x = measure::chain_input();
+    let chain = || measure::op_chain(&x, 1.0);
+    checked(
+        "cached_realisation",
+        measure::check_with(&|| Ok(chain()), Mode::Fused),
+    );
+    group.bench_function("cached_realisation", |b| {
+        time_realisation(b, Mode::Fused, &chain)
+    });
+    let x0 = measure::tiny_input();
+    let tiny = || measure::tiny_chain(&x0);
+    checked("tiny_ops", measure::check_with(&|| Ok(tiny()), Mode::Fused));
+    group.throughput(Throughput::Elements(measure::TINY_OPS as u64));
+    // Recording the ops is the point here: time it together with the realisation.
+    group.bench_function("tiny_ops", |b| {
+        b.iter(|| {
+            let y = tiny();
+            measure::realize_cpu(&y, Mode::Fused).unwrap_or_else(|e| panic!("{e}"));
+            y
+        })
+    });
+    group.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+}
+
+criterion_group! {
+    name = benches;
+    config = config();
+    targets = bench_workloads, bench_overhead
+}
+criterion_main!(benches);

@@ -1,0 +1,262 @@
+//! What `smelt bench`, `cargo bench` (`benches/workloads.rs`) and `smelt demo` share: a workload
+//! realized on the cpu backend and checked against the reference backend before anything is
+//! timed (a fast wrong answer is a failure), the "GEMM crate alone" baseline, and the small
+//! chains behind `tiny_ops`, `compile_latency` and the cached-realisation benchmark.
+
+use crate::Mode;
+use crate::frontend::{Backend, Tensor, realize_with};
+use crate::workloads;
+use std::time::{Duration, Instant};
+
+/// The median of some timings (the upper one of the middle two for an even count).
+pub fn median(mut v: Vec<Duration>) -> Duration {
+    assert!(!v.is_empty(), "median of no timings");
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// The lazy result of workload `name` on `inputs`: a fresh graph, nothing run yet.
+pub fn program(name: &str, inputs: &[Tensor]) -> Result<Tensor, String> {
+    workloads::program(name, inputs).ok_or_else(|| format!("unknown workload {name}"))
+}
+
+/// Realizes `y` on the cpu backend in `mode`.
+pub fn realize_cpu(y: &Tensor, mode: Mode) -> Result<(), String> {
+    realize_with(&[y], mode, Backend::Cpu).map_err(|e| e.to_string())
+}
+
+/// `Ok` when `got` matches `want` within float tolerance (NaN matches NaN); otherwise the first
+/// element that differs.
+pub fn compare(got: &Tensor, want: &Tensor) -> Result<(), String> {
+    if got.shape() != want.shape() {
+        return Err(format!("shape {:?} vs {:?}", got.shape(), want.shape()));
+    }
+    let (g, w) = (got.to_vec::<f32>(), want.to_vec::<f32>());
+    for (i, (x, y)) in g.iter().zip(&w).enumerate() {
+        let ok = x == y || x.is_nan() && y.is_nan() || (x - y).abs() <= 1e-5 + 1e-4 * y.abs();
+        if !ok {
+            return Err(format!("element {i}: cpu {x} vs reference {y}"));
+        }
+    }
+    Ok(())
+}
+
+/// Builds `make()` twice, realizes one on the cpu backend in `mode` and the other on the
+/// reference backend (the kernel IR interpreter, the oracle), and compares them.
+pub fn check_with(make: &dyn Fn() -> Result<Tensor, String>, mode: Mode) -> Result<(), String> {
+    let got = make()?;
+    realize_cpu(&got, mode)?;
+    let want = make()?;
+    realize_with(&[&want], Mode::Fused, Backend::Reference).map_err(|e| e.to_string())?;
+    compare(&got, &want)
+}
+
+/// Checks workload `name` in `mode` against the reference backend (see [`check_with`]).
+pub fn check(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<(), String> {
+    check_with(&|| program(name, inputs), mode)
+}
+
+/// The median of `reps` realisations of workload `name` on the cpu backend in `mode`. Only the
+/// realisation is timed: building the graph and dropping the result are not.
+pub fn time_workload(
+    name: &str,
+    mode: Mode,
+    inputs: &[Tensor],
+    reps: usize,
+) -> Result<Duration, String> {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps.max(1) {
+        let y = program(name, inputs)?;
+        let t = Instant::now();
+        realize_cpu(&y, mode)?;
+        times.push(t.elapsed());
+    }
+    Ok(median(times))
+}
+
+/// The GEMM crate alone on `matmul_bias_relu`'s shapes: the `gemm` call the runtime's matmul
+/// makes for contiguous row-major f32 operands, with the same threading (rayon's global pool,
+/// as the runtime uses for products this big), into a preallocated output. No bias, no relu,
+/// no graph: the yardstick the workload's fused time is compared with.
+#[derive(Debug)]
+pub struct GemmAlone {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    out: Vec<f32>,
+    m: usize,
+    k: usize,
+    n: usize,
+    /// `a` and `b` as tensors, for the check against smelt's reference realisation.
+    tensors: (Tensor, Tensor),
+}
+
+impl GemmAlone {
+    /// The baseline for `a @ b`, both 2-D float32.
+    pub fn new(a: &Tensor, b: &Tensor) -> Result<GemmAlone, String> {
+        let (sa, sb) = (a.shape(), b.shape());
+        if sa.len() != 2 || sb.len() != 2 || sa[1] != sb[0] {
+            return Err(format!(
+                "gemm baseline needs [m,k] @ [k,n], got {sa:?} @ {sb:?}"
+            ));
+        }
+        let (m, k, n) = (sa[0], sa[1], sb[1]);
+        Ok(GemmAlone {
+            a: a.to_vec::<f32>(),
+            b: b.to_vec::<f32>(),
+            out: vec![0.0; m * n],
+            m,
+            k,
+            n,
+            tensors: (a.clone(), b.clone()),
+        })
+    }
+
+    /// Floating-point operations of one product (a multiply and an add per term).
+    pub fn flops(&self) -> u64 {
+        2 * (self.m * self.k * self.n) as u64
+    }
+
+    /// One product into the preallocated output.
+    pub fn run(&mut self) {
+        let (m, k, n) = (self.m, self.k, self.n);
+        // SAFETY: `a` holds m·k, `b` k·n and `out` m·n elements (built so in `new`), each
+        // row-major with the row strides passed and column stride 1, so every address gemm
+        // forms lies inside its slice; `out` is a distinct allocation written by this call only.
+        unsafe {
+            gemm::gemm(
+                m,
+                n,
+                k,
+                self.out.as_mut_ptr(),
+                1,
+                n as isize,
+                false,
+                self.a.as_ptr(),
+                1,
+                k as isize,
+                self.b.as_ptr(),
+                1,
+                n as isize,
+                0.0f32,
+                1.0f32,
+                false,
+                false,
+                false,
+                gemm::Parallelism::Rayon(0),
+            );
+        }
+    }
+
+    /// Runs the product once and compares it with smelt's `a.matmul(b)` realized on the
+    /// reference backend.
+    pub fn check(&mut self) -> Result<(), String> {
+        self.run();
+        let want = self.tensors.0.matmul(&self.tensors.1);
+        realize_with(&[&want], Mode::Fused, Backend::Reference).map_err(|e| e.to_string())?;
+        let got = Tensor::from_vec(self.out.clone(), &[self.m, self.n]);
+        compare(&got, &want).map_err(|e| format!("gemm alone: {e}"))
+    }
+
+    /// The median of `reps` products.
+    pub fn time(&mut self, reps: usize) -> Duration {
+        let times = (0..reps.max(1))
+            .map(|_| {
+                let t = Instant::now();
+                self.run();
+                t.elapsed()
+            })
+            .collect();
+        median(times)
+    }
+}
+
+/// The GEMM baseline for workload `matmul_bias_relu`'s inputs `[A, B, bias]`.
+pub fn gemm_alone_for(inputs: &[Tensor]) -> Result<GemmAlone, String> {
+    match inputs {
+        [a, b, _bias] => GemmAlone::new(a, b),
+        _ => Err("matmul_bias_relu takes A, B and bias".into()),
+    }
+}
+
+/// Steps of the `tiny_ops` chain; each step records two lazy ops.
+pub const TINY_STEPS: usize = 1000;
+/// Lazy ops the `tiny_ops` chain records.
+pub const TINY_OPS: usize = 2 * TINY_STEPS;
+
+/// `tiny_ops`: `x = x*1.0001 + 0.5` [`TINY_STEPS`] times (nothing runs).
+pub fn tiny_chain(x0: &Tensor) -> Tensor {
+    let mut x = x0.clone();
+    for _ in 0..TINY_STEPS {
+        x = &x * 1.0001 + 0.5;
+    }
+    x
+}
+
+/// The input of the `tiny_ops` chain: a [16] float32 tensor.
+pub fn tiny_input() -> Tensor {
+    Tensor::new([0.5f32; 16])
+}
+
+/// A 10-op elementwise chain on `x` whose constants are scaled by `salt`: a `salt` no earlier
+/// chain used makes a kernel the cache has not seen (`compile_latency`); the same `salt` again
+/// realizes from the cache (the cached-realisation benchmark).
+pub fn op_chain(x: &Tensor, salt: f64) -> Tensor {
+    let mut y = x.clone();
+    for i in 0..10 {
+        y = match i % 3 {
+            0 => &y * (1.25 * salt),
+            1 => &y + salt,
+            _ => y.relu(),
+        };
+    }
+    y
+}
+
+/// The input of [`op_chain`]: a [1024] float32 tensor.
+pub fn chain_input() -> Tensor {
+    Tensor::new([1.5f32; 1024])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compare_finds_the_first_wrong_element() {
+        let a = Tensor::new([1.0f32, 2.0, f32::NAN]);
+        assert_eq!(compare(&a, &Tensor::new([1.0f32, 2.0, f32::NAN])), Ok(()));
+        let err = compare(&a, &Tensor::new([1.0f32, 2.5, f32::NAN])).unwrap_err();
+        assert!(err.contains("element 1"), "{err}");
+        let err = compare(&a, &Tensor::new([1.0f32, 2.0])).unwrap_err();
+        assert!(err.contains("shape"), "{err}");
+    }
+
+    #[test]
+    fn every_workload_checks_against_the_reference_in_both_modes() {
+        for name in workloads::NAMES {
+            let inputs = workloads::inputs(name, 64).expect("known workload");
+            for mode in [Mode::Fused, Mode::Unfused] {
+                assert_eq!(check(name, mode, &inputs), Ok(()), "{name} {}", mode.name());
+            }
+        }
+        assert!(check("nope", Mode::Fused, &[]).is_err());
+    }
+
+    #[test]
+    fn gemm_alone_computes_the_workloads_product() {
+        let inputs = workloads::inputs("matmul_bias_relu", 32).expect("known workload");
+        let mut gemm = gemm_alone_for(&inputs).expect("2-D operands");
+        assert_eq!(gemm.flops(), 2 * 32 * 32 * 32);
+        assert_eq!(gemm.check(), Ok(()));
+        assert!(gemm_alone_for(&inputs[..1]).is_err());
+        assert!(GemmAlone::new(&inputs[0], &inputs[2]).is_err());
+    }
+
+    #[test]
+    fn the_overhead_chains_check_against_the_reference() {
+        let x0 = tiny_input();
+        assert_eq!(check_with(&|| Ok(tiny_chain(&x0)), Mode::Fused), Ok(()));
+        let x = chain_input();
+        assert_eq!(check_with(&|| Ok(op_chain(&x, 1.0)), Mode::Unfused), Ok(()));
+    }
+}
