@@ -1,6 +1,7 @@
 //! Executes a schedule: runs each step's kernel on its backend, hands buffers from producers
 //! to consumers, frees each buffer after its last use. `SMELT_DEVICE=cuda[:N]` runs the
-//! generated kernels on that CUDA device (library calls stay on the host for now).
+//! generated kernels and f32/f64 matmuls (cuBLAS) on that CUDA device; other library calls
+//! stay on the host.
 
 use crate::backend::Backend;
 use crate::buffer::Buffer;
@@ -57,7 +58,10 @@ pub fn execute_on(
                 Device::Cpu => backend.run_kernel(k, args),
                 Device::Cuda(n) => crate::cuda::run_kernel(n, k, &args)?,
             },
-            Work::Library(call) => crate::library::run_library(call, &args),
+            Work::Library(call) => match device {
+                Device::Cpu => crate::library::run_library(call, &args),
+                Device::Cuda(n) => crate::cuda::run_library(n, call, &args)?,
+            },
         };
         buffers[step.writes.index()] = Some(Arc::new(out));
     }

@@ -13,6 +13,8 @@ mod matmul;
 mod scan;
 mod sort;
 
+#[cfg(feature = "cuda")]
+pub(crate) use matmul::check_views as check_matmul_views;
 pub use matmul::{matmul_gemm, matmul_reference};
 
 use crate::buffer::Buffer;
@@ -21,22 +23,7 @@ use std::sync::Arc;
 
 /// Runs `call` on `inputs` (one buffer per input, in order).
 pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
-    assert_eq!(
-        inputs.len(),
-        call.inputs.len(),
-        "invariant: one buffer per library input"
-    );
-    for ((_, v), b) in call.inputs.iter().zip(inputs) {
-        assert!(
-            v.fits_in(b.len()),
-            "invariant: library input view {v} inside its buffer of {}",
-            b.len()
-        );
-    }
-    assert!(
-        call.out.fits_in(call.len),
-        "invariant: library output view inside its buffer"
-    );
+    check_call(call, inputs);
     let mut out = match &call.op {
         // The next version of a storage starts as the old one.
         LibraryOp::IndexPut { .. } => {
@@ -76,6 +63,27 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
         } => sort::sort(call, *dim, *descending, *indices, inputs, &mut out),
     }
     out
+}
+
+/// Asserts the invariants every library call relies on: one buffer per input, every view
+/// inside its buffer.
+pub(crate) fn check_call(call: &LibraryCall, inputs: &[Arc<Buffer>]) {
+    assert_eq!(
+        inputs.len(),
+        call.inputs.len(),
+        "invariant: one buffer per library input"
+    );
+    for ((_, v), b) in call.inputs.iter().zip(inputs) {
+        assert!(
+            v.fits_in(b.len()),
+            "invariant: library input view {v} inside its buffer of {}",
+            b.len()
+        );
+    }
+    assert!(
+        call.out.fits_in(call.len),
+        "invariant: library output view inside its buffer"
+    );
 }
 
 /// Calls `f` with every multi-index of `shape` in row-major order (once for `[]`, never when

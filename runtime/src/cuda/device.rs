@@ -2,6 +2,7 @@
 //! buffer pool and the loaded kernels per device.
 
 use super::pool::Pool;
+use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use smelt_ir::{Error, Result};
 use std::collections::HashMap;
@@ -17,6 +18,8 @@ pub struct CudaDevice {
     pub pool: Pool,
     /// Loaded entry points by source hash.
     pub functions: Mutex<HashMap<u64, CudaFunction>>,
+    /// The cuBLAS handle on `stream`, created at the first matmul (after the library probe).
+    pub blas: OnceLock<Result<CudaBlas>>,
     _ctx: Arc<CudaContext>,
 }
 
@@ -75,6 +78,7 @@ pub fn device(ordinal: usize) -> Result<Arc<CudaDevice>> {
         stream: ctx.default_stream(),
         pool: Pool::default(),
         functions: Mutex::new(HashMap::new()),
+        blas: OnceLock::new(),
         _ctx: ctx,
     });
     devices.insert(ordinal, dev.clone());

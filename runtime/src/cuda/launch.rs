@@ -13,7 +13,7 @@ use smelt_ir::{Access, DType, Kernel, Result};
 use std::sync::Arc;
 
 /// The bytes of `b` as the device stores them (bool as one byte, f16/bf16 as their bits).
-fn host_bytes(b: &Buffer) -> Vec<u8> {
+pub(super) fn host_bytes(b: &Buffer) -> Vec<u8> {
     match b {
         Buffer::Bool(v) => v.iter().map(|&x| x as u8).collect(),
         Buffer::U8(v) => v.to_vec(),
@@ -28,7 +28,7 @@ fn host_bytes(b: &Buffer) -> Vec<u8> {
     }
 }
 
-fn buffer_from_bytes(dtype: DType, bytes: &[u8]) -> Buffer {
+pub(super) fn buffer_from_bytes(dtype: DType, bytes: &[u8]) -> Buffer {
     fn chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
         bytes
             .chunks_exact(N)

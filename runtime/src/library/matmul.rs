@@ -12,7 +12,7 @@ use std::sync::Arc;
 /// Problems at least this big (m·n·k) let gemm use rayon's threads.
 const PARALLEL_WORK: usize = 1 << 18;
 
-fn check_views(call: &LibraryCall) -> (&View, &View, &View) {
+pub(crate) fn check_views(call: &LibraryCall) -> (&View, &View, &View) {
     let (av, bv, ov) = (&call.inputs[0].1, &call.inputs[1].1, &call.out);
     let r = ov.ndim();
     assert!(

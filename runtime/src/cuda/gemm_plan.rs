@@ -1,0 +1,283 @@
+//! The pure half of matmul on cuBLAS: how smelt's row-major strided views
+//! `[*B, M, K] @ [*B, K, N] -> [*B, M, N]` map onto column-major `gemmStridedBatched` calls.
+//!
+//! cuBLAS reads an r×c matrix X column-major with a leading dimension: X(i, j) lives at
+//! `i + j·ld`, `ld ≥ max(1, r)`, and `op(X)` is X (N) or Xᵀ (T). A smelt matrix view with
+//! `rows × cols` and strides `(sr, sc)` is
+//! - column-major when `sr = 1` and `sc ≥ rows`: the matrix itself, N, `ld = sc`;
+//! - row-major when `sc = 1` and `sr ≥ cols`: the transpose of a column-major cols×rows
+//!   matrix, T, `ld = sr`.
+//!
+//! A dim of size 1 never moves the address, so its stride is free. Anything else (both strides
+//! ≠ 1, a broadcast stride 0 in a matrix dim, overlapping or negative strides) is not
+//! expressible: [`prepare`] copies such an input to a contiguous buffer on the host, and an
+//! output that is not expressible is computed into a contiguous buffer and scattered into the
+//! real output view on the host afterwards.
+//!
+//! The output decides the orientation. A row-major C (`stride(N) = 1`, the usual case) is
+//! computed as `Cᵀ = Bᵀ·Aᵀ` (the row-major trick): cuBLAS's m, n are N, M, its A is smelt's B
+//! and its B is smelt's A. A column-major C is computed as `C = A·B` directly.
+//!
+//! Batch dims (equal sizes in the three views; broadcasting already made them stride 0) drop
+//! size-1 dims and merge neighbours whose strides nest in all three views. The innermost merged
+//! dim becomes cuBLAS's batch when its strides are non-negative (stride 0 re-reads one operand
+//! matrix for every batch, which cuBLAS allows); the other dims are looped over, one call per
+//! outer point. Sizes and leading dimensions must fit cuBLAS's `int`; a problem that does not
+//! is left to the host gemm ([`plan`] returns `None`).
+
+use crate::buffer::Buffer;
+use crate::library::for_each_index;
+use smelt_ir::View;
+use std::sync::Arc;
+
+/// One outer batch dim looped over outside cuBLAS: its size and its strides in cuBLAS's
+/// A, B and C.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OuterDim {
+    pub size: usize,
+    pub strides: [isize; 3],
+}
+
+/// The arguments of the `gemmStridedBatched` calls for one matmul, exactly as cuBLAS reads
+/// them (element units). `alpha = 1`, `beta = 0`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GemmPlan {
+    /// cuBLAS's A is smelt's `b` and its B is smelt's `a` (the row-major trick).
+    pub swapped: bool,
+    pub transa: bool,
+    pub transb: bool,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub lda: usize,
+    pub ldb: usize,
+    pub ldc: usize,
+    pub batch: usize,
+    pub stride_a: isize,
+    pub stride_b: isize,
+    pub stride_c: isize,
+    /// Where batch 0 of the first outer point starts in cuBLAS's A, B, C buffers.
+    pub offset_a: usize,
+    pub offset_b: usize,
+    pub offset_c: usize,
+    pub outer: Vec<OuterDim>,
+}
+
+impl GemmPlan {
+    /// Calls `f` with the (A, B, C) element offsets of each cuBLAS call, one per outer point.
+    pub fn for_each_call(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let sizes: Vec<usize> = self.outer.iter().map(|d| d.size).collect();
+        for_each_index(&sizes, |point| {
+            let mut offsets = [
+                self.offset_a as isize,
+                self.offset_b as isize,
+                self.offset_c as isize,
+            ];
+            for (&i, d) in point.iter().zip(&self.outer) {
+                for (o, s) in offsets.iter_mut().zip(d.strides) {
+                    *o += i as isize * s;
+                }
+            }
+            let [a, b, c] = offsets.map(|o| {
+                usize::try_from(o).expect("invariant: an outer point starts inside its buffer")
+            });
+            f(a, b, c);
+        });
+    }
+}
+
+/// The largest size, leading dimension or batch count cuBLAS takes (`int`).
+const CUBLAS_INT_MAX: usize = i32::MAX as usize;
+
+/// The leading dimension of a `rows × cols` matrix with strides `(sr, sc)` read column-major
+/// as it is (N), or `None`.
+fn column_major_ld(rows: usize, cols: usize, sr: isize, sc: isize) -> Option<usize> {
+    if rows > 1 && sr != 1 {
+        return None;
+    }
+    let min_ld = rows.max(1);
+    let ld = if cols <= 1 {
+        min_ld
+    } else {
+        usize::try_from(sc).ok().filter(|&ld| ld >= min_ld)?
+    };
+    (ld <= CUBLAS_INT_MAX).then_some(ld)
+}
+
+/// How cuBLAS reads a `rows × cols` matrix with strides `(sr, sc)`: (transposed, ld).
+fn operand(rows: usize, cols: usize, sr: isize, sc: isize) -> Option<(bool, usize)> {
+    column_major_ld(rows, cols, sr, sc)
+        .map(|ld| (false, ld))
+        .or_else(|| column_major_ld(cols, rows, sc, sr).map(|ld| (true, ld)))
+}
+
+/// Whether cuBLAS can read the matrices of `v` (its last two dims) in place.
+pub fn is_expressible(v: &View) -> bool {
+    let r = v.ndim();
+    operand(
+        v.shape[r - 2],
+        v.shape[r - 1],
+        v.strides[r - 2],
+        v.strides[r - 1],
+    )
+    .is_some()
+}
+
+/// The cuBLAS calls for `a @ b -> out` with views `[*B, M, K]`, `[*B, K, N]`, `[*B, M, N]`
+/// (checked by the caller), or `None` when a matrix is not expressible or a size exceeds
+/// cuBLAS's `int`. The problem is not empty (M, N, K and the batch are nonzero).
+pub fn plan(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
+    let r = ov.ndim();
+    let (m, n, k) = (ov.shape[r - 2], ov.shape[r - 1], av.shape[r - 1]);
+    if [m, n, k].iter().any(|&d| d == 0 || d > CUBLAS_INT_MAX) {
+        return None;
+    }
+    let (sa, sb, so) = (&av.strides, &bv.strides, &ov.strides);
+    // cuBLAS's (m, n, ldc) and which operand it reads first.
+    let (swapped, cm, cn, ldc) = if let Some(ld) = column_major_ld(n, m, so[r - 1], so[r - 2]) {
+        (true, n, m, ld)
+    } else {
+        let ld = column_major_ld(m, n, so[r - 2], so[r - 1])?;
+        (false, m, n, ld)
+    };
+    let ((transa, lda), (transb, ldb)) = if swapped {
+        // A' = Bᵀ (N × K), B' = Aᵀ (K × M).
+        (
+            operand(n, k, sb[r - 1], sb[r - 2])?,
+            operand(k, m, sa[r - 1], sa[r - 2])?,
+        )
+    } else {
+        (
+            operand(m, k, sa[r - 2], sa[r - 1])?,
+            operand(k, n, sb[r - 2], sb[r - 1])?,
+        )
+    };
+    let (first, second) = if swapped { (bv, av) } else { (av, bv) };
+    // Batch dims as (size, [stride in A', B', C']), size-1 dims dropped, nesting dims merged.
+    let mut dims: Vec<(usize, [isize; 3])> = Vec::new();
+    let batch_dims = ov.shape[..r - 2]
+        .iter()
+        .zip(&first.strides)
+        .zip(&second.strides)
+        .zip(so);
+    for (((&size, &s1), &s2), &s3) in batch_dims {
+        if size == 0 {
+            return None;
+        }
+        if size == 1 {
+            continue;
+        }
+        let strides = [s1, s2, s3];
+        match dims.last_mut() {
+            Some((outer_size, outer)) if (0..3).all(|i| outer[i] == strides[i] * size as isize) => {
+                *outer_size *= size;
+                *outer = strides;
+            }
+            Some(_) | None => dims.push((size, strides)),
+        }
+    }
+    let (batch, [stride_a, stride_b, stride_c]) = match dims.last() {
+        Some(&(size, strides)) if strides.iter().all(|&s| s >= 0) && size <= CUBLAS_INT_MAX => {
+            dims.pop();
+            (size, strides)
+        }
+        Some(_) | None => (1, [0, 0, 0]),
+    };
+    Some(GemmPlan {
+        swapped,
+        transa,
+        transb,
+        m: cm,
+        n: cn,
+        k,
+        lda,
+        ldb,
+        ldc,
+        batch,
+        stride_a,
+        stride_b,
+        stride_c,
+        offset_a: first.offset,
+        offset_b: second.offset,
+        offset_c: ov.offset,
+        outer: dims
+            .into_iter()
+            .map(|(size, strides)| OuterDim { size, strides })
+            .collect(),
+    })
+}
+
+/// A matmul ready for cuBLAS: the input buffers it reads (host copies where a view was not
+/// expressible), the calls, and where the result goes.
+#[derive(Debug)]
+pub struct Prepared {
+    /// cuBLAS's A and B buffers (already swapped when `plan.swapped`).
+    pub a: Arc<Buffer>,
+    pub b: Arc<Buffer>,
+    pub plan: GemmPlan,
+    /// Elements of the buffer cuBLAS writes.
+    pub c_len: usize,
+    /// When the output view was not expressible, cuBLAS writes a contiguous `[*B, M, N]`
+    /// buffer and this is the real output view to copy it into on the host.
+    pub scatter: Option<View>,
+}
+
+/// `v` of `buffer` copied into a fresh contiguous buffer, with its new view.
+fn contiguous_copy(buffer: &Buffer, v: &View) -> (Arc<Buffer>, View) {
+    let dense = View::contiguous(&v.shape);
+    let mut out = Buffer::zeros(buffer.dtype(), v.numel());
+    for_each_index(&v.shape, |p| {
+        out.set(dense.address(p) as usize, buffer.get(v.address(p) as usize));
+    });
+    (Arc::new(out), dense)
+}
+
+/// Plans `a @ b -> out` (views `av`, `bv`, `ov`, output buffer of `len`), copying operands
+/// cuBLAS cannot read in place. `None` when the problem is empty or too large for cuBLAS.
+pub fn prepare(
+    a: &Arc<Buffer>,
+    b: &Arc<Buffer>,
+    av: &View,
+    bv: &View,
+    ov: &View,
+    len: usize,
+) -> Option<Prepared> {
+    if ov.numel() == 0 || av.shape[av.ndim() - 1] == 0 {
+        return None;
+    }
+    let readable = |buffer: &Arc<Buffer>, v: &View| {
+        if is_expressible(v) {
+            (buffer.clone(), v.clone())
+        } else {
+            contiguous_copy(buffer, v)
+        }
+    };
+    let (a, av) = readable(a, av);
+    let (b, bv) = readable(b, bv);
+    let (ov_used, c_len, scatter) = if is_expressible(ov) {
+        (ov.clone(), len, None)
+    } else {
+        (View::contiguous(&ov.shape), ov.numel(), Some(ov.clone()))
+    };
+    let plan = plan(&av, &bv, &ov_used)?;
+    let (a, b) = if plan.swapped { (b, a) } else { (a, b) };
+    Some(Prepared {
+        a,
+        b,
+        plan,
+        c_len,
+        scatter,
+    })
+}
+
+/// Copies a contiguous `[*B, M, N]` result `c` into `out` through `ov`.
+pub fn scatter(c: &Buffer, ov: &View, out: &mut Buffer) {
+    let dense = View::contiguous(&ov.shape);
+    for_each_index(&ov.shape, |p| {
+        out.set(ov.address(p) as usize, c.get(dense.address(p) as usize));
+    });
+}
+
+#[cfg(test)]
+#[path = "gemm_plan_tests.rs"]
+mod tests;
