@@ -113,6 +113,10 @@ fn info() -> ExitCode {
         Ok((major, minor)) => println!("nvrtc: {major}.{minor} (CUDA C → PTX works without a GPU)"),
         Err(e) => println!("nvrtc: unavailable: {}", e.message),
     }
+    match smelt_runtime::cuda::cublas_status() {
+        Ok(()) => println!("cublas: available (f32/f64 matmul under SMELT_DEVICE=cuda)"),
+        Err(e) => println!("cublas: unavailable: {}", e.message),
+    }
     println!(
         "device: {} (SMELT_DEVICE)",
         smelt::Device::from_env().map_or_else(|e| e.message, |d| d.to_string())
