@@ -157,6 +157,12 @@ where
     stream
         .memset_zeros(&mut c)
         .map_err(|e| driver_error("memset", e))?;
+    // cuBLAS runs in the current context: make it the device's on this thread (the copies
+    // above bound it too; this states the requirement).
+    stream
+        .context()
+        .bind_to_thread()
+        .map_err(|e| driver_error("context binding", e))?;
     let mut calls = Vec::new();
     p.for_each_call(|oa, ob, oc| calls.push((oa, ob, oc)));
     let cfg = |batch_size| StridedBatchedConfig {
