@@ -9,6 +9,8 @@ mod cpu_helpers;
 pub mod cuda;
 pub mod execute;
 pub mod library;
+#[cfg(test)]
+mod math_tests;
 pub mod memory;
 pub mod record;
 pub mod reference;

@@ -14,11 +14,15 @@
 //! a rank-0 or fully reduced kernel when called with `0..1`). Sizes and strides are data, so
 //! one compiled kernel serves every size of the same [`structure_key`].
 //!
-//! Transcendental functions and the rare integer divisions call back into Rust functions the
-//! runtime registers ([`HELPERS`]), so their results match the reference interpreter exactly.
+//! f32 (and f16/bf16) exp, expm1, log, tanh, sigmoid, erf, sin, cos and pow are inline
+//! polynomial approximations (`math.rs`, a few ulp from the interpreter's f64 libm answer, on
+//! `f32x4` in SIMD loops). The other transcendentals, every f64 one and the rare integer
+//! divisions call back into Rust functions the runtime registers ([`HELPERS`]), so their
+//! results match the reference interpreter exactly.
 
 mod helpers;
 mod jit;
+mod math;
 mod translate;
 
 pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};

@@ -11,6 +11,7 @@
 
 use super::helpers::{binary_code, unary_code};
 use super::jit::Unsupported;
+use super::math::{self, Fallback};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Type, Value, types,
@@ -1170,6 +1171,24 @@ impl<'a, 'f> Translator<'a, 'f> {
                 };
                 self.b.ins().fcmp(cc, a, inf)
             }
+            // f32 (and f16/bf16, computed in f32) transcendentals inline; f64 calls libm.
+            UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf
+                if compute != DType::F64 =>
+            {
+                let slow = Fallback {
+                    func: self.h.unary_f64,
+                    code: unary_code(op),
+                };
+                let r = math::unary(&mut self.b, op, x, slow);
+                self.round(compute, r)
+            }
             UnaryOp::Rsqrt
             | UnaryOp::Exp
             | UnaryOp::Expm1
@@ -1355,6 +1374,16 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.round(compute, r)
             }
             BinaryOp::Pow if exponent == Some(1.0) => a,
+            // x³ as two f32 products (gelu's cube): within 1 ulp of powf, no log/exp.
+            BinaryOp::Pow if exponent == Some(3.0) && compute != DType::F64 => {
+                let r = self.b.ins().fmul(a, a);
+                let r = self.b.ins().fmul(r, a);
+                self.round(compute, r)
+            }
+            BinaryOp::Pow if compute != DType::F64 => {
+                let r = math::pow(&mut self.b, a, b);
+                self.round(compute, r)
+            }
             BinaryOp::Maximum => self.b.ins().fmax(a, b),
             BinaryOp::Minimum => self.b.ins().fmin(a, b),
             BinaryOp::Eq => cmp(self, FloatCC::Equal),

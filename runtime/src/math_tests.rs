@@ -1,0 +1,317 @@
+//! Accuracy of the cpu backend's inline f32 transcendentals (`codegen/src/cpu/math.rs`)
+//! against the reference interpreter's answer (f64 libm rounded once to f32). Each function is
+//! swept over its useful range — inputs evenly spaced in the f32 bit patterns, so every binade
+//! down to the denormals gets its share — and run as a SIMD kernel and as a scalar one: the
+//! largest error in ulp must stay within the bound documented in math.rs (and docs/math.md),
+//! both forms must agree bit for bit, and special inputs (±0, ±inf, NaN, huge) must give the
+//! reference's answer exactly. `SMELT_MATH_STEP=n` sweeps every n-th f32 of each unary
+//! function's range instead (1 is exhaustive; slow); `--nocapture` prints the measured errors.
+
+use crate::backend::Backend;
+use crate::buffer::Buffer;
+use smelt_ir::kernel::{Access, Arg, Index, Instr, Kernel};
+use smelt_ir::scalar_ops::{binary, unary};
+use smelt_ir::{BinaryOp, DType, Scalar, UnaryOp};
+use std::sync::Arc;
+
+/// Inputs per function (and x values per exponent for pow) when `SMELT_MATH_STEP` is unset.
+const SWEEP: i64 = 1 << 20;
+
+/// Each inline function, its documented max ulp, and the range swept.
+const UNARY: [(UnaryOp, u64, f32, f32); 8] = [
+    (UnaryOp::Exp, 1, -110.0, 90.0),
+    (UnaryOp::Expm1, 2, -20.0, 90.0),
+    (UnaryOp::Log, 1, 0.0, f32::MAX),
+    (UnaryOp::Tanh, 3, -12.0, 12.0),
+    (UnaryOp::Sigmoid, 2, -110.0, 110.0),
+    (UnaryOp::Erf, 1, -5.0, 5.0),
+    (UnaryOp::Sin, 2, -4.0e6, 4.0e6),
+    (UnaryOp::Cos, 2, -4.0e6, 4.0e6),
+];
+const POW_ULP: u64 = 1;
+const CUBE_ULP: u64 = 1;
+
+const SPECIALS: [f32; 9] = [
+    0.0,
+    -0.0,
+    f32::INFINITY,
+    f32::NEG_INFINITY,
+    f32::NAN,
+    f32::MAX,
+    -f32::MAX,
+    1e30,
+    -1e30,
+];
+
+/// f32 bit patterns in order: −0 just below +0, each step one ulp.
+fn ordered(x: f32) -> i64 {
+    let b = x.to_bits();
+    if b >> 31 == 1 {
+        -i64::from(b & 0x7FFF_FFFF) - 1
+    } else {
+        i64::from(b)
+    }
+}
+
+fn from_ordered(o: i64) -> f32 {
+    if o < 0 {
+        f32::from_bits((-(o + 1)) as u32 | 0x8000_0000)
+    } else {
+        f32::from_bits(o as u32)
+    }
+}
+
+/// Distance in ulp (a sign error on zero counts one); NaN is only near NaN.
+fn ulp(got: f32, want: f32) -> u64 {
+    match (got.is_nan(), want.is_nan()) {
+        (true, true) => 0,
+        (false, false) => (ordered(got) - ordered(want)).unsigned_abs(),
+        (true, false) | (false, true) => u64::MAX,
+    }
+}
+
+/// About `n` f32 values evenly spaced in bit pattern from `lo` to `hi` (both included).
+fn sweep(lo: f32, hi: f32, n: i64) -> Vec<f32> {
+    let step = ((ordered(hi) - ordered(lo)) / n).max(1);
+    every(lo, hi, step)
+}
+
+/// Every `step`-th f32 from `lo` to `hi`.
+fn every(lo: f32, hi: f32, step: i64) -> Vec<f32> {
+    (ordered(lo)..=ordered(hi))
+        .step_by(step as usize)
+        .map(from_ordered)
+        .collect()
+}
+
+fn index(strides: &[isize]) -> Index {
+    Index {
+        strides: strides.to_vec(),
+        offset: 0,
+    }
+}
+
+/// `out = f(loads…)` over `n` f32 elements: one SIMD row (`[n]`, a scalar tail of `n % 4`) or
+/// `n` rows of one element (`[n, 1]`, scalar code only).
+fn kernel(n: usize, simd: bool, inputs: usize, op: Instr) -> Kernel {
+    let (shape, strides) = if simd {
+        (vec![n], vec![1])
+    } else {
+        (vec![n, 1], vec![1, 1])
+    };
+    let mut body: Vec<Instr> = (0..inputs)
+        .map(|arg| Instr::Load {
+            arg,
+            index: index(&strides),
+        })
+        .collect();
+    body.push(op);
+    body.push(Instr::Store {
+        arg: inputs,
+        index: index(&strides),
+        x: body.len() - 1,
+    });
+    let arg = |access| Arg {
+        dtype: DType::F32,
+        len: n,
+        access,
+    };
+    let mut args: Vec<Arg> = (0..inputs).map(|_| arg(Access::Read)).collect();
+    args.push(arg(Access::Write));
+    Kernel {
+        name: "math".into(),
+        shape,
+        reduce_axes: 0,
+        args,
+        body,
+    }
+}
+
+/// Runs `op` over `inputs` compiled both ways; asserts they agree bit for bit.
+fn run(inputs: &[Vec<f32>], op: Instr) -> Vec<f32> {
+    let n = inputs[0].len();
+    let bufs: Vec<Arc<Buffer>> = inputs
+        .iter()
+        .map(|v| Arc::new(Buffer::F32(v.clone().into())))
+        .collect();
+    let mut outs = vec![];
+    for simd in [true, false] {
+        let k = kernel(n, simd, inputs.len(), op.clone());
+        if let Err(why) = crate::cpu::compiled(&k) {
+            panic!("the cpu JIT refused {op:?}: {why}");
+        }
+        let Buffer::F32(out) = Backend::Cpu.run_kernel(&k, bufs.clone()) else {
+            panic!("an f32 kernel returned another dtype")
+        };
+        outs.push(out);
+    }
+    let (vector, scalar) = (&outs[0], &outs[1]);
+    if let Some(i) = (0..n).find(|&i| ulp(vector[i], scalar[i]) != 0) {
+        panic!(
+            "{op:?}: SIMD and scalar code disagree at {:?}: {} vs {}",
+            inputs.iter().map(|v| v[i]).collect::<Vec<_>>(),
+            vector[i],
+            scalar[i]
+        );
+    }
+    outs.swap_remove(0).to_vec()
+}
+
+/// The largest error over all inputs (with its position); special inputs must be exact.
+fn worst(got: &[f32], want: &[f32], special: impl Fn(usize) -> bool) -> (u64, usize) {
+    let mut w = (0, 0);
+    for i in 0..got.len() {
+        let e = ulp(got[i], want[i]);
+        assert!(
+            !special(i) || e == 0,
+            "special input #{i}: got {:e}, the reference gives {:e}",
+            got[i],
+            want[i]
+        );
+        if e > w.0 {
+            w = (e, i);
+        }
+    }
+    w
+}
+
+#[test]
+fn inline_unary_functions_stay_within_their_ulp_bounds() {
+    for (op, bound, lo, hi) in UNARY {
+        let step = std::env::var("SMELT_MATH_STEP")
+            .ok()
+            .and_then(|s| s.parse::<i64>().ok())
+            .filter(|s| *s > 0);
+        let mut xs = match step {
+            Some(step) => every(lo, hi, step),
+            None => sweep(lo, hi, SWEEP),
+        };
+        let swept = xs.len();
+        xs.extend(SPECIALS);
+        let want: Vec<f32> = xs
+            .iter()
+            .map(|x| unary(op, Scalar::Float(f64::from(*x)), DType::F32).as_f64() as f32)
+            .collect();
+        let got = run(
+            &[xs.clone()],
+            Instr::Unary {
+                op,
+                x: 0,
+                compute: DType::F32,
+            },
+        );
+        let (e, i) = worst(&got, &want, |i| i >= swept);
+        eprintln!(
+            "{op:?}: max {e} ulp over {swept} inputs in [{lo:e}, {hi:e}] (at {:e}: {:e} vs {:e})",
+            xs[i], got[i], want[i]
+        );
+        assert!(
+            e <= bound,
+            "{op:?}({:e}) = {:e}, the reference gives {:e}: {e} ulp > {bound}",
+            xs[i],
+            got[i],
+            want[i]
+        );
+    }
+}
+
+#[test]
+fn inline_pow_stays_within_its_ulp_bound() {
+    // Exponents: small integers (odd and even), halves, thirds, large, tiny, specials.
+    let mut ys: Vec<f32> = (-40..=40).map(|k| k as f32).collect();
+    ys.extend((-20..20).map(|k| k as f32 + 0.5));
+    ys.extend([
+        1.0 / 3.0,
+        -1.0 / 3.0,
+        0.1,
+        -0.1,
+        1e-7,
+        -1e-7,
+        2.5e3,
+        -2.5e3,
+        1e6,
+    ]);
+    ys.extend([16_777_215.0, 16_777_216.0, -16_777_215.0, 1e30, -1e30]);
+    ys.extend(SPECIALS);
+    let per_y = (SWEEP / ys.len() as i64).max(64);
+    let mut xs = sweep(-f32::MAX, f32::MAX, per_y);
+    // Bases near 1 meet the largest exponents: the log must carry its low bits.
+    xs.extend((1..200).map(|k| 1.0 + k as f32 * f32::EPSILON));
+    xs.extend((1..200).map(|k| 1.0 - k as f32 * f32::EPSILON / 2.0));
+    xs.extend(SPECIALS);
+    let (mut a, mut b) = (vec![], vec![]);
+    for y in &ys {
+        a.extend(&xs);
+        b.extend(std::iter::repeat_n(*y, xs.len()));
+    }
+    let want: Vec<f32> = a
+        .iter()
+        .zip(&b)
+        .map(|(x, y)| {
+            let (x, y) = (Scalar::Float(f64::from(*x)), Scalar::Float(f64::from(*y)));
+            binary(BinaryOp::Pow, x, y, DType::F32).as_f64() as f32
+        })
+        .collect();
+    let got = run(
+        &[a.clone(), b.clone()],
+        Instr::Binary {
+            op: BinaryOp::Pow,
+            a: 0,
+            b: 1,
+            compute: DType::F32,
+        },
+    );
+    let is_special = |v: f32| SPECIALS.iter().any(|s| s.to_bits() == v.to_bits());
+    let (e, i) = worst(&got, &want, |i| is_special(a[i]) && is_special(b[i]));
+    eprintln!(
+        "Pow: max {e} ulp over {} pairs (at pow({:e}, {:e}) = {:e} vs {:e})",
+        a.len(),
+        a[i],
+        b[i],
+        got[i],
+        want[i]
+    );
+    assert!(e <= POW_ULP, "pow: {e} ulp > {POW_ULP}");
+}
+
+#[test]
+fn constant_cube_stays_within_its_ulp_bound() {
+    // `x.pow(3.0)` (gelu) is two f32 products rather than exp/log.
+    let mut xs = sweep(-1e13, 1e13, SWEEP);
+    xs.extend(SPECIALS);
+    let want: Vec<f32> = xs.iter().map(|x| (f64::from(*x).powi(3)) as f32).collect();
+    let n = xs.len();
+    let k = |simd| {
+        let mut k = kernel(
+            n,
+            simd,
+            1,
+            Instr::Const {
+                value: Scalar::Float(3.0),
+                dtype: DType::F32,
+            },
+        );
+        k.body.insert(
+            2,
+            Instr::Binary {
+                op: BinaryOp::Pow,
+                a: 0,
+                b: 1,
+                compute: DType::F32,
+            },
+        );
+        if let Instr::Store { x, .. } = &mut k.body[3] {
+            *x = 2;
+        }
+        k
+    };
+    let input = Arc::new(Buffer::F32(xs.clone().into()));
+    for simd in [true, false] {
+        let Buffer::F32(got) = Backend::Cpu.run_kernel(&k(simd), vec![input.clone()]) else {
+            panic!("an f32 kernel returned another dtype")
+        };
+        let (e, i) = worst(&got, &want, |i| i >= n - SPECIALS.len());
+        eprintln!("x^3: max {e} ulp (at {:e})", xs[i]);
+        assert!(e <= CUBE_ULP, "x^3 at {:e}: {e} ulp > {CUBE_ULP}", xs[i]);
+    }
+}
