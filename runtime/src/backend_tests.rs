@@ -58,7 +58,7 @@ fn same(a: &Buffer, b: &Buffer) -> Option<usize> {
 /// Runs `kernel` on every backend with the same random inputs and compares with the reference.
 fn check(kernel: &Kernel, seed: u64) {
     let mut rng = Rng(seed | 1);
-    let inputs: Vec<Arc<Buffer>> = kernel.args[..kernel.args.len() - 1]
+    let inputs: Vec<Arc<Buffer>> = kernel.args[..kernel.read_args()]
         .iter()
         .map(|a| rng.buffer(a.dtype, a.len))
         .collect();
@@ -68,13 +68,21 @@ fn check(kernel: &Kernel, seed: u64) {
     let want = Backend::Reference.run_kernel(kernel, inputs.clone());
     for backend in Backend::ALL {
         let got = backend.run_kernel(kernel, inputs.clone());
-        if let Some(i) = same(&got, &want) {
-            panic!(
-                "{} differs from reference at {i}: {} vs {}\n{kernel}",
-                backend.name(),
-                got.get(i),
-                want.get(i)
-            );
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{}: one buffer per output",
+            backend.name()
+        );
+        for (o, (got, want)) in got.iter().zip(&want).enumerate() {
+            if let Some(i) = same(got, want) {
+                panic!(
+                    "{} differs from reference in output {o} at {i}: {} vs {}\n{kernel}",
+                    backend.name(),
+                    got.get(i),
+                    want.get(i)
+                );
+            }
         }
     }
 }
@@ -428,7 +436,7 @@ fn transcendental_accuracy_against_f64_libm() {
             ],
         };
         let input = Arc::new(Buffer::F32(xs.clone()));
-        let Buffer::F32(got) = Backend::Cpu.run_kernel(&k, vec![input]) else {
+        let Some(Buffer::F32(got)) = Backend::Cpu.run_kernel(&k, vec![input]).pop() else {
             panic!("f32 kernel returned another dtype")
         };
         let max_ulp = xs
