@@ -215,6 +215,12 @@ fn absorb(
     memo: &mut Memo,
 ) -> Result<(), String> {
     let node = g.node(p);
+    match &node.op {
+        Op::Assign => return Err("an in-place update runs as its own kernel".into()),
+        Op::Library(op) => return Err(format!("{} is a library call", op.name())),
+        Op::Input { .. } | Op::Fill { .. } => return Err("not a computing node".into()),
+        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Reduce { .. } => {}
+    }
     let requested = g.outputs.contains(&p);
     if requested && stores < Stores::Requested {
         return Err("its buffer is observable (requested or held by a tensor)".into());
@@ -343,14 +349,14 @@ fn absorb(
                 }
             }
         }
-        Op::Assign => Err("an in-place update runs as its own kernel".into()),
-        Op::Library(op) => Err(format!("{} is a library call", op.name())),
-        Op::Input { .. }
+        Op::Assign
+        | Op::Library(_)
+        | Op::Input { .. }
         | Op::Fill { .. }
         | Op::Unary { .. }
         | Op::Binary { .. }
         | Op::Where
-        | Op::Cast => Err("not a computing node".into()),
+        | Op::Cast => unreachable!("refused above"),
     }
 }
 
@@ -425,41 +431,71 @@ fn prune_outputs(g: &Graph, live: &[bool], group: &mut Group) {
     group.outputs = outputs;
 }
 
-/// Whether the group lowers to a kernel that verifies.
-fn lowers(g: &Graph, group: &Group) -> bool {
-    let reduces = group
-        .members
+/// Whether the group can be kept: no path leaves it and comes back (through the kernels
+/// committed so far; it would have to run both before and after them), and it lowers to a
+/// kernel that verifies.
+fn keeps(g: &Graph, live: &[bool], st: &Grouping, group: &Group) -> bool {
+    let members = &group.members;
+    let units = |u: usize| &st.groups[u].members[..];
+    let cycle = depends(
+        g,
+        live,
+        &st.group_of,
+        &units,
+        members,
+        &|n| members.contains(&n),
+        true,
+    );
+    let reduces = members
         .iter()
         .any(|m| matches!(g.node(*m).op, Op::Reduce { .. }));
-    (group.reduce_axes == 0 || reduces)
+    !cycle
+        && (group.reduce_axes == 0 || reduces)
         && try_lower_group(g, group).is_some_and(|l| l.kernel.verify().is_empty())
 }
 
 /// The group seeded with the merged class of `root`: the roots of its class that are still
-/// free and that no other kernel separates from the seeds taken so far.
+/// free and that no other kernel separates from the seeds taken so far. The first grouping's
+/// members of each root, still free, count as part of it (they will join it again), not as
+/// kernels in between.
 fn class_seed(g: &Graph, live: &[bool], st: &Grouping, plan: &Plan, root: NodeId) -> Option<Group> {
     let class = &plan.classes[plan.class_of[root.index()]?];
-    let (_, map) = class.roots.iter().find(|(n, _)| *n == root)?;
-    let mut outputs = vec![(root, map.clone())];
+    let free = |i: usize| -> Vec<NodeId> {
+        class.members[i]
+            .iter()
+            .copied()
+            .filter(|n| !st.assigned[n.index()])
+            .collect()
+    };
+    let first = class.roots.iter().position(|(n, _)| *n == root)?;
+    let mut outputs = vec![class.roots[first].clone()];
+    let mut taken: Vec<NodeId> = free(first);
     let units = |u: usize| &st.groups[u].members[..];
-    for (n, map) in &class.roots {
-        if *n == root || st.assigned[n.index()] || outputs.len() >= MAX_OUTPUTS {
+    for (i, (n, map)) in class.roots.iter().enumerate() {
+        if i == first || st.assigned[n.index()] || outputs.len() >= MAX_OUTPUTS {
             continue;
         }
-        let seeds: Vec<NodeId> = outputs.iter().map(|(s, _)| *s).collect();
-        let n = *n;
-        let between = depends(g, live, &st.group_of, &units, &seeds, &|x| x == n, true)
-            || depends(
-                g,
-                live,
-                &st.group_of,
-                &units,
-                &[n],
-                &|x| seeds.contains(&x),
-                true,
-            );
+        let candidate = free(i);
+        let between = depends(
+            g,
+            live,
+            &st.group_of,
+            &units,
+            &taken,
+            &|x| candidate.contains(&x),
+            true,
+        ) || depends(
+            g,
+            live,
+            &st.group_of,
+            &units,
+            &candidate,
+            &|x| taken.contains(&x),
+            true,
+        );
         if !between {
-            outputs.push((n, map.clone()));
+            outputs.push((*n, map.clone()));
+            taken.extend(candidate);
         }
     }
     (outputs.len() > 1).then(|| Group {
@@ -501,7 +537,7 @@ fn group_nodes(g: &Graph, live: &[bool], plan: &Plan) -> Grouping {
             let merged = seeded.outputs.len() > 1;
             let (mut group, refused) = grow(g, live, &st, plan, stores, seeded);
             prune_outputs(g, live, &mut group);
-            if i < last && (merged || group.outputs.len() > 1) && !lowers(g, &group) {
+            if i < last && (merged || group.outputs.len() > 1) && !keeps(g, live, &st, &group) {
                 continue;
             }
             commit(&mut st, group, refused);
@@ -667,5 +703,107 @@ mod tests {
             (g.groups[0].space.clone(), g.groups[0].reduce_axes),
             (vec![3, 5], 1)
         );
+    }
+
+    fn unary(g: &mut Graph, op: UnaryOp, x: NodeId, view: View) -> NodeId {
+        let shape = view.shape.clone();
+        g.add_node(
+            node(
+                Op::Unary {
+                    op,
+                    compute: DType::F32,
+                },
+                &shape,
+            ),
+            vec![(x, view)],
+        )
+    }
+
+    fn row_sum(g: &mut Graph, x: NodeId, rows: usize, cols: usize) -> NodeId {
+        g.add_node(
+            node(
+                Op::Reduce {
+                    op: ReduceOp::Sum,
+                    axes: 1,
+                },
+                &[rows],
+            ),
+            vec![(x, View::contiguous(&[rows, cols]))],
+        )
+    }
+
+    #[test]
+    fn a_requested_member_is_stored_by_the_kernel_that_computes_it() {
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[3, 5]), vec![]);
+        let e = unary(&mut g, UnaryOp::Exp, x, View::contiguous(&[3, 5]));
+        let s = row_sum(&mut g, e, 3, 5);
+        g.outputs = vec![s, e];
+        fuse(&mut g);
+        assert_eq!(g.groups.len(), 1, "{:?}", g.groups);
+        assert_eq!(g.groups[0].output_nodes(), vec![s, e]);
+        let lowered = smelt_ir::fused::lower_group(&g, &g.groups[0]);
+        assert_eq!(lowered.writes, vec![s, e]);
+        assert_eq!(lowered.kernel.outputs(), 1..3);
+    }
+
+    #[test]
+    fn sibling_reductions_of_the_same_rows_share_a_kernel() {
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[3, 5]), vec![]);
+        let s1 = row_sum(&mut g, x, 3, 5);
+        let sq = unary(&mut g, UnaryOp::Square, x, View::contiguous(&[3, 5]));
+        let s2 = row_sum(&mut g, sq, 3, 5);
+        g.outputs = vec![s1, s2];
+        fuse(&mut g);
+        assert_eq!(g.groups.len(), 1, "{:?}", g.groups);
+        let mut outputs = g.groups[0].output_nodes();
+        outputs.sort();
+        assert_eq!(outputs, vec![s1, s2]);
+        assert_eq!(g.groups[0].members.len(), 3);
+    }
+
+    #[test]
+    fn a_member_the_kernel_computes_only_in_part_is_not_an_output() {
+        // y reads half of e; e is requested too, whole: y's kernel cannot store it.
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[4, 4]), vec![]);
+        let e = unary(&mut g, UnaryOp::Exp, x, View::contiguous(&[4, 4]));
+        let half = View::new(vec![2, 4], vec![4, 1], 8);
+        let y = unary(&mut g, UnaryOp::Neg, e, half);
+        g.outputs = vec![y, e];
+        fuse(&mut g);
+        assert_eq!(g.groups.len(), 2, "{:?}", g.groups);
+        assert!(g.groups.iter().all(|grp| grp.outputs.len() == 1));
+        assert!(
+            g.boundaries
+                .iter()
+                .any(|b| b.producer == e && b.reason.contains("whole")),
+            "{:?}",
+            g.boundaries
+        );
+    }
+
+    #[test]
+    fn covers_once_accepts_bijections_and_row_stores_only() {
+        let id = AffineMap::identity(2);
+        assert!(covers_once(&id, &[3, 5], 0, &[3, 5]));
+        let t = AffineMap {
+            coeffs: vec![vec![0, 1], vec![1, 0]],
+            offset: vec![0, 0],
+            inputs: 2,
+        };
+        assert!(covers_once(&t, &[3, 5], 0, &[5, 3]));
+        // A row value stored once per row of a reduction kernel.
+        assert!(covers_once(&AffineMap::projection(2, 1), &[3, 5], 1, &[3]));
+        // ... but stored repeatedly in an elementwise kernel.
+        assert!(!covers_once(&AffineMap::projection(2, 1), &[3, 5], 0, &[3]));
+        // A part of the shape, or an offset into it.
+        assert!(!covers_once(&id, &[2, 5], 0, &[3, 5]));
+        let shifted = AffineMap {
+            offset: vec![1, 0],
+            ..id.clone()
+        };
+        assert!(!covers_once(&shifted, &[2, 5], 0, &[3, 5]));
     }
 }

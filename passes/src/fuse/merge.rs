@@ -26,6 +26,8 @@ use std::collections::HashSet;
 #[derive(Clone, Debug)]
 pub(super) struct Class {
     pub roots: Vec<(NodeId, AffineMap)>,
+    /// The members of each root's first-grouping group (parallel to `roots`).
+    pub members: Vec<Vec<NodeId>>,
     pub space: Vec<usize>,
     pub reduce_axes: usize,
 }
@@ -159,23 +161,26 @@ impl Classes<'_> {
         {
             return;
         }
-        let widen = |c: Class, yes: bool| -> Vec<(NodeId, AffineMap)> {
+        let widen = |roots: Vec<(NodeId, AffineMap)>, yes: bool| -> Vec<(NodeId, AffineMap)> {
             if yes {
                 let extra = reduce_axes;
-                c.roots
+                roots
                     .into_iter()
                     .map(|(n, m)| (n, m.widen(extra)))
                     .collect()
             } else {
-                c.roots
+                roots
             }
         };
         let class_a = self.classes[ca].take().expect("checked above");
         let class_b = self.classes[cb].take().expect("checked above");
-        let mut roots = widen(class_a, widen_a);
-        roots.extend(widen(class_b, widen_b));
+        let mut roots = widen(class_a.roots, widen_a);
+        roots.extend(widen(class_b.roots, widen_b));
+        let mut members = class_a.members;
+        members.extend(class_b.members);
         self.classes[ca] = Some(Class {
             roots,
+            members,
             space,
             reduce_axes,
         });
@@ -209,6 +214,7 @@ pub(super) fn plan_merges(
             .map(|grp| {
                 Some(Class {
                     roots: vec![grp.outputs[0].clone()],
+                    members: vec![grp.members.clone()],
                     space: grp.space.clone(),
                     reduce_axes: grp.reduce_axes,
                 })
