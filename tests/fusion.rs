@@ -207,6 +207,12 @@ fn a_requested_intermediate_is_stored_by_the_kernel_that_computes_it() {
         vec![x.softmax(-1, None), x.amax(&[1], false)]
     });
     assert_eq!(plan.kernels.len(), 1, "{plan}");
+    // The requested maxima and the softmax's own are one pass over each row.
+    assert_eq!(
+        plan.kernels[0].ir.matches("= reduce_max").count(),
+        1,
+        "{plan}"
+    );
 }
 
 #[test]

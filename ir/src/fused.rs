@@ -112,7 +112,13 @@ impl Fuser<'_> {
                 let full = AffineMap::identity(self.group.space.len());
                 let x = self.input(ins[0].0, &ins[0].1, &full)?;
                 let x = self.b.cast(x, dt(ins[0].0), node.dtype);
-                let r = self.b.push(Instr::Reduce { op: *op, x });
+                // Two reductions of one value (a requested `amax` beside a softmax's own) are
+                // one pass over the row.
+                let reduce = Instr::Reduce { op: *op, x };
+                let r = match self.b.body.iter().position(|i| *i == reduce) {
+                    Some(r) => r,
+                    None => self.b.push(reduce),
+                };
                 self.reduces.insert(id, r);
                 return Some(r);
             }
