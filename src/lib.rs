@@ -19,6 +19,16 @@ pub use smelt_frontend::explain::{Explain, Mode, explain as explain_mode};
 pub fn explain(t: &Tensor) -> Explain {
     explain_mode(t, Mode::Fused)
 }
+
+/// The fused plan for realizing `tensors` together ([`realize`]): one compilation, and kernels
+/// whose outputs share an iteration space store several of them. Nothing runs.
+pub fn explain_all(tensors: &[&Tensor]) -> Explain {
+    smelt_frontend::explain::explain_all(tensors, Mode::Fused)
+}
+
+/// Realizes several tensors in one graph: shared work runs once, and outputs over the same
+/// iteration space come from the same kernel.
+pub use smelt_frontend::realize;
 pub use smelt_frontend::{DType, Device, Error, ErrorKind, MemoryFormat, Result, Scalar, Tensor};
 
 /// Everything a user needs: `use smelt::prelude::*;`.

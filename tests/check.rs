@@ -1,6 +1,7 @@
 //! `SMELT_CHECK=1` (this test binary sets it for its whole process): every realisation also
 //! runs with every pass off and compares. Replays the conformance suite and the workloads
-//! through that path, and random programs of views, broadcasts, reductions and in-place ops.
+//! through that path, and random programs of views, broadcasts, reductions and in-place ops
+//! whose several outputs are realised together (multi-output kernels).
 
 use proptest::prelude::*;
 use smelt::prelude::*;
@@ -48,15 +49,22 @@ fn workloads_pass_under_check() {
 }
 
 /// A random program: a chain of ops over a [4, 6] tensor mixing views, broadcasts,
-/// reductions and in-place writes, realized fused and checked against one kernel per op.
-fn program(ops: &[u8], data: &[i8]) -> Tensor {
+/// reductions and in-place writes. Besides the chain's end it returns the intermediates the
+/// program asks for (an op byte with its high bit set keeps the value before it) and sibling
+/// outputs over the same space (two row sums, an elementwise op beside the chain), so that
+/// realising them together exercises multi-output kernels.
+fn program(ops: &[u8], data: &[i8]) -> Vec<Tensor> {
     let x = Tensor::from_vec(
         data.iter().map(|&v| v as f32 / 4.0).collect::<Vec<f32>>(),
         &[4, 6],
     );
+    let mut outs = vec![];
     let mut t = x.clone();
     for &op in ops {
-        t = match op % 9 {
+        if op & 0x80 != 0 {
+            outs.push(t.clone());
+        }
+        t = match op % 12 {
             0 => &t * 1.5 + 0.25,
             1 => t.t().exp().t(),
             2 => (&t - t.mean(&[-1], true, None)).relu(),
@@ -72,10 +80,24 @@ fn program(ops: &[u8], data: &[i8]) -> Tensor {
                 c
             }
             7 => t.flip(&[1]).tanh(),
+            8 => {
+                outs.push(t.sum(&[1], false, None));
+                outs.push((&t * &t).sum(&[1], false, None));
+                t.abs()
+            }
+            9 => {
+                outs.push(t.exp());
+                &t * 2.0
+            }
+            10 => {
+                outs.push(t.var(&[1], 1.0, true));
+                &t - t.mean(&[1], true, None)
+            }
             _ => t.maximum(x.t().contiguous().t()),
         };
     }
-    t
+    outs.push(t);
+    outs
 }
 
 proptest! {
@@ -84,12 +106,14 @@ proptest! {
     fn random_programs_agree_fused_and_unfused(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24)) {
         enable_check();
         // Every configuration: all passes on, and each pass off in turn; each realisation
-        // is compared by SMELT_CHECK with the every-pass-off run.
+        // of all the program's outputs together is compared by SMELT_CHECK with the
+        // every-pass-off run.
         let mut configs: Vec<Vec<&str>> = vec![vec![]];
         configs.extend(smelt_passes::PIPELINE.iter().map(|(name, _)| vec![*name]));
         for disabled in configs {
-            let t = program(&ops, &data);
-            let r = smelt_passes::with_disabled(&disabled, || t.try_realize().map(|_| ()));
+            let outs = program(&ops, &data);
+            let refs: Vec<&Tensor> = outs.iter().collect();
+            let r = smelt_passes::with_disabled(&disabled, || smelt::realize(&refs));
             prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
         }
     }

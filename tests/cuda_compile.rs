@@ -1,5 +1,6 @@
-//! Compiles the CUDA C of every kernel the conformance suite and the workloads produce with
-//! NVRTC, then assembles the PTX for sm_90 with ptxas: no GPU needed, any error fails.
+//! Compiles the CUDA C of every kernel the conformance suite, the workloads and a few
+//! multi-output programs produce with NVRTC, then assembles the PTX for sm_90 with ptxas: no
+//! GPU needed, any error fails.
 //!
 //! NVRTC and ptxas come from NVIDIA's PyPI wheels (`scripts/install-cuda-tools.sh`, run by
 //! `.ci/run`), found through `$SMELT_CUDA_TOOLS` or `.tools/cuda`. Without them the test prints
@@ -66,6 +67,34 @@ fn collect_kernels() -> BTreeMap<String, (String, Kernel)> {
         });
         result.unwrap_or_else(|e| panic!("{dtype}: {e}"));
         kernels.extend(ks.into_iter().map(|k| (format!("dtype {dtype}"), k)));
+    }
+    // Multi-output kernels: outputs sharing an intermediate, sibling row reductions with a
+    // requested element-level value, mean and var of the same rows.
+    for dtype in [DType::F32, DType::F16, DType::BF16, DType::F64] {
+        let x = Tensor::arange(0.0, 12.0, 1.0, Some(DType::F32))
+            .reshape(&[3, 4])
+            .to_dtype(dtype);
+        x.realize();
+        let outs = {
+            let m = &x * 2.0;
+            let e = x.exp();
+            vec![
+                &m + 1.0,
+                m.exp(),
+                e.sum(&[1], false, None),
+                e.amax(&[1], false),
+                e,
+                x.mean(&[1], false, None),
+                x.var(&[1], 1.0, false),
+            ]
+        };
+        let (result, ks) = record_kernels(|| smelt::realize(&outs.iter().collect::<Vec<_>>()));
+        result.unwrap_or_else(|e| panic!("multi-output {dtype}: {e}"));
+        assert!(
+            ks.iter().any(|k| k.outputs().len() > 1),
+            "multi-output {dtype}: no kernel with several outputs"
+        );
+        kernels.extend(ks.into_iter().map(|k| (format!("multi-output {dtype}"), k)));
     }
     let mut unique = BTreeMap::new();
     for (origin, k) in kernels {

@@ -1,5 +1,6 @@
-//! Golden CUDA C for the WORKLOADS.md programs (built with sizes / 16) and for one small
-//! program per dtype: a refactor of the renderer cannot silently change generated code.
+//! Golden CUDA C for the WORKLOADS.md programs (built with sizes / 16), for one small
+//! program per dtype and for multi-output kernels: a refactor of the renderer cannot silently
+//! change generated code.
 //! Re-bless with `SMELT_BLESS=1 cargo test --test cuda_render`.
 
 use smelt::prelude::*;
@@ -88,6 +89,39 @@ fn every_dtype_renders_as_golden_cuda() {
         }
         check(&format!("dtype_{}.cu", dtype.name()), &snapshot(&kernels));
     }
+}
+
+/// Kernels with several outputs: an elementwise pair through the `float4` path, sibling row
+/// sums, a softmax with its row maxima, a row value and the elements it normalises.
+#[test]
+fn multi_output_kernels_render_as_golden_cuda() {
+    let x = Tensor::arange(0.0, 48.0, 1.0, Some(DType::F32)).reshape(&[6, 8]);
+    x.realize();
+    let together = |outs: Vec<Tensor>| {
+        let refs: Vec<&Tensor> = outs.iter().collect();
+        let (result, kernels) = record_kernels(|| smelt::realize(&refs));
+        result.unwrap_or_else(|e| panic!("realisation failed: {e}"));
+        assert_eq!(kernels.len(), 1, "one multi-output kernel");
+        assert!(kernels[0].outputs().len() > 1, "{}", kernels[0]);
+        kernels
+    };
+    // Each program's temporaries are dropped before it runs (a tensor still held would be
+    // requested, hence stored, too).
+    let pair = {
+        let m = &x * 2.0;
+        vec![&m + 1.0, m.exp()]
+    };
+    let mut kernels = together(pair);
+    let sums = vec![x.sum(&[1], false, None), (&x * &x).sum(&[1], false, None)];
+    kernels.extend(together(sums));
+    let softmax = vec![x.softmax(-1, None), x.amax(&[1], false)];
+    kernels.extend(together(softmax));
+    let normalised = {
+        let s = x.sum(&[1], true, None);
+        vec![&x / &s, s]
+    };
+    kernels.extend(together(normalised));
+    check("multi_output.cu", &snapshot(&kernels));
 }
 
 #[test]

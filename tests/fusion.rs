@@ -1,8 +1,12 @@
 //! The optimising middle on the WORKLOADS.md programs: kernel counts fused and unfused, bytes
 //! moved equal to the ideal of a perfectly fused kernel, and fused results equal to unfused.
+//! Then multi-output kernels: several tensors realised together, their kernel counts, bytes
+//! and values on every backend against the unfused reference run.
 
+use smelt::frontend::{Backend, realize_with};
+use smelt::prelude::{DType, Generator, Tensor};
 use smelt::workloads::{NAMES, build};
-use smelt::{Mode, explain_mode};
+use smelt::{Explain, Mode, explain_mode};
 
 const SHRINK: usize = 16;
 
@@ -91,4 +95,215 @@ fn a_copying_reshape_fuses_into_its_consumer() {
     for (g, w) in got.iter().zip(&want) {
         assert!((g - w).abs() <= 1e-6 * w, "{got:?} vs {want:?}");
     }
+}
+
+// Multi-output kernels: several tensors realised together (`smelt::realize`), planned with
+// `smelt::explain_all`, checked on every backend against the unfused reference run.
+
+/// Builds the program's outputs afresh (same data every call).
+type Program = fn() -> Vec<Tensor>;
+
+fn data(seed: u64, shape: &[usize]) -> Tensor {
+    Generator::new(seed).randn(shape, Some(DType::F32))
+}
+
+/// The values of `program`'s outputs realised together in `mode` on `backend`.
+fn values(program: Program, mode: Mode, backend: Backend) -> Vec<Vec<f64>> {
+    let outs = program();
+    let refs: Vec<&Tensor> = outs.iter().collect();
+    realize_with(&refs, mode, backend)
+        .unwrap_or_else(|e| panic!("{} {}: {e}", mode.name(), backend.name()));
+    outs.iter()
+        .map(|t| t.to_scalars().iter().map(|s| s.as_f64()).collect())
+        .collect()
+}
+
+/// The fused plan of `program`, after checking its values on every backend against every
+/// op run on its own on the reference interpreter.
+fn plan_checked(program: Program) -> Explain {
+    let want = values(program, Mode::Unfused, Backend::Reference);
+    for backend in Backend::ALL {
+        let got = values(program, Mode::Fused, backend);
+        for (o, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.len(), w.len(), "output {o} on {}", backend.name());
+            for (i, (a, b)) in g.iter().zip(w).enumerate() {
+                let close =
+                    a == b || a.is_nan() && b.is_nan() || (a - b).abs() <= 1e-6 * (1.0 + b.abs());
+                assert!(
+                    close,
+                    "output {o} element {i} on {}: {a} vs {b}",
+                    backend.name()
+                );
+            }
+        }
+    }
+    let outs = program();
+    smelt::explain_all(&outs.iter().collect::<Vec<_>>())
+}
+
+/// Bytes of `n` f32 elements.
+fn f32s(n: usize) -> u64 {
+    4 * n as u64
+}
+
+#[test]
+fn outputs_sharing_an_intermediate_are_one_kernel() {
+    let plan = plan_checked(|| {
+        let a = data(1, &[64, 48]);
+        let m = &a * 2.0;
+        vec![&m + 1.0, m.exp()]
+    });
+    assert_eq!(plan.kernels.len(), 1, "{plan}");
+    assert_eq!(plan.kernels[0].outputs.len(), 2, "{plan}");
+    // `a` read once, `y` and `z` written once; `a*2` stays in registers.
+    assert_eq!(plan.bytes_moved, 3 * f32s(64 * 48), "{plan}");
+    assert!(plan.boundaries.is_empty(), "{plan}");
+}
+
+#[test]
+fn sibling_row_reductions_are_one_kernel() {
+    let plan = plan_checked(|| {
+        let x = data(2, &[32, 40]);
+        vec![x.sum(&[1], false, None), (&x * &x).sum(&[1], false, None)]
+    });
+    assert_eq!(plan.kernels.len(), 1, "{plan}");
+    assert_eq!(
+        plan.kernels[0].ir.matches("= reduce_sum").count(),
+        2,
+        "{plan}"
+    );
+    assert_eq!(plan.bytes_moved, f32s(32 * 40) + 2 * f32s(32), "{plan}");
+}
+
+#[test]
+fn mean_and_var_of_the_same_rows_are_one_kernel() {
+    let plan = plan_checked(|| {
+        let x = data(3, &[16, 24]);
+        vec![
+            x.mean(&[1], false, None),
+            x.var(&[1], 1.0, false),
+            x.std(&[1], 0.0, false),
+        ]
+    });
+    assert_eq!(plan.kernels.len(), 1, "{plan}");
+    assert_eq!(plan.kernels[0].outputs.len(), 3, "{plan}");
+    assert_eq!(plan.bytes_moved, f32s(16 * 24) + 3 * f32s(16), "{plan}");
+}
+
+#[test]
+fn a_requested_intermediate_is_stored_by_the_kernel_that_computes_it() {
+    // exp(x) is requested and summed: one kernel stores the row sums and the exps.
+    let plan = plan_checked(|| {
+        let x = data(4, &[8, 33]);
+        let e = x.exp();
+        let s = e.sum(&[1], false, None);
+        vec![e, s]
+    });
+    assert_eq!(plan.kernels.len(), 1, "{plan}");
+    assert_eq!(plan.bytes_moved, 2 * f32s(8 * 33) + f32s(8), "{plan}");
+    // A softmax whose row maxima are requested too.
+    let plan = plan_checked(|| {
+        let x = data(5, &[8, 33]);
+        vec![x.softmax(-1, None), x.amax(&[1], false)]
+    });
+    assert_eq!(plan.kernels.len(), 1, "{plan}");
+    // The requested maxima and the softmax's own are one pass over each row.
+    assert_eq!(
+        plan.kernels[0].ir.matches("= reduce_max").count(),
+        1,
+        "{plan}"
+    );
+}
+
+#[test]
+fn a_buffer_a_library_call_reads_is_stored_by_the_kernel_that_computes_it() {
+    let plan = plan_checked(|| {
+        let x = data(6, &[12, 12]);
+        let w = data(7, &[12, 12]);
+        let m = &x * 2.0;
+        vec![m.exp(), m.matmul(&w)]
+    });
+    // One kernel stores exp(m) and m; the matmul reads m.
+    assert_eq!(plan.kernels.len(), 2, "{plan}");
+    let fused = plan.kernels.iter().find(|k| k.outputs.len() == 2);
+    assert!(fused.is_some(), "{plan}");
+}
+
+#[test]
+fn merging_that_would_make_a_cycle_stays_apart() {
+    // m feeds the matmul, whose result feeds the kernel that would store m: m stays a kernel
+    // of its own.
+    let plan = plan_checked(|| {
+        let x = data(8, &[12, 12]);
+        let w = data(9, &[12, 12]);
+        let m = &x * 2.0;
+        vec![m.exp() + m.matmul(&w)]
+    });
+    assert_eq!(plan.kernels.len(), 3, "{plan}");
+    assert!(
+        plan.boundaries.iter().any(|b| b.reason.contains("cycle")),
+        "{plan}"
+    );
+    // y and z read the same x over the same space, but y → matmul → z: two kernels.
+    let plan = plan_checked(|| {
+        let x = data(10, &[12, 12]);
+        let w = data(11, &[12, 12]);
+        let y = x.exp();
+        let z = &x + y.matmul(&w);
+        vec![y, z]
+    });
+    assert_eq!(plan.kernels.len(), 3, "{plan}");
+    assert!(plan.kernels.iter().all(|k| k.outputs.len() == 1), "{plan}");
+}
+
+#[test]
+fn outputs_sharing_no_input_stay_apart() {
+    // No buffer is read by both: merging would save no memory traffic.
+    let plan = plan_checked(|| vec![data(12, &[16, 16]).exp(), data(13, &[16, 16]).exp()]);
+    assert_eq!(plan.kernels.len(), 2, "{plan}");
+}
+
+#[test]
+fn outputs_of_different_dtypes_share_a_kernel() {
+    let plan = plan_checked(|| {
+        let a = data(14, &[7, 9]);
+        vec![a.gt(0.0), a.abs(), a.to_dtype(DType::F16)]
+    });
+    assert_eq!(plan.kernels.len(), 1, "{plan}");
+    assert_eq!(plan.kernels[0].outputs.len(), 3, "{plan}");
+}
+
+#[test]
+fn in_place_updates_next_to_multi_output_kernels() {
+    let plan = plan_checked(|| {
+        let x = data(15, &[6, 10]);
+        let t = x.deep_clone();
+        let u = &t + 1.0;
+        t.mul_(2.0);
+        let v = t.exp();
+        let w = &t + &u;
+        t.select(0, 3).add_(u.select(0, 0));
+        vec![u, v, w, t.clone(), t.sum(&[1], false, None)]
+    });
+    assert!(
+        plan.kernels.iter().any(|k| k.ir.contains("update from")),
+        "{plan}"
+    );
+    assert!(plan.kernels.iter().any(|k| k.outputs.len() > 1), "{plan}");
+}
+
+#[test]
+fn large_multi_output_kernels_split_rows_across_threads() {
+    // Past the cpu backend's grain, rows of dim 0 run in parallel; every output's stores move
+    // along dim 0.
+    plan_checked(|| {
+        let x = data(16, &[512, 160]);
+        let m = &x * 2.0;
+        vec![
+            &m + 1.0,
+            m.exp(),
+            x.sum(&[1], false, None),
+            (&x * &x).sum(&[1], false, None),
+        ]
+    });
 }

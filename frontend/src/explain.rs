@@ -33,6 +33,8 @@ pub struct KernelInfo {
     pub name: String,
     /// The graph ops it computes (`%id op @ file:line`), root first.
     pub ops: Vec<String>,
+    /// The ops whose buffers it writes, in output order (several for a multi-output kernel).
+    pub outputs: Vec<String>,
     /// Bytes it reads and writes (distinct elements of each buffer it touches).
     pub bytes: u64,
     /// Its kernel IR (or library call) text.
@@ -47,7 +49,7 @@ pub struct BoundaryInfo {
     pub reason: String,
 }
 
-/// The plan for realizing one tensor.
+/// The plan for realizing one tensor (or several together).
 #[derive(Clone, Debug)]
 pub struct Explain {
     pub mode: Mode,
@@ -118,11 +120,17 @@ pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode) -> Explain {
         .steps
         .iter()
         .map(|step| {
-            let ops = match g.groups.iter().find(|grp| grp.root == step.writes) {
+            let outputs: Vec<String> = step.writes.iter().map(|w| describe_node(g, *w)).collect();
+            let ops = match g
+                .groups
+                .iter()
+                .find(|grp| grp.output_nodes() == step.writes)
+            {
                 Some(grp) => grp.members.iter().map(|m| describe_node(g, *m)).collect(),
-                None => vec![describe_node(g, step.writes)],
+                None => outputs.clone(),
             };
             KernelInfo {
+                outputs,
                 name: step.work.name(),
                 ops,
                 bytes: work_bytes(&step.work),
@@ -145,7 +153,7 @@ pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode) -> Explain {
         Mode::Unfused => schedule
             .steps
             .iter()
-            .flat_map(|s| s.reads.iter().map(move |r| (*r, s.writes)))
+            .flat_map(|s| s.reads.iter().map(move |r| (*r, s.writes[0])))
             .filter(|(r, _)| !matches!(g.node(*r).op, smelt_ir::Op::Input { .. }))
             .map(|(p, c)| BoundaryInfo {
                 producer: describe_node(g, p),
@@ -165,7 +173,14 @@ pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode) -> Explain {
 
 /// The plan for realizing `t` now (nothing runs).
 pub fn explain(t: &Tensor, mode: Mode) -> Explain {
-    let mut graph = collect(&[t.storage.current()], false).graph;
+    explain_all(&[t], mode)
+}
+
+/// The plan for realizing `tensors` together now, as [`crate::realize`] would (nothing runs):
+/// kernels whose outputs share an iteration space may store several of them.
+pub fn explain_all(tensors: &[&Tensor], mode: Mode) -> Explain {
+    let roots: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
+    let mut graph = collect(&roots, false).graph;
     let mut disabled = smelt_passes::disabled_by_env();
     if mode == Mode::Unfused {
         // Every op its own kernel: no fusion, and copies stay copies.
@@ -231,6 +246,9 @@ impl fmt::Display for Explain {
             let _ = writeln!(s, "\nkernel {i}: {} — {} bytes", k.name, k.bytes);
             for op in &k.ops {
                 let _ = writeln!(s, "  fuses {op}");
+            }
+            if k.outputs.len() > 1 {
+                let _ = writeln!(s, "  stores {}", k.outputs.join(", "));
             }
             for line in k.ir.lines() {
                 let _ = writeln!(s, "  | {line}");

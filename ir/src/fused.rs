@@ -1,6 +1,7 @@
 //! Lowering of a fusion group (several graph nodes) to one kernel: producers are inlined into
 //! their consumers by composing the views between them, reductions become `Reduce`
-//! instructions over the group's trailing dims, and only the group's root is stored.
+//! instructions over the group's trailing dims, and only the group's outputs are stored (one
+//! output argument each, after the read arguments; the stores end the body).
 
 use crate::affine::{AffineMap, read_map};
 use crate::graph::{Graph, Group, NodeId, Op};
@@ -16,30 +17,49 @@ struct Fuser<'g> {
     reduces: HashMap<NodeId, ValueId>,
 }
 
+/// Whether two maps from `space` agree at every point (coefficients of size-1 dims do not
+/// matter).
+fn same_on(space: &[usize], a: &AffineMap, b: &AffineMap) -> bool {
+    a.offset == b.offset
+        && a.coeffs.len() == b.coeffs.len()
+        && a.coeffs.iter().zip(&b.coeffs).all(|(ra, rb)| {
+            space
+                .iter()
+                .enumerate()
+                .all(|(d, &n)| n <= 1 || ra[d] == rb[d])
+        })
+}
+
 impl Fuser<'_> {
     /// The value an input edge `(src, view)` supplies at the consumer's logical index `map(p)`,
-    /// in `src`'s dtype.
-    fn input(&mut self, src: NodeId, view: &View, map: &AffineMap) -> ValueId {
+    /// in `src`'s dtype; `None` when a fused producer's read does not compose.
+    fn input(&mut self, src: NodeId, view: &View, map: &AffineMap) -> Option<ValueId> {
         if self.group.members.contains(&src) {
-            let inner = read_map(view, map, &self.group.space, &self.b.g.node(src).out)
-                .expect("invariant: the fuser only groups producers whose reads compose affinely");
+            let inner = read_map(view, map, &self.group.space, &self.b.g.node(src).out)?;
             self.value(src, inner)
         } else {
-            self.b.load_index(src, map.index_through(view))
+            Some(self.b.load_index(src, map.index_through(view)))
         }
     }
 
-    /// The value of member `id` at its logical index `map(p)`, in its dtype.
-    fn value(&mut self, id: NodeId, map: AffineMap) -> ValueId {
+    /// The value of member `id` at its logical index `map(p)`, in its dtype; `None` when the
+    /// group cannot compute it there (a read that does not compose, a reduction read at
+    /// another row than the kernel's).
+    fn value(&mut self, id: NodeId, map: AffineMap) -> Option<ValueId> {
         let g = self.b.g;
         let node = g.node(id);
-        if let Op::Reduce { .. } = node.op
-            && let Some(&v) = self.reduces.get(&id)
-        {
-            return v;
+        if let Op::Reduce { .. } = node.op {
+            let rank = self.group.space.len();
+            let row = AffineMap::projection(rank, rank - self.group.reduce_axes);
+            if !same_on(&self.group.space, &map, &row) {
+                return None;
+            }
+            if let Some(&v) = self.reduces.get(&id) {
+                return Some(v);
+            }
         }
         if let Some(&v) = self.memo.get(&(id, map.clone())) {
-            return v;
+            return Some(v);
         }
         let ins = g.inputs(id);
         let dt = |n: NodeId| g.node(n).dtype;
@@ -48,7 +68,7 @@ impl Fuser<'_> {
                 panic!("invariant: fusion groups hold only elementwise and reduction nodes")
             }
             Op::Unary { op, compute } => {
-                let x = self.input(ins[0].0, &ins[0].1, &map);
+                let x = self.input(ins[0].0, &ins[0].1, &map)?;
                 let x = self.b.cast(x, dt(ins[0].0), *compute);
                 let r = self.b.push(Instr::Unary {
                     op: *op,
@@ -58,9 +78,9 @@ impl Fuser<'_> {
                 self.b.cast(r, op.result_dtype(*compute), node.dtype)
             }
             Op::Binary { op, compute } => {
-                let a = self.input(ins[0].0, &ins[0].1, &map);
+                let a = self.input(ins[0].0, &ins[0].1, &map)?;
                 let a = self.b.cast(a, dt(ins[0].0), *compute);
-                let c = self.input(ins[1].0, &ins[1].1, &map);
+                let c = self.input(ins[1].0, &ins[1].1, &map)?;
                 let c = self.b.cast(c, dt(ins[1].0), *compute);
                 let r = self.b.push(Instr::Binary {
                     op: *op,
@@ -71,11 +91,11 @@ impl Fuser<'_> {
                 self.b.cast(r, op.result_dtype(*compute), node.dtype)
             }
             Op::Where => {
-                let c = self.input(ins[0].0, &ins[0].1, &map);
+                let c = self.input(ins[0].0, &ins[0].1, &map)?;
                 let c = self.b.cast(c, dt(ins[0].0), DType::Bool);
-                let x = self.input(ins[1].0, &ins[1].1, &map);
+                let x = self.input(ins[1].0, &ins[1].1, &map)?;
                 let x = self.b.cast(x, dt(ins[1].0), node.dtype);
-                let y = self.input(ins[2].0, &ins[2].1, &map);
+                let y = self.input(ins[2].0, &ins[2].1, &map)?;
                 let y = self.b.cast(y, dt(ins[2].0), node.dtype);
                 self.b.push(Instr::Where {
                     cond: c,
@@ -84,26 +104,56 @@ impl Fuser<'_> {
                 })
             }
             Op::Cast => {
-                let x = self.input(ins[0].0, &ins[0].1, &map);
+                let x = self.input(ins[0].0, &ins[0].1, &map)?;
                 self.b.cast(x, dt(ins[0].0), node.dtype)
             }
             Op::Reduce { op, .. } => {
                 // A reduction reads its input at every point of the group's space.
                 let full = AffineMap::identity(self.group.space.len());
-                let x = self.input(ins[0].0, &ins[0].1, &full);
+                let x = self.input(ins[0].0, &ins[0].1, &full)?;
                 let x = self.b.cast(x, dt(ins[0].0), node.dtype);
-                let r = self.b.push(Instr::Reduce { op: *op, x });
+                // Two reductions of one value (a requested `amax` beside a softmax's own) are
+                // one pass over the row.
+                let reduce = Instr::Reduce { op: *op, x };
+                let r = match self.b.body.iter().position(|i| *i == reduce) {
+                    Some(r) => r,
+                    None => self.b.push(reduce),
+                };
                 self.reduces.insert(id, r);
-                return r;
+                return Some(r);
             }
         };
         self.memo.insert((id, map), v);
-        v
+        Some(v)
     }
 }
 
-/// Lowers fusion group `group` of `g` to one kernel that stores only the group's root.
+/// Lowers fusion group `group` of `g` to one kernel that stores the group's outputs.
 pub fn lower_group(g: &Graph, group: &Group) -> Lowered {
+    try_lower_group(g, group).unwrap_or_else(|| {
+        panic!(
+            "invariant: the fuser only groups members it can compute at every index they are \
+             read at: {group:?}"
+        )
+    })
+}
+
+/// [`lower_group`], or `None` when some member cannot be computed where it is read (a read
+/// that no affine map composes, a reduction read at another row than the kernel's). The fuser
+/// uses it to check a merge before keeping it.
+pub fn try_lower_group(g: &Graph, group: &Group) -> Option<Lowered> {
+    let outputs = group.output_nodes();
+    assert!(
+        !outputs.is_empty(),
+        "invariant: a fusion group stores at least one output"
+    );
+    assert!(
+        outputs
+            .iter()
+            .enumerate()
+            .all(|(i, o)| !outputs[..i].contains(o)),
+        "invariant: a fusion group stores each output once: {outputs:?}"
+    );
     let rank = group.space.len();
     let mut f = Fuser {
         b: Builder {
@@ -117,22 +167,27 @@ pub fn lower_group(g: &Graph, group: &Group) -> Lowered {
         memo: HashMap::new(),
         reduces: HashMap::new(),
     };
-    let root = g.node(group.root);
-    let value = f.value(group.root, group.root_map.clone());
+    // Every value first (all loads, hence all read arguments, precede the outputs), then one
+    // store per output.
+    let mut values = Vec::with_capacity(group.outputs.len());
+    for (id, map) in &group.outputs {
+        values.push(f.value(*id, map.clone())?);
+    }
     let mut b = f.b;
-    b.args.push(Arg {
-        dtype: root.dtype,
-        len: root.len,
-        access: Access::Write,
-    });
-    let out_arg = b.args.len() - 1;
-    let index = group.root_map.index_through(&root.out);
-    b.push(Instr::Store {
-        arg: out_arg,
-        index,
-        x: value,
-    });
-    b.inputs.push(group.root);
+    for ((id, map), value) in group.outputs.iter().zip(values) {
+        let node = g.node(*id);
+        b.args.push(Arg {
+            dtype: node.dtype,
+            len: node.len,
+            access: Access::Write,
+        });
+        let arg = b.args.len() - 1;
+        b.push(Instr::Store {
+            arg,
+            index: map.index_through(&node.out),
+            x: value,
+        });
+    }
     let mut names: Vec<String> = group
         .members
         .iter()
@@ -145,9 +200,9 @@ pub fn lower_group(g: &Graph, group: &Group) -> Lowered {
         names
             .join("_")
             .replace(['(', ')', '[', ']', '.', '-', ' '], ""),
-        group.root.index()
+        group.root().index()
     );
-    Lowered {
+    Some(Lowered {
         kernel: Kernel {
             name,
             shape: group.space.clone(),
@@ -155,6 +210,7 @@ pub fn lower_group(g: &Graph, group: &Group) -> Lowered {
             args: b.args,
             body: b.body,
         },
-        inputs: b.inputs,
-    }
+        reads: b.inputs,
+        writes: outputs,
+    })
 }

@@ -100,17 +100,38 @@ pub struct Graph {
     pub boundaries: Vec<Boundary>,
 }
 
-/// Nodes that run as one kernel: only `root`'s buffer is materialised. The kernel loops over
-/// `space`, whose trailing `reduce_axes` dims are reduced; `root_map` takes a point of the
-/// space to the root's logical index.
+/// Nodes that run as one kernel. The kernel loops over `space`, whose trailing `reduce_axes`
+/// dims are reduced, and materialises only the group's `outputs`: the node it grew from, any
+/// member also needed outside the kernel (requested by the user or read by another kernel),
+/// and the roots of groups merged into it horizontally. Every other member is recomputed
+/// where it is read.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Group {
-    pub root: NodeId,
-    /// Members, root first.
+    /// The stored members, in output-argument order, each with the map taking a point of the
+    /// space to its logical index (the map covers the node's shape exactly once). The first
+    /// is the root: the node the group was seeded from.
+    pub outputs: Vec<(NodeId, crate::affine::AffineMap)>,
+    /// Members, the seeds first.
     pub members: Vec<NodeId>,
     pub space: Vec<usize>,
     pub reduce_axes: usize,
-    pub root_map: crate::affine::AffineMap,
+}
+
+impl Group {
+    /// The node the group grew from (its first output).
+    pub fn root(&self) -> NodeId {
+        self.outputs[0].0
+    }
+
+    /// The map of output `id`, if `id` is an output.
+    pub fn output_map(&self, id: NodeId) -> Option<&crate::affine::AffineMap> {
+        self.outputs.iter().find(|(n, _)| *n == id).map(|(_, m)| m)
+    }
+
+    /// The output nodes, in output-argument order.
+    pub fn output_nodes(&self) -> Vec<NodeId> {
+        self.outputs.iter().map(|(n, _)| *n).collect()
+    }
 }
 
 /// An edge the fuser left as a kernel boundary, and the rule that refused it.

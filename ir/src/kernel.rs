@@ -1,6 +1,10 @@
 //! Kernel IR: an iteration space, buffer arguments, and a small SSA body of loads, scalar ops,
-//! an optional reduction and stores. Sizes and strides are data, so one kernel structure
+//! optional reductions and stores. Sizes and strides are data, so one kernel structure
 //! serves every size. Codegen and the reference interpreter match on [`Instr`] only.
+//!
+//! Arguments: the read buffers first, then one output (`Write` or `Update`) per buffer the
+//! kernel produces, in output order. A kernel may have several outputs (a fused group that
+//! stores more than one node); each is a distinct buffer stored by at least one `Store`.
 
 use crate::{BinaryOp, DType, LibraryOp, ReduceOp, Scalar, UnaryOp, View};
 use std::fmt::{self, Write as _};
@@ -103,6 +107,19 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// How many leading arguments are read-only inputs; the rest are outputs.
+    pub fn read_args(&self) -> usize {
+        self.args
+            .iter()
+            .position(|a| a.access != Access::Read)
+            .unwrap_or(self.args.len())
+    }
+
+    /// The output arguments' positions, in output order.
+    pub fn outputs(&self) -> std::ops::Range<usize> {
+        self.read_args()..self.args.len()
+    }
+
     /// The dtype of every SSA value, in body order (`None` for stores).
     pub fn value_dtypes(&self) -> Vec<Option<DType>> {
         let mut out: Vec<Option<DType>> = Vec::with_capacity(self.body.len());
@@ -332,7 +349,50 @@ impl Kernel {
         if (reduces > 0) != (self.reduce_axes > 0) {
             errors.push("reduce_axes and Reduce instructions disagree".to_string());
         }
+        self.verify_outputs(&mut errors);
         errors
+    }
+
+    /// Outputs follow the reads, there is at least one, each is stored, and no two share
+    /// memory (two updates of the same source would both take its buffer).
+    fn verify_outputs(&self, errors: &mut Vec<String>) {
+        let outputs = self.outputs();
+        if outputs.is_empty() {
+            errors.push("kernel has no output argument".to_string());
+        }
+        let mut sources = vec![];
+        for a in outputs {
+            match self.args[a].access {
+                Access::Read => errors.push(format!(
+                    "argument {a} is read-only but follows an output (reads come first)"
+                )),
+                Access::Write => {}
+                Access::Update { from } => {
+                    if from >= self.read_args() {
+                        errors.push(format!(
+                            "argument {a} updates argument {from}, which is not a read argument"
+                        ));
+                    } else if self.args[from].dtype != self.args[a].dtype {
+                        errors.push(format!(
+                            "argument {a} updates argument {from} of another dtype"
+                        ));
+                    }
+                    if sources.contains(&from) {
+                        errors.push(format!(
+                            "argument {a} aliases another output: both update argument {from}"
+                        ));
+                    }
+                    sources.push(from);
+                }
+            }
+            let stored = self
+                .body
+                .iter()
+                .any(|i| matches!(i, Instr::Store { arg, .. } if *arg == a));
+            if !stored {
+                errors.push(format!("output argument {a} is never stored"));
+            }
+        }
     }
 
     /// Stable text form (`docs/ir.md`).

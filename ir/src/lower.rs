@@ -4,12 +4,15 @@ use crate::graph::{Graph, NodeId, Op};
 use crate::kernel::{Access, Arg, Index, Instr, Kernel, LibraryCall, ValueId};
 use crate::{DType, View};
 
-/// A lowered kernel and, for each of its read arguments, the graph node it reads.
+/// A lowered kernel and the graph nodes behind its arguments.
 #[derive(Clone, Debug)]
 pub struct Lowered {
     pub kernel: Kernel,
-    /// `inputs[i]` is the producer of kernel argument `i`; the output argument is last.
-    pub inputs: Vec<NodeId>,
+    /// `reads[i]` is the producer of read argument `i`.
+    pub reads: Vec<NodeId>,
+    /// The node each output argument produces, in output-argument order (the outputs follow
+    /// the reads).
+    pub writes: Vec<NodeId>,
 }
 
 /// Does `id` need a kernel of its own? Inputs never do; fills only when observed or read by an
@@ -211,7 +214,6 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
         },
         x: value,
     });
-    b.inputs.push(id);
     let name = format!(
         "{}_{}",
         node.op.name().split(['(', '[']).next().unwrap_or("k"),
@@ -225,7 +227,8 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
             args: b.args,
             body: b.body,
         },
-        inputs: b.inputs,
+        reads: b.inputs,
+        writes: vec![id],
     }
 }
 

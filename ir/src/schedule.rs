@@ -1,6 +1,6 @@
 //! A schedule: the kernels of one realisation in dependency order, each naming the graph
-//! nodes whose buffers it reads and the node whose buffer it produces, plus the buffers that
-//! die after each step.
+//! nodes whose buffers it reads and the nodes whose buffers it produces (several for a
+//! multi-output kernel), plus the buffers that die after each step.
 
 use crate::graph::NodeId;
 use crate::kernel::Work;
@@ -12,8 +12,9 @@ pub struct Step {
     pub work: Work,
     /// Producer of each read argument, in argument order.
     pub reads: Vec<NodeId>,
-    /// The node whose buffer the output argument is.
-    pub writes: NodeId,
+    /// The nodes whose buffers the output arguments are, in output-argument order (one for a
+    /// library call; one or more for a kernel).
+    pub writes: Vec<NodeId>,
     /// Buffers no later step reads and no one requested: free them after this step.
     pub frees: Vec<NodeId>,
 }
@@ -34,10 +35,15 @@ impl Schedule {
                 .iter()
                 .map(|n| format!("%{}", n.index()))
                 .collect();
+            let writes: Vec<String> = step
+                .writes
+                .iter()
+                .map(|n| format!("%{}", n.index()))
+                .collect();
             let _ = writeln!(
                 s,
-                "step {i}: %{} <- {}({})",
-                step.writes.index(),
+                "step {i}: {} <- {}({})",
+                writes.join(", "),
                 step.work.name(),
                 reads.join(", ")
             );

@@ -13,7 +13,7 @@ pub mod simplify;
 
 pub use schedule::schedule;
 
-use smelt_ir::Graph;
+use smelt_ir::{Graph, NodeId};
 
 /// A graph pass: a named rewrite that preserves results.
 pub type Pass = fn(&mut Graph);
@@ -91,19 +91,21 @@ pub fn optimize_with(g: &mut Graph, disabled: &[String]) {
     }
 }
 
-/// The graph's text with its fusion groups.
+/// The graph's text with its fusion groups: `kernel %outputs… = [%members…] space … reduce k`.
 pub fn describe(g: &Graph) -> String {
     let mut s = g.to_text();
     for group in &g.groups {
-        let members: Vec<String> = group
-            .members
-            .iter()
-            .map(|m| format!("%{}", m.index()))
-            .collect();
+        let ids = |nodes: &[NodeId]| {
+            nodes
+                .iter()
+                .map(|m| format!("%{}", m.index()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         s.push_str(&format!(
-            "kernel %{} = [{}] space {:?} reduce {}\n",
-            group.root.index(),
-            members.join(", "),
+            "kernel {} = [{}] space {:?} reduce {}\n",
+            ids(&group.output_nodes()),
+            ids(&group.members),
             group.space,
             group.reduce_axes
         ));

@@ -29,12 +29,12 @@ impl Backend {
         }
     }
 
-    /// Runs one kernel on this backend.
+    /// Runs one kernel on this backend; returns its output buffers in output order.
     pub fn run_kernel(
         self,
         kernel: &smelt_ir::Kernel,
         inputs: Vec<std::sync::Arc<crate::Buffer>>,
-    ) -> crate::Buffer {
+    ) -> Vec<crate::Buffer> {
         match self {
             Backend::Reference => crate::reference::run_kernel(kernel, inputs),
             Backend::Cpu => crate::cpu::run_kernel(kernel, inputs),

@@ -147,7 +147,7 @@ fn same(a: &Buffer, b: &Buffer, ulps: u64) -> Option<usize> {
 /// Runs `kernel` on every backend with the same random inputs and compares with the reference.
 fn check(kernel: &Kernel, seed: u64) {
     let mut rng = Rng(seed | 1);
-    let inputs: Vec<Arc<Buffer>> = kernel.args[..kernel.args.len() - 1]
+    let inputs: Vec<Arc<Buffer>> = kernel.args[..kernel.read_args()]
         .iter()
         .map(|a| rng.buffer(a.dtype, a.len))
         .collect();
@@ -163,13 +163,21 @@ fn check(kernel: &Kernel, seed: u64) {
     };
     for backend in Backend::ALL {
         let got = backend.run_kernel(kernel, inputs.clone());
-        if let Some(i) = same(&got, &want, ulps) {
-            panic!(
-                "{} differs from reference at {i}: {} vs {}\n{kernel}",
-                backend.name(),
-                got.get(i),
-                want.get(i)
-            );
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "{}: one buffer per output",
+            backend.name()
+        );
+        for (o, (got, want)) in got.iter().zip(&want).enumerate() {
+            if let Some(i) = same(got, want, ulps) {
+                panic!(
+                    "{} differs from reference in output {o} at {i}: {} vs {}\n{kernel}",
+                    backend.name(),
+                    got.get(i),
+                    want.get(i)
+                );
+            }
         }
     }
 }
@@ -582,6 +590,167 @@ fn strided_rows_reduce_like_the_reference() {
         ],
     };
     check(&k, 41);
+}
+
+/// Several outputs of one elementwise space: a fresh one, an update of the input it also
+/// reads (so the update must start from a copy), and one of another dtype.
+fn multi_output_elementwise(dtype: DType, rows: usize, cols: usize) -> Kernel {
+    let n = rows * cols;
+    let at = index(&[cols as isize, 1]);
+    Kernel {
+        name: "test".into(),
+        shape: vec![rows, cols],
+        reduce_axes: 0,
+        args: vec![
+            arg(dtype, n, Access::Read),
+            arg(dtype, n, Access::Read),
+            arg(dtype, n, Access::Write),
+            arg(dtype, n, Access::Update { from: 0 }),
+            arg(DType::Bool, n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: at.clone(),
+            },
+            Instr::Load {
+                arg: 1,
+                index: at.clone(),
+            },
+            Instr::Binary {
+                op: BinaryOp::Mul,
+                a: 0,
+                b: 1,
+                compute: dtype,
+            },
+            Instr::Binary {
+                op: BinaryOp::Add,
+                a: 2,
+                b: 0,
+                compute: dtype,
+            },
+            Instr::Binary {
+                op: BinaryOp::Lt,
+                a: 0,
+                b: 1,
+                compute: dtype,
+            },
+            Instr::Store {
+                arg: 2,
+                index: at.clone(),
+                x: 2,
+            },
+            Instr::Store {
+                arg: 3,
+                index: at.clone(),
+                x: 3,
+            },
+            Instr::Store {
+                arg: 4,
+                index: at,
+                x: 4,
+            },
+        ],
+    }
+}
+
+/// Two reductions of one row stored row by row, and an element-level output beside them.
+fn multi_output_rows(dtype: DType, cols: usize) -> Kernel {
+    let n = ROWS * cols;
+    Kernel {
+        name: "test".into(),
+        shape: vec![ROWS, cols],
+        reduce_axes: 1,
+        args: vec![
+            arg(dtype, n, Access::Read),
+            arg(dtype, ROWS, Access::Write),
+            arg(dtype, ROWS, Access::Write),
+            arg(dtype, n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&[cols as isize, 1]),
+            },
+            Instr::Binary {
+                op: BinaryOp::Mul,
+                a: 0,
+                b: 0,
+                compute: dtype,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Sum,
+                x: 0,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Max,
+                x: 1,
+            },
+            Instr::Binary {
+                op: BinaryOp::Sub,
+                a: 0,
+                b: 2,
+                compute: dtype,
+            },
+            Instr::Store {
+                arg: 1,
+                index: index(&[1, 0]),
+                x: 2,
+            },
+            Instr::Store {
+                arg: 2,
+                index: index(&[1, 0]),
+                x: 3,
+            },
+            Instr::Store {
+                arg: 3,
+                index: index(&[cols as isize, 1]),
+                x: 4,
+            },
+        ],
+    }
+}
+
+#[test]
+fn multi_output_kernels_match_reference() {
+    for dtype in [DType::F32, DType::F64, DType::I32, DType::F16] {
+        check(&multi_output_elementwise(dtype, ROWS, COLS), 37);
+        for cols in [0, 1, 33] {
+            check(&multi_output_rows(dtype, cols), 41);
+        }
+    }
+    // Past the parallel grain (rows split across threads) with a SIMD tail.
+    check(&multi_output_elementwise(DType::F32, 700, 101), 43);
+}
+
+#[test]
+fn the_verifier_rejects_aliased_or_misplaced_outputs() {
+    let mut k = multi_output_elementwise(DType::F32, ROWS, COLS);
+    assert!(k.verify().is_empty(), "{:?}", k.verify());
+    assert_eq!(k.read_args(), 2);
+    assert_eq!(k.outputs(), 2..5);
+    // Two outputs updating the same source would both take its memory.
+    k.args[2].access = Access::Update { from: 0 };
+    assert!(
+        k.verify()
+            .iter()
+            .any(|e| e.contains("aliases another output")),
+        "{:?}",
+        k.verify()
+    );
+    // A read argument after an output, an output never stored.
+    let mut k = multi_output_elementwise(DType::F32, ROWS, COLS);
+    k.args.push(arg(DType::F32, 1, Access::Read));
+    k.args.push(arg(DType::F32, 1, Access::Write));
+    let errors = k.verify();
+    assert!(
+        errors.iter().any(|e| e.contains("reads come first")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("never stored")),
+        "{errors:?}"
+    );
 }
 
 #[test]

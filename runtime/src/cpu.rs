@@ -7,7 +7,7 @@
 //! of a JIT function pointer is [`launch`].
 
 use crate::buffer::Buffer;
-use crate::reference::prepare_output;
+use crate::reference::prepare_outputs;
 use hashbrown::HashMap;
 use smelt_codegen::cpu::{CompiledKernel, CpuJit, KernelFn, Unsupported, structure_key};
 use smelt_ir::kernel::{Instr, Kernel};
@@ -92,9 +92,10 @@ struct Launch {
 fn launch(l: &Launch, begin: i64, end: i64) {
     // SAFETY: `entry` was compiled for this kernel's structure with the kernel ABI. Every
     // buffer outlives the call; `Kernel::verify` (checked in `run_kernel`) proved that each
-    // load and store over the whole iteration space stays inside its buffer, the output is the
-    // only buffer written, and it is not aliased by any input. Concurrent launches cover
-    // disjoint ranges of dimension 0, along which every store moves (checked in `run_kernel`).
+    // load and store over the whole iteration space stays inside its buffer and that only the
+    // outputs are written; each output is a buffer of its own (`prepare_outputs`), aliased by no
+    // input and no other output. Concurrent launches cover disjoint ranges of dimension 0,
+    // along which every store of every output moves (checked in `run_kernel`).
     unsafe {
         (l.entry)(
             l.bufs.as_ptr() as *const *mut u8,
@@ -109,8 +110,9 @@ fn launch(l: &Launch, begin: i64, end: i64) {
 /// Elements below which a kernel stays on the calling thread, and the least work per task.
 const GRAIN: usize = 1 << 15;
 
-/// Runs `kernel` on compiled code (or the interpreter where the JIT refused it).
-pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
+/// Runs `kernel` on compiled code (or the interpreter where the JIT refused it); returns its
+/// output buffers in output order.
+pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
     let errors = kernel.verify();
     assert!(
         errors.is_empty(),
@@ -122,14 +124,14 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     };
     let timing = dump("timing");
     let t0 = std::time::Instant::now();
-    let mut out = prepare_output(kernel, &mut inputs);
+    let mut outs = prepare_outputs(kernel, &mut inputs);
     let rank = kernel.shape.len();
     let kept = rank - kernel.reduce_axes;
     if kernel.shape[..kept].contains(&0) {
-        return out;
+        return outs;
     }
     let mut bufs: Vec<usize> = inputs.iter().map(|b| b.as_ptr() as usize).collect();
-    bufs.push(out.as_mut_ptr() as usize);
+    bufs.extend(outs.iter_mut().map(|out| out.as_mut_ptr() as usize));
     let mut strides = vec![];
     for instr in &kernel.body {
         if let Instr::Load { index, .. } | Instr::Store { index, .. } = instr {
@@ -145,7 +147,7 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     };
     let rows = if kept == 0 { 1 } else { kernel.shape[0] };
     let total: usize = kernel.shape.iter().product();
-    // Rows of dim 0 may run in parallel only when every store moves along it.
+    // Rows of dim 0 may run in parallel only when every store (of every output) moves along it.
     let disjoint = kept > 0
         && kernel.body.iter().all(|i| {
             if let Instr::Store { index, .. } = i {
@@ -161,7 +163,7 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
     let tasks = (total / GRAIN).min(rows).min(threads * 4);
     if !disjoint || tasks <= 1 {
         launch(&l, 0, rows as i64);
-        return out;
+        return outs;
     }
     let run = || {
         rayon::scope(|s| {
@@ -185,5 +187,5 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             t1.elapsed().as_secs_f64() * 1e3
         );
     }
-    out
+    outs
 }

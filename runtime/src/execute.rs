@@ -1,7 +1,7 @@
 //! Executes a schedule: runs each step's kernel on its backend, hands buffers from producers
-//! to consumers, frees each buffer after its last use. `SMELT_DEVICE=cuda[:N]` runs the
-//! generated kernels and f32/f64 matmuls (cuBLAS) on that CUDA device; other library calls
-//! stay on the host.
+//! to consumers (a multi-output kernel produces several), frees each buffer after its last
+//! use. `SMELT_DEVICE=cuda[:N]` runs the generated kernels and f32/f64 matmuls (cuBLAS) on that
+//! CUDA device; other library calls stay on the host.
 
 use crate::backend::Backend;
 use crate::buffer::Buffer;
@@ -53,17 +53,24 @@ pub fn execute_on(
         for f in &step.frees {
             buffers[f.index()] = None;
         }
-        let out = match &step.work {
+        let outs = match &step.work {
             Work::Kernel(k) => match device {
                 Device::Cpu => backend.run_kernel(k, args),
                 Device::Cuda(n) => crate::cuda::run_kernel(n, k, &args)?,
             },
-            Work::Library(call) => match device {
+            Work::Library(call) => vec![match device {
                 Device::Cpu => crate::library::run_library(call, &args),
                 Device::Cuda(n) => crate::cuda::run_library(n, call, &args)?,
-            },
+            }],
         };
-        buffers[step.writes.index()] = Some(Arc::new(out));
+        assert_eq!(
+            outs.len(),
+            step.writes.len(),
+            "invariant: a step produces one buffer per node it writes"
+        );
+        for (node, out) in step.writes.iter().zip(outs) {
+            buffers[node.index()] = Some(Arc::new(out));
+        }
     }
     Ok(buffers)
 }

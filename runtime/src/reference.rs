@@ -27,53 +27,66 @@ fn next(point: &mut [usize], shape: &[usize]) -> bool {
     false
 }
 
-/// The output buffer of `kernel`: fresh zeros, or for an `Update` its source's memory when no
-/// one else holds it (a copy otherwise). Shared by every backend.
-pub(crate) fn prepare_output(kernel: &Kernel, inputs: &mut [Arc<Buffer>]) -> Buffer {
-    let out_arg = kernel.args.len() - 1;
+/// The output buffers of `kernel`, in output order: fresh zeros, or for an `Update` its
+/// source's memory when no one else holds it (a copy otherwise). Shared by every backend.
+pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<Buffer>]) -> Vec<Buffer> {
     assert_eq!(
         inputs.len(),
-        out_arg,
+        kernel.read_args(),
         "invariant: one buffer per read argument"
     );
-    let spec = &kernel.args[out_arg];
-    match spec.access {
-        Access::Write if kernel.overwrites(out_arg) => Buffer::for_overwrite(spec.dtype, spec.len),
-        Access::Write | Access::Read => Buffer::zeros(spec.dtype, spec.len),
-        Access::Update { from } => {
-            let src = std::mem::replace(&mut inputs[from], Arc::new(Buffer::zeros(spec.dtype, 0)));
-            let b = Arc::try_unwrap(src).unwrap_or_else(|shared| {
-                crate::stats::count_allocation(shared.nbytes());
-                (*shared).clone()
-            });
-            // Other loads of the same argument keep reading the old values.
-            if kernel
-                .body
-                .iter()
-                .any(|i| matches!(i, Instr::Load { arg, .. } if *arg == from))
-            {
-                inputs[from] = Arc::new(b.clone());
+    kernel
+        .outputs()
+        .map(|out_arg| {
+            let spec = &kernel.args[out_arg];
+            match spec.access {
+                Access::Write if kernel.overwrites(out_arg) => {
+                    Buffer::for_overwrite(spec.dtype, spec.len)
+                }
+                Access::Write | Access::Read => Buffer::zeros(spec.dtype, spec.len),
+                Access::Update { from } => {
+                    let src = std::mem::replace(
+                        &mut inputs[from],
+                        Arc::new(Buffer::zeros(spec.dtype, 0)),
+                    );
+                    let b = Arc::try_unwrap(src).unwrap_or_else(|shared| {
+                        crate::stats::count_allocation(shared.nbytes());
+                        (*shared).clone()
+                    });
+                    // Other loads of the same argument keep reading the old values.
+                    if kernel
+                        .body
+                        .iter()
+                        .any(|i| matches!(i, Instr::Load { arg, .. } if *arg == from))
+                    {
+                        inputs[from] = Arc::new(b.clone());
+                    }
+                    b
+                }
             }
-            b
-        }
-    }
+        })
+        .collect()
 }
 
-/// Runs `kernel` with its read arguments `inputs` (in argument order) and returns its one
-/// output buffer. An `Update` output reuses its source's memory when no one else holds it.
-pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
+/// Runs `kernel` with its read arguments `inputs` (in argument order) and returns its output
+/// buffers, in output order. An `Update` output reuses its source's memory when no one else
+/// holds it.
+pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
     let errors = kernel.verify();
     assert!(
         errors.is_empty(),
         "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
     );
-    let mut out = prepare_output(kernel, &mut inputs);
+    let mut out = Outputs {
+        first: kernel.read_args(),
+        buffers: prepare_outputs(kernel, &mut inputs),
+    };
     let rank = kernel.shape.len();
     let outer_rank = rank - kernel.reduce_axes;
     let outer_shape = &kernel.shape[..outer_rank];
     let inner_shape = &kernel.shape[outer_rank..];
     if outer_shape.contains(&0) {
-        return out;
+        return out.buffers;
     }
     let types = kernel.value_dtypes();
     let levels = kernel.levels();
@@ -167,7 +180,14 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Buffer {
             break;
         }
     }
-    out
+    out.buffers
+}
+
+/// The output buffers of a run, addressed by kernel argument.
+struct Outputs {
+    /// The argument of the first output.
+    first: usize,
+    buffers: Vec<Buffer>,
 }
 
 /// Evaluates the instructions of `range` at `level` (reductions are left to the driver).
@@ -178,7 +198,7 @@ fn eval(
     levels: &[Level],
     point: &[usize],
     inputs: &[Arc<Buffer>],
-    out: &mut Buffer,
+    out: &mut Outputs,
     values: &mut [Scalar],
 ) {
     for i in range {
@@ -199,8 +219,8 @@ fn eval(
             }
             Instr::Cast { x, to } => values[*x].cast(*to),
             Instr::Reduce { .. } => unreachable!("skipped above"),
-            Instr::Store { index, x, .. } => {
-                out.set(address(index, point), values[*x]);
+            Instr::Store { arg, index, x } => {
+                out.buffers[*arg - out.first].set(address(index, point), values[*x]);
                 Scalar::Bool(false)
             }
         };

@@ -753,7 +753,7 @@ fn blocks_for(items: u64, per_block: u64) -> u32 {
 
 /// Whether the elementwise body can run four elements at a time through `float4`: every
 /// access is dense (or a broadcast scalar) over the whole space, dense accesses are f32, and
-/// there is one store.
+/// every store (one per output) is dense.
 fn is_vectorizable(kernel: &Kernel, all: &Group) -> bool {
     let mut stores = 0;
     let mut dense = 0;
@@ -786,7 +786,7 @@ fn is_vectorizable(kernel: &Kernel, all: &Group) -> bool {
             Walk::Scaled | Walk::General => return false,
         }
     }
-    stores == 1 && dense > 0 && !all.dims.is_empty()
+    stores > 0 && dense > 0 && !all.dims.is_empty()
 }
 
 fn render_elementwise(r: &mut Renderer) -> (String, u32, u32, bool) {

@@ -1,6 +1,6 @@
 //! Launch: renders and compiles a kernel (cached by source), loads it once per device, copies
 //! the inputs in through the pool, launches with the rendered scalars and launch shape, and
-//! copies the output back.
+//! copies the outputs back.
 
 use super::device::{CudaDevice, driver_error};
 use crate::buffer::Buffer;
@@ -56,17 +56,20 @@ pub(super) fn buffer_from_bytes(dtype: DType, bytes: &[u8]) -> Buffer {
     }
 }
 
-/// Runs `kernel` on `dev` with host inputs in argument order; returns the output buffer.
-pub fn run_kernel(dev: &CudaDevice, kernel: &Kernel, inputs: &[Arc<Buffer>]) -> Result<Buffer> {
-    let out_arg = kernel.args.len() - 1;
+/// Runs `kernel` on `dev` with host inputs in argument order; returns the output buffers in
+/// output order.
+pub fn run_kernel(
+    dev: &CudaDevice,
+    kernel: &Kernel,
+    inputs: &[Arc<Buffer>],
+) -> Result<Vec<Buffer>> {
     assert_eq!(
         inputs.len(),
-        out_arg,
+        kernel.read_args(),
         "invariant: one buffer per read argument"
     );
     let rendered = render(kernel);
     let stream = &dev.stream;
-    let spec = &kernel.args[out_arg];
     let mut device_inputs = Vec::with_capacity(inputs.len());
     for b in inputs {
         let bytes = host_bytes(b);
@@ -78,17 +81,22 @@ pub fn run_kernel(dev: &CudaDevice, kernel: &Kernel, inputs: &[Arc<Buffer>]) -> 
         }
         device_inputs.push(d);
     }
-    // The output starts as zeros (a fresh buffer) or a copy of its source (an update); it is
+    // Each output starts as zeros (a fresh buffer) or a copy of its source (an update); it is
     // always its own memory, so loads of the source read the old values.
-    let initial = match spec.access {
-        Access::Update { from } => host_bytes(&inputs[from]),
-        Access::Write | Access::Read => vec![0u8; spec.len * spec.dtype.size()],
-    };
-    let mut out = dev.pool.take(stream, initial.len())?;
-    if !initial.is_empty() {
-        stream
-            .memcpy_htod(&initial, &mut out)
-            .map_err(|e| driver_error("host-to-device copy", e))?;
+    let mut outs = Vec::with_capacity(kernel.outputs().len());
+    for out_arg in kernel.outputs() {
+        let spec = &kernel.args[out_arg];
+        let initial = match spec.access {
+            Access::Update { from } => host_bytes(&inputs[from]),
+            Access::Write | Access::Read => vec![0u8; spec.len * spec.dtype.size()],
+        };
+        let mut out = dev.pool.take(stream, initial.len())?;
+        if !initial.is_empty() {
+            stream
+                .memcpy_htod(&initial, &mut out)
+                .map_err(|e| driver_error("host-to-device copy", e))?;
+        }
+        outs.push((spec.dtype, initial.len(), out));
     }
     if !rendered.is_empty_launch() {
         let source = rendered.source();
@@ -116,7 +124,9 @@ pub fn run_kernel(dev: &CudaDevice, kernel: &Kernel, inputs: &[Arc<Buffer>]) -> 
         for d in &device_inputs {
             launch.arg(d);
         }
-        launch.arg(&mut out);
+        for (_, _, out) in &mut outs {
+            launch.arg(out);
+        }
         for s in &scalars {
             launch.arg(s);
         }
@@ -130,11 +140,15 @@ pub fn run_kernel(dev: &CudaDevice, kernel: &Kernel, inputs: &[Arc<Buffer>]) -> 
         // verified and each buffer holds its argument's `len` elements.
         unsafe { launch.launch(config) }.map_err(|e| driver_error("kernel launch", e))?;
     }
-    let mut bytes = vec![0u8; initial.len()];
-    if !bytes.is_empty() {
-        stream
-            .memcpy_dtoh(&out, &mut bytes)
-            .map_err(|e| driver_error("device-to-host copy", e))?;
+    let mut host = Vec::with_capacity(outs.len());
+    for (dtype, len, out) in &outs {
+        let mut bytes = vec![0u8; *len];
+        if !bytes.is_empty() {
+            stream
+                .memcpy_dtoh(out, &mut bytes)
+                .map_err(|e| driver_error("device-to-host copy", e))?;
+        }
+        host.push((*dtype, bytes));
     }
     stream
         .synchronize()
@@ -142,8 +156,13 @@ pub fn run_kernel(dev: &CudaDevice, kernel: &Kernel, inputs: &[Arc<Buffer>]) -> 
     for d in device_inputs {
         dev.pool.give(d);
     }
-    dev.pool.give(out);
-    Ok(buffer_from_bytes(spec.dtype, &bytes))
+    for (_, _, out) in outs {
+        dev.pool.give(out);
+    }
+    Ok(host
+        .into_iter()
+        .map(|(dtype, bytes)| buffer_from_bytes(dtype, &bytes))
+        .collect())
 }
 
 #[cfg(test)]

@@ -39,8 +39,8 @@ pub fn status(ordinal: usize) -> Result<String> {
 }
 
 /// Runs `kernel` on CUDA device `ordinal` with host inputs (in argument order): copies them in,
-/// launches, copies the output back.
-pub fn run_kernel(ordinal: usize, kernel: &Kernel, inputs: &[Arc<Buffer>]) -> Result<Buffer> {
+/// launches, copies the outputs back (in output order).
+pub fn run_kernel(ordinal: usize, kernel: &Kernel, inputs: &[Arc<Buffer>]) -> Result<Vec<Buffer>> {
     #[cfg(feature = "cuda")]
     {
         launch::run_kernel(&*device::device(ordinal)?, kernel, inputs)

@@ -47,17 +47,19 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_1(
   }
 }
 
-// kernel 2: fused_maximum_2 grid 1 block 256
-// scalars: n0=3 n1=4 off0=0 off1=0 off2=0
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_2(
+// kernel 2: fused_maximum_cast_3 grid 1 block 256
+// scalars: n0=3 n1=4 off0=0 off1=0 off2=0 off3=0
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_cast_3(
     const double* __restrict__ a0,
     const double* __restrict__ a1,
-    double* __restrict__ a2,
+    float* __restrict__ a2,
+    double* __restrict__ a3,
     const long long n0,
     const long long n1,
     const long long off0,
     const long long off1,
-    const long long off2) {
+    const long long off2,
+    const long long off3) {
   const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -65,30 +67,13 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_2(
     const double v0 = a0[off0 + i];
     const double v1 = a1[off1 + i];
     const double v2 = sm_maximum(v0, v1);
-    a2[off2 + i] = v2;
+    const float v3 = (float)v2;
+    a2[off2 + i] = v3;
+    a3[off3 + i] = v2;
   }
 }
 
-// kernel 3: fused_cast_3 grid 1 block 256
-// scalars: n0=3 n1=4 off0=0 off1=0
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_cast_3(
-    const double* __restrict__ a0,
-    float* __restrict__ a1,
-    const long long n0,
-    const long long n1,
-    const long long off0,
-    const long long off1) {
-  const long long total = n0 * n1;
-  const long long stride = (long long)blockDim.x * gridDim.x;
-  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (long long i = first; i < total; i += stride) {
-    const double v0 = a0[off0 + i];
-    const float v1 = (float)v0;
-    a1[off1 + i] = v1;
-  }
-}
-
-// kernel 4: fused_reduce_max1_sub_exp_reduce_sum1_div_5 grid 3 block 32
+// kernel 3: fused_reduce_max1_sub_exp_reduce_sum1_div_5 grid 3 block 32
 // scalars: n0=3 n1=4 off0=0 st0_0=4 off1=0 st1_0=4
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_exp_reduce_sum1_div_5(
     const double* __restrict__ a0,

@@ -48,17 +48,19 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_1(
   }
 }
 
-// kernel 2: fused_maximum_2 grid 1 block 256
-// scalars: n0=3 n1=4 off0=0 off1=0 off2=0
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_2(
+// kernel 2: fused_maximum_cast_3 grid 1 block 256
+// scalars: n0=3 n1=4 off0=0 off1=0 off2=0 off3=0
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_cast_3(
     const signed char* __restrict__ a0,
     const signed char* __restrict__ a1,
-    signed char* __restrict__ a2,
+    float* __restrict__ a2,
+    signed char* __restrict__ a3,
     const long long n0,
     const long long n1,
     const long long off0,
     const long long off1,
-    const long long off2) {
+    const long long off2,
+    const long long off3) {
   const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -66,26 +68,9 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_2(
     const signed char v0 = a0[off0 + i];
     const signed char v1 = a1[off1 + i];
     const signed char v2 = (v0 > v1 ? v0 : v1);
-    a2[off2 + i] = v2;
-  }
-}
-
-// kernel 3: fused_cast_3 grid 1 block 256
-// scalars: n0=3 n1=4 off0=0 off1=0
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_cast_3(
-    const signed char* __restrict__ a0,
-    float* __restrict__ a1,
-    const long long n0,
-    const long long n1,
-    const long long off0,
-    const long long off1) {
-  const long long total = n0 * n1;
-  const long long stride = (long long)blockDim.x * gridDim.x;
-  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  for (long long i = first; i < total; i += stride) {
-    const signed char v0 = a0[off0 + i];
-    const float v1 = (float)v0;
-    a1[off1 + i] = v1;
+    const float v3 = (float)v2;
+    a2[off2 + i] = v3;
+    a3[off3 + i] = v2;
   }
 }
 
