@@ -18,9 +18,9 @@
 //! | function | range swept | max ulp | how |
 //! |---|---|---:|---|
 //! | exp      | [−110, 90]      | 1 | 2^n · e^r, n split in two so denormal results round once |
-//! | expm1    | [−20, 90]       | 2 | 2^n (e^r − 1) + (2^n − 1) below 1, exp(x) − 1 above |
+//! | expm1    | [−20, 90]       | 2 | 2^n (e^r − 1) − (1 − 2^n) below 1, exp(x) − 1 above |
 //! | log      | (0, max]        | 1 | log1p(f) = f − (f²/2 − s(f²/2 + R(s²))), denormals scaled |
-//! | tanh     | [−12, 12]       | 3 | expm1(2x)/(expm1(2x) + 2), exactly ±1 beyond ±9.5 |
+//! | tanh     | [−12, 12]       | 3 | expm1(2x)/(expm1(2x) + 2), exactly ±1 beyond ±9.5, −0 kept |
 //! | sigmoid  | [−110, 110]     | 2 | 1/(1+e) or e/(1+e) with e = exp(−\|x\|) |
 //! | erf      | [−5, 5]         | 1 | x·P(x²) below 0.92, 1 − exp(P(x)) to 3.93, ±1 beyond |
 //! | sin, cos | [−4e6, 4e6]     | 2 | inline for \|x\| ≤ 2^20, libm for a lane beyond |
@@ -406,16 +406,21 @@ impl Emit<'_, '_> {
         self.float_of(e)
     }
 
-    /// `e^y − 1` for |y| ≤ 19: 2^n · (e^r − 1) + (2^n − 1), rounded once at the end.
+    /// `e^y − 1` for |y| ≤ 19: 2^n · (e^r − 1) − (1 − 2^n), rounded once at the end, with
+    /// the sign of a zero `y` kept (r · (1 + r·P(r)) and the `− (+0)` keep it).
     fn expm1_core(&mut self, y: Value) -> Value {
         let t = self.fmacc(y, LOG2E, MAGIC);
         let (t, n) = self.round_magic(t);
         let r = self.reduce_ln2(y, n);
-        let q = self.expm1_poly(r);
+        let p = self.poly(r, &EXP_P);
+        let one = self.f(1.0);
+        let rp1 = self.fma(r, p, one);
+        let q = self.mul(r, rp1);
         let tb = self.bits_of(t);
         let s = self.pow2_from_magic(tb);
-        let s1 = self.addc(s, -1.0);
-        self.fma(s, q, s1)
+        let one_minus_s = self.sub(one, s);
+        let minus = self.b.ins().fneg(one_minus_s);
+        self.fma(s, q, minus)
     }
 
     fn expm1(&mut self, x: Value) -> Value {
@@ -427,10 +432,7 @@ impl Emit<'_, '_> {
         let big = self.exp(x);
         let big = self.addc(big, -1.0);
         let large = self.cmpc(FloatCC::GreaterThan, x, 1.0);
-        let r = self.select(large, big, core);
-        // expm1(−0) = −0: the reduction turns a zero into +0.
-        let zero = self.cmpc(FloatCC::Equal, x, 0.0);
-        self.select(zero, x, r)
+        self.select(large, big, core)
     }
 
     fn log(&mut self, x: Value) -> Value {
@@ -483,9 +485,7 @@ impl Emit<'_, '_> {
         let y = self.add(xc, xc);
         let em = self.expm1_core(y);
         let d = self.addc(em, 2.0);
-        let q = self.b.ins().fdiv(em, d);
-        // tanh is odd and keeps the sign of x, zeros included.
-        self.or_sign(q, x)
+        self.b.ins().fdiv(em, d)
     }
 
     fn sigmoid(&mut self, x: Value) -> Value {
