@@ -753,6 +753,71 @@ fn the_verifier_rejects_aliased_or_misplaced_outputs() {
     );
 }
 
+/// A softmax row kernel: `exp(x - max)` feeds the row sum and the final store, so the cpu
+/// backend stashes it in the output during the sum pass and reads it back.
+fn softmax_rows(dtype: DType, cols: usize) -> Kernel {
+    let n = ROWS * cols;
+    let at = index(&[cols as isize, 1]);
+    Kernel {
+        name: "test".into(),
+        shape: vec![ROWS, cols],
+        reduce_axes: 1,
+        args: vec![arg(dtype, n, Access::Read), arg(dtype, n, Access::Write)],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: at.clone(),
+            },
+            Instr::Reduce {
+                op: ReduceOp::Max,
+                x: 0,
+            },
+            Instr::Binary {
+                op: BinaryOp::Sub,
+                a: 0,
+                b: 1,
+                compute: dtype,
+            },
+            Instr::Unary {
+                op: UnaryOp::Exp,
+                x: 2,
+                compute: dtype,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Sum,
+                x: 3,
+            },
+            Instr::Binary {
+                op: BinaryOp::Div,
+                a: 3,
+                b: 4,
+                compute: dtype,
+            },
+            Instr::Store {
+                arg: 1,
+                index: at,
+                x: 5,
+            },
+        ],
+    }
+}
+
+#[test]
+fn stashed_row_values_match_reference() {
+    for dtype in [DType::F32, DType::F64] {
+        for cols in [0, 1, 4, 12, 33] {
+            let k = softmax_rows(dtype, cols);
+            // A row of one element is row-level throughout: nothing to stash.
+            assert_eq!(
+                smelt_codegen::cpu::has_stash(&k),
+                cols != 1,
+                "softmax rows stash exp(x - max)"
+            );
+            check(&k, 43);
+        }
+    }
+}
+
 #[test]
 fn one_compiled_kernel_serves_every_size() {
     let mut code = vec![];

@@ -28,6 +28,12 @@ mod translate;
 pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};
 pub use jit::{CompiledKernel, CpuJit, KernelFn, Unsupported};
 
+/// Whether the compiled code of `kernel` stashes a value of its last reduction pass in its
+/// output for the final store pass (`translate::stash_plan`).
+pub fn has_stash(kernel: &Kernel) -> bool {
+    translate::stash_plan(kernel).is_some()
+}
+
 use smelt_ir::kernel::{Index, Instr, Kernel};
 use std::fmt::Write as _;
 

@@ -18,7 +18,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use smelt_ir::kernel::{Instr, Kernel, Level};
+use smelt_ir::kernel::{Access, Instr, Kernel, Level};
 use smelt_ir::scalar::round_float;
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 
@@ -87,6 +87,115 @@ fn mem() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
 }
 
+/// A value that a row's last reduction pass computes and its final store pass needs again
+/// (softmax's `exp(x - max)`): the reduction pass also writes it to the output at the very
+/// place the store pass will write, and the store pass reads it back from there (the row is in
+/// cache) instead of recomputing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stash {
+    /// The stashed value, the reduction in whose pass it is written, and the final store
+    /// (instruction and output argument) whose place holds it meanwhile.
+    pub value: usize,
+    pub reduce: usize,
+    pub store: usize,
+    pub arg: usize,
+}
+
+/// The operands of an instruction.
+fn operands(instr: &Instr) -> Vec<usize> {
+    match instr {
+        Instr::Load { .. } | Instr::Const { .. } => vec![],
+        Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Reduce { x, .. } => vec![*x],
+        Instr::Store { x, .. } => vec![*x],
+        Instr::Binary { a, b, .. } => vec![*a, *b],
+        Instr::Where { cond, a, b } => vec![*cond, *a, *b],
+    }
+}
+
+/// Whether an instruction costs far more than a load and a store (so stashing it pays).
+fn is_expensive(instr: &Instr) -> bool {
+    match instr {
+        Instr::Unary { op, .. } => matches!(
+            op,
+            UnaryOp::Exp
+                | UnaryOp::Expm1
+                | UnaryOp::Log
+                | UnaryOp::Tanh
+                | UnaryOp::Sigmoid
+                | UnaryOp::Erf
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+        ),
+        Instr::Binary { op, .. } => *op == BinaryOp::Pow,
+        Instr::Load { .. }
+        | Instr::Const { .. }
+        | Instr::Cast { .. }
+        | Instr::Reduce { .. }
+        | Instr::Store { .. }
+        | Instr::Where { .. } => false,
+    }
+}
+
+/// The stash of a kernel, if it has one: one reduced dim; exactly one element-level store,
+/// to a fresh f32/f64 output of the value's dtype whose index moves along the reduced dim (so
+/// the points of a row have distinct places; outputs are dense, so rows do too); and a value
+/// computed from something expensive that both the last reduction and that store depend on
+/// (the latest such). Everything it looks at is part of the structure key.
+pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
+    if k.reduce_axes != 1 {
+        return None;
+    }
+    let levels = k.levels();
+    let types = k.value_dtypes();
+    let reduce = *k.reduces().last()?;
+    let stores: Vec<usize> = (0..k.body.len())
+        .filter(|&i| matches!(k.body[i], Instr::Store { .. }) && levels[i] == Level::Element)
+        .collect();
+    let [store] = stores[..] else { return None };
+    let Instr::Store { arg, index, .. } = &k.body[store] else {
+        return None;
+    };
+    let out = &k.args[*arg];
+    if out.access != Access::Write
+        || !matches!(out.dtype, DType::F32 | DType::F64)
+        || index.strides.last() == Some(&0)
+    {
+        return None;
+    }
+    // Element-level ancestors (and self) of an instruction.
+    let cone = |root: usize| {
+        let mut seen = vec![false; k.body.len()];
+        let mut stack = vec![root];
+        while let Some(i) = stack.pop() {
+            if seen[i] || levels[i] != Level::Element {
+                continue;
+            }
+            seen[i] = true;
+            stack.extend(operands(&k.body[i]));
+        }
+        seen
+    };
+    let Instr::Reduce { x, .. } = k.body[reduce] else {
+        return None;
+    };
+    let (of_reduce, of_store) = (cone(x), cone(store));
+    let value = (0..reduce).rev().find(|&v| {
+        of_reduce[v]
+            && of_store[v]
+            && types[v] == Some(out.dtype)
+            && cone(v)
+                .iter()
+                .enumerate()
+                .any(|(i, &inside)| inside && is_expensive(&k.body[i]))
+    })?;
+    Some(Stash {
+        value,
+        reduce,
+        store,
+        arg: *arg,
+    })
+}
+
 /// Renders one kernel.
 pub(crate) struct Translator<'a, 'f> {
     b: FunctionBuilder<'f>,
@@ -104,6 +213,10 @@ pub(crate) struct Translator<'a, 'f> {
     begin: Value,
     end: Value,
     zero: Value,
+    /// See [`stash_plan`].
+    stash: Option<Stash>,
+    /// An instruction `eval` leaves alone because its value was loaded instead (the stash).
+    skip: Option<usize>,
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -159,6 +272,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             begin: p[3],
             end: p[4],
             zero,
+            stash: stash_plan(k),
+            skip: None,
         }
     }
 
@@ -393,6 +508,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
                 t.eval(0..r, Level::Element, point, &mut v)?;
+                t.stash_store(r, point, &v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
                 t.step(op, dtype, acc, x)
             };
@@ -413,8 +529,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             .zip(&self.levels)
             .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
         if element_stores {
+            self.skip = self.stash.map(|st| st.value);
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
+                t.stash_load(point, &mut v);
                 t.eval(0..n, Level::Element, point, &mut v)
             };
             if self.simd {
@@ -424,6 +542,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     point,
                     &mut |t, point, _| {
                         let mut v = splat.clone();
+                        t.stash_load(point, &mut v);
                         t.eval(0..n, Level::Element, point, &mut v)
                     },
                     &mut scalar,
@@ -431,9 +550,35 @@ impl<'a, 'f> Translator<'a, 'f> {
             } else {
                 self.inner(kept, point, &mut scalar)?;
             }
+            self.skip = None;
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
         }
         Ok(())
+    }
+
+    /// In the pass of reduction `r`, writes the stashed value to its place in the output.
+    fn stash_store(&mut self, r: usize, point: &[Value], vals: &[Option<Value>]) -> Result<()> {
+        match self.stash {
+            Some(st) if st.reduce == r => {
+                let x =
+                    vals[st.value].expect("invariant: the stashed value precedes the reduction");
+                self.store(st.store, st.arg, point, x)
+            }
+            Some(_) | None => Ok(()),
+        }
+    }
+
+    /// In the final pass, reads the stashed value back instead of recomputing it.
+    fn stash_load(&mut self, point: &[Value], vals: &mut [Option<Value>]) {
+        if let Some(st) = self.stash {
+            let addr = self.address(st.store, st.arg, point);
+            let t = if self.vector {
+                types::F32X4
+            } else {
+                ty(self.k.args[st.arg].dtype)
+            };
+            vals[st.value] = Some(self.b.ins().load(t, mem(), addr, 0));
+        }
     }
 
     /// `vals` with every row-level f32 value splatted to f32x4, for a SIMD pass over a row.
@@ -496,6 +641,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             &mut |t, point, u| {
                 let mut v = splat.clone();
                 t.eval(0..r, Level::Element, point, &mut v)?;
+                t.stash_store(r, point, &v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
                 if sum {
                     let lo = t.b.ins().fvpromote_low(x);
@@ -722,7 +868,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         vals: &mut [Option<Value>],
     ) -> Result<()> {
         for i in range {
-            if self.levels[i] != level || matches!(self.k.body[i], Instr::Reduce { .. }) {
+            if self.levels[i] != level
+                || matches!(self.k.body[i], Instr::Reduce { .. })
+                || self.skip == Some(i)
+            {
                 continue;
             }
             let v = |j: usize| vals[j].expect("invariant: SSA operands are computed first");
