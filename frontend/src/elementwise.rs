@@ -435,7 +435,7 @@ impl Tensor {
         }
         let node = self.storage.current();
         let inputs = match &*node.state() {
-            crate::lazy::NodeState::Pending(inputs) => inputs.clone(),
+            crate::lazy::NodeState::Pending(inputs) => inputs.to_vec(),
             crate::lazy::NodeState::Realized(_) => return self,
         };
         Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)

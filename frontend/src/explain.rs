@@ -1,7 +1,7 @@
 //! `smelt::explain`: the kernels a realisation would run, the ops each fuses, why each kernel
 //! boundary exists (the rule that refused to fuse), the bytes each kernel moves, and its IR.
 
-use crate::lazy::collect;
+use crate::lazy::pending_graph;
 use crate::tensor::Tensor;
 use smelt_ir::graph::NodeId;
 use smelt_ir::kernel::{Access, Instr, Work};
@@ -165,7 +165,7 @@ pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode) -> Explain {
 
 /// The plan for realizing `t` now (nothing runs).
 pub fn explain(t: &Tensor, mode: Mode) -> Explain {
-    let mut graph = collect(&[t.storage.current()], false).graph;
+    let mut graph = pending_graph(&[t.storage.current()]);
     let mut disabled = smelt_passes::disabled_by_env();
     if mode == Mode::Unfused {
         // Every op its own kernel: no fusion, and copies stay copies.
