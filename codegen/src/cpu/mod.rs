@@ -40,8 +40,8 @@ fn inner_class(index: &Index) -> char {
 
 /// Appends `n` in decimal and a `;` (numbers are self-delimiting, so keys are injective).
 fn push_num(s: &mut String, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
+    let mut digits = [b';'; 21];
+    let mut i = digits.len() - 1;
     let mut n = n;
     loop {
         i -= 1;
@@ -51,10 +51,7 @@ fn push_num(s: &mut String, n: u64) {
             break;
         }
     }
-    for &d in &digits[i..] {
-        s.push(d as char);
-    }
-    s.push(';');
+    s.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
 }
 
 /// The kernel's structure: dtypes, access kinds, the op DAG with its constants (by their
