@@ -12,6 +12,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// realisation captures them with one reference count instead of copying every view.
 pub(crate) type Inputs = Arc<Vec<(Arc<LazyNode>, View)>>;
 
+/// The empty input list, shared (fills and buffers moved into a graph need none).
+fn no_inputs() -> Inputs {
+    static EMPTY: std::sync::LazyLock<Inputs> = std::sync::LazyLock::new(Inputs::default);
+    EMPTY.clone()
+}
+
 /// What a lazy node still needs, or what it produced.
 #[derive(Debug)]
 pub(crate) enum NodeState {
@@ -39,24 +45,27 @@ impl Drop for LazyNode {
     /// Drops a long chain of pending nodes iteratively (a recursive drop of a 100k-op eager
     /// loop that was never realized would overflow the stack).
     fn drop(&mut self) {
-        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        // Inputs a realisation still holds are dropped by it (one level of recursion, then
-        // this loop again).
-        let NodeState::Pending(inputs) = state else {
-            return;
-        };
-        let Some(inputs) = Arc::get_mut(inputs) else {
-            return;
-        };
-        let mut stack = std::mem::take(inputs);
-        while let Some((node, _)) = stack.pop() {
-            if let Ok(mut inner) = Arc::try_unwrap(node)
-                && let NodeState::Pending(more) =
-                    inner.state.get_mut().unwrap_or_else(|p| p.into_inner())
-                && let Some(more) = Arc::get_mut(more)
-            {
-                stack.append(more);
+        // Each node popped here is emptied of its inputs before it drops, so its own `drop`
+        // returns at once. (Inputs a realisation still holds are dropped by it: one level of
+        // recursion, then this loop again.)
+        let mut stack = vec![];
+        self.detach_inputs(&mut stack);
+        while let Some(mut node) = stack.pop() {
+            if let Some(node) = Arc::get_mut(&mut node) {
+                node.detach_inputs(&mut stack);
             }
+        }
+    }
+}
+
+impl LazyNode {
+    /// Moves the input handles of this node onto `stack` (when no one else shares its list).
+    fn detach_inputs(&mut self, stack: &mut Vec<Arc<LazyNode>>) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let NodeState::Pending(inputs) = state
+            && let Some(inputs) = Arc::get_mut(inputs)
+        {
+            stack.extend(inputs.drain(..).map(|(node, _)| node));
         }
     }
 }
@@ -70,6 +79,11 @@ impl LazyNode {
         out: View,
         inputs: Vec<(Arc<LazyNode>, View)>,
     ) -> Arc<LazyNode> {
+        let inputs = if inputs.is_empty() {
+            no_inputs()
+        } else {
+            Arc::new(inputs)
+        };
         Arc::new(LazyNode {
             op,
             dtype,
@@ -77,7 +91,7 @@ impl LazyNode {
             out,
             location: Location::caller(),
             note: None,
-            state: Mutex::new(NodeState::Pending(Arc::new(inputs))),
+            state: Mutex::new(NodeState::Pending(inputs)),
         })
     }
 
@@ -262,7 +276,7 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
             // A realized buffer nobody outside this graph can reach any more (an old storage
             // version) moves into the graph, so its last reader may update it in place.
             if !external && take_dead {
-                *node.state() = NodeState::Pending(Arc::default());
+                *node.state() = NodeState::Pending(no_inputs());
             }
             continue;
         }
