@@ -35,10 +35,11 @@ pub(crate) struct Plan {
 
 /// Plans kept at most; the oldest goes first.
 const MAX_PLANS: usize = 256;
-/// Keys longer than this (graphs of tens of thousands of nodes) are not cached.
-const MAX_KEY_WORDS: usize = 1 << 20;
-/// Key words kept at most over all plans (the graphs and schedules are of similar size).
-const MAX_TOTAL_WORDS: usize = 1 << 23;
+/// Keys longer than this (4 MiB: graphs of more than about 20 000 nodes) are not cached.
+const MAX_KEY_WORDS: usize = 1 << 19;
+/// Key words kept at most over all plans (16 MiB; their graphs and schedules are of similar
+/// size).
+const MAX_TOTAL_WORDS: usize = 1 << 21;
 
 #[derive(Default)]
 struct Plans {
@@ -92,30 +93,37 @@ pub(crate) fn get_or_build(key: PlanKey, build: impl FnOnce() -> Plan) -> Arc<Pl
     // Built without the lock: another thread may build the same plan meanwhile, and the
     // later insert wins; both are the same plan.
     let plan = Arc::new(build());
-    let size = key.words.len();
-    if size > MAX_KEY_WORDS {
-        return plan;
-    }
-    let mut cache = plans();
-    while cache.map.len() >= MAX_PLANS || cache.words + size > MAX_TOTAL_WORDS {
-        let Some(oldest) = cache
-            .map
-            .iter()
-            .min_by_key(|(_, (_, stamp))| *stamp)
-            .map(|(k, _)| k.clone())
-        else {
-            break;
-        };
-        cache.map.remove(&oldest);
-        cache.words -= oldest.words.len();
-    }
-    let stamp = cache.next;
-    cache.next += 1;
-    // Replacing the same key (built by two threads at once) keeps its size counted once.
-    if cache.map.insert(key, (plan.clone(), stamp)).is_none() {
-        cache.words += size;
-    }
+    plans().insert(key, plan.clone());
     plan
+}
+
+impl Plans {
+    /// Caches `plan` under `key`, evicting the oldest plans beyond the limits.
+    fn insert(&mut self, key: PlanKey, plan: Arc<Plan>) {
+        let size = key.words.len();
+        if size > MAX_KEY_WORDS {
+            return;
+        }
+        if self.map.remove(&key).is_some() {
+            // Built by two threads at once: the later one replaces it.
+            self.words -= size;
+        }
+        while self.map.len() >= MAX_PLANS || self.words + size > MAX_TOTAL_WORDS {
+            let Some(oldest) = self
+                .map
+                .iter()
+                .min_by_key(|(_, (_, stamp))| *stamp)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            self.map.remove(&oldest);
+            self.words -= oldest.words.len();
+        }
+        self.map.insert(key, (plan, self.next));
+        self.next += 1;
+        self.words += size;
+    }
 }
 
 /// Appends an op to a key: a tag, then its fields; constants by their bits, so that `-0.0`
@@ -175,9 +183,13 @@ pub(crate) fn encode_view(view: &View, words: &mut Vec<u64>) {
 
 #[cfg(test)]
 mod tests {
-    use super::{PlanCacheStats, plan_cache_stats};
+    use super::{
+        MAX_KEY_WORDS, MAX_PLANS, MAX_TOTAL_WORDS, Plan, PlanCacheStats, PlanKey, Plans,
+        plan_cache_stats,
+    };
     use crate::explain::Mode;
     use crate::{Backend, DType, Tensor, realize, realize_with};
+    use std::sync::Arc;
 
     /// Hits and misses on this thread while `f` runs.
     fn counted<R>(f: impl FnOnce() -> R) -> (R, PlanCacheStats) {
@@ -223,6 +235,48 @@ mod tests {
         for (x, y) in a.iter().zip(b) {
             assert!((x - y).abs() <= 1e-4 * y.abs().max(1.0), "{a:?} vs {b:?}");
         }
+    }
+
+    #[test]
+    fn the_cache_keeps_to_its_limits_evicting_the_oldest() {
+        let key = |i: u64, words: usize| PlanKey {
+            disabled: vec![],
+            words: std::iter::once(i)
+                .chain(std::iter::repeat_n(0, words - 1))
+                .collect(),
+        };
+        let plan = || {
+            Arc::new(Plan {
+                graph: smelt_ir::Graph::new(),
+                schedule: smelt_ir::Schedule::default(),
+            })
+        };
+        let mut plans = Plans::default();
+        for i in 0..MAX_PLANS as u64 + 10 {
+            plans.insert(key(i, 4), plan());
+        }
+        assert_eq!(plans.map.len(), MAX_PLANS);
+        assert!(!plans.map.contains_key(&key(9, 4)));
+        assert!(plans.map.contains_key(&key(10, 4)));
+        // Inserting a key again counts its size once.
+        plans.insert(key(10, 4), plan());
+        assert_eq!(plans.words, 4 * MAX_PLANS);
+        // Too large alone: not cached. Large ones push the oldest out to fit the total.
+        plans.insert(key(1000, MAX_KEY_WORDS + 1), plan());
+        assert!(!plans.map.contains_key(&key(1000, MAX_KEY_WORDS + 1)));
+        for i in 0..MAX_TOTAL_WORDS / MAX_KEY_WORDS + 1 {
+            plans.insert(key(2000 + i as u64, MAX_KEY_WORDS), plan());
+        }
+        assert!(plans.words <= MAX_TOTAL_WORDS);
+        assert!(plans.map.contains_key(&key(
+            2000 + (MAX_TOTAL_WORDS / MAX_KEY_WORDS) as u64,
+            MAX_KEY_WORDS
+        )));
+        assert!(!plans.map.contains_key(&key(2000, MAX_KEY_WORDS)));
+        assert_eq!(
+            plans.words,
+            plans.map.keys().map(|k| k.words.len()).sum::<usize>()
+        );
     }
 
     #[test]
