@@ -93,19 +93,38 @@ fn plan_cache_respects_environment_configuration() {
     assert_eq!(checked.len(), fused.len() + unfused.len());
     set("SMELT_CHECK", None);
 
-    // SMELT_DEVICE: a cached plan runs on the device named now (an error without one).
+    // SMELT_DEVICE: a cached plan runs on the device named now (without one, the realisation
+    // fails before it looks for a plan).
     let available = smelt_runtime::cuda::status(0);
     set("SMELT_DEVICE", Some("cuda"));
     let y = program(&x, c);
     let (result, stats) = counted(|| smelt::frontend::realize(&[&y]));
     set("SMELT_DEVICE", None);
-    assert_eq!(stats, HIT);
     match (&available, result) {
-        (Err(_), Err(e)) => assert_eq!(e.kind, ErrorKind::Device, "{e}"),
+        (Err(_), Err(e)) => {
+            assert_eq!(e.kind, ErrorKind::Device, "{e}");
+            assert_eq!(stats, BYPASS);
+        }
         (Err(_), Ok(())) => panic!("realized on cuda without a device"),
         (Ok(_), r) => {
             r.unwrap_or_else(|e| panic!("cuda realisation failed: {e}"));
+            assert_eq!(stats, HIT);
             assert_eq!(y.to_vec::<f32>(), expected(c as f32));
         }
+    }
+
+    // A realisation that fails on its device configuration leaves the graph as it was: the
+    // realized buffer only the failed graph read (`b`'s) is still there for the next try.
+    for device in ["tpu", "cuda:99"] {
+        let a = Tensor::new([1.0f32, 2.0]);
+        let b = &a + 1.0;
+        b.realize();
+        let c = &b * 2.0;
+        drop(b);
+        set("SMELT_DEVICE", Some(device));
+        let failed = c.try_realize().map(|_| ());
+        set("SMELT_DEVICE", None);
+        assert!(failed.is_err(), "{device}");
+        assert_eq!(c.to_vec::<f32>(), vec![4.0, 6.0], "{device}");
     }
 }

@@ -371,6 +371,11 @@ pub(crate) fn realize_nodes_with(
     if roots.iter().all(|r| r.buffer().is_some()) {
         return Ok(());
     }
+    // A device that cannot run fails here, before the walk moves dead buffers into the graph:
+    // failing after that would leave their nodes without values for the next attempt.
+    if let smelt_ir::Device::Cuda(n) = smelt_ir::Device::from_env()? {
+        smelt_runtime::cuda::status(n)?;
+    }
     let check = std::env::var("SMELT_CHECK").is_ok_and(|v| v == "1");
     let dump = std::env::var("SMELT_DUMP").unwrap_or_default();
     let wants = |what: &str| dump.split(',').any(|d| d.trim() == what);
