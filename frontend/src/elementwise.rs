@@ -65,10 +65,12 @@ pub(crate) fn record(
         })
         .collect();
     let strides = elementwise_out_strides(&shape, &views);
-    let inputs = operands
-        .iter()
-        .map(|o| o.operand().source(&shape, scalar_dtype))
-        .collect();
+    // A loop, not a closure: `#[track_caller]` does not pass through closures, and the fill
+    // nodes of scalar operands should name the user's line too.
+    let mut inputs = Vec::with_capacity(operands.len());
+    for o in operands {
+        inputs.push(o.operand().source(&shape, scalar_dtype));
+    }
     Ok(Tensor::computed_into(
         op,
         dtype,
