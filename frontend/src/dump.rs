@@ -1,7 +1,7 @@
 //! Debug dumps of the pending work behind a tensor: the lazy graph (text and Graphviz DOT)
 //! and the kernels a realisation would run.
 
-use crate::lazy::collect;
+use crate::lazy::pending_graph;
 use crate::tensor::Tensor;
 use std::fmt;
 
@@ -36,13 +36,13 @@ impl Tensor {
     /// `input[k]` nodes). Each node shows op, dtype, shape, the views it reads and the source line.
     /// This is the graph as recorded; `smelt::explain` and `SMELT_DUMP=passes` show it optimised.
     pub fn graph(&self) -> GraphDump {
-        let graph = collect(&[self.storage.current()], false).graph;
+        let graph = pending_graph(&[self.storage.current()]);
         GraphDump { graph }
     }
 
     /// The kernels (kernel IR, in schedule order) that realizing this tensor would run.
     pub fn kernels(&self) -> String {
-        let mut graph = collect(&[self.storage.current()], false).graph;
+        let mut graph = pending_graph(&[self.storage.current()]);
         smelt_passes::optimize(&mut graph);
         smelt_passes::schedule(&graph).to_text()
     }

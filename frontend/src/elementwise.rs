@@ -4,17 +4,24 @@
 
 use crate::default_dtype::get_default_dtype;
 use crate::names::{refuse_named, refuse_named_operands, unify_operands};
-use crate::promote::{Operand, result_type};
+use crate::promote::{AsOperand, Operand, OperandRef, result_type, result_type_of};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, elementwise_out_strides};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, Result, Scalar, UnaryOp, View};
 
 /// Broadcast shape of several operands.
-pub(crate) fn broadcast_all(operands: &[&Operand]) -> Result<Vec<usize>> {
+pub(crate) fn broadcast_all(operands: &[&dyn AsOperand]) -> Result<Vec<usize>> {
+    let shapes = || operands.iter().map(|o| o.operand().shape());
+    // The common case first: every operand has the widest operand's shape or is 0-dim.
+    if let Some(widest) = shapes().max_by_key(|s| s.len())
+        && shapes().all(|s| s.is_empty() || s == widest)
+    {
+        return Ok(widest.to_vec());
+    }
     let mut shape: Vec<usize> = vec![];
-    for op in operands {
-        shape = broadcast_shapes(&shape, op.shape())?;
+    for s in shapes() {
+        shape = broadcast_shapes(&shape, s)?;
     }
     Ok(shape)
 }
@@ -26,28 +33,50 @@ pub(crate) fn record(
     op: Op,
     dtype: DType,
     scalar_dtype: DType,
-    operands: &[&Operand],
+    operands: &[&dyn AsOperand],
 ) -> Result<Tensor> {
     let shape = broadcast_all(operands)?;
     // TensorIterator converts CPU inputs of another dtype with `.to()` first (preserve format),
     // so those inputs take part in the layout decision with the converted copy's strides.
-    let views: Vec<View> = operands
+    let converts = |i: usize, t: &Tensor| t.dtype() != scalar_dtype && !(i == 0 && op == Op::Where);
+    let converted: Vec<View> = operands
         .iter()
         .enumerate()
-        .map(|(i, o)| match o {
-            Operand::Tensor(t) if t.dtype() != scalar_dtype && !(i == 0 && op == Op::Where) => {
-                View::new(t.shape().to_vec(), t.view.preserve_format_strides(), 0)
-            }
-            Operand::Tensor(_) | Operand::Scalar(_) => o.view(),
+        .filter_map(|(i, o)| match o.operand() {
+            OperandRef::Tensor(t) if converts(i, t) => Some(View::new(
+                t.shape().to_vec(),
+                t.view.preserve_format_strides(),
+                0,
+            )),
+            OperandRef::Tensor(_) | OperandRef::Scalar(_) => None,
         })
         .collect();
-    let view_refs: Vec<&View> = views.iter().collect();
-    let strides = elementwise_out_strides(&shape, &view_refs);
-    let inputs = operands
+    let scalar = View::contiguous(&[]);
+    let mut converted = converted.iter();
+    let views: Vec<&View> = operands
         .iter()
-        .map(|o| o.source(&shape, scalar_dtype))
+        .enumerate()
+        .map(|(i, o)| match o.operand() {
+            OperandRef::Tensor(t) if converts(i, t) => converted
+                .next()
+                .expect("invariant: one converted view per converted operand"),
+            OperandRef::Tensor(t) => &t.view,
+            OperandRef::Scalar(_) => &scalar,
+        })
         .collect();
-    Ok(Tensor::computed(op, dtype, &shape, strides, inputs))
+    let strides = elementwise_out_strides(&shape, &views);
+    // A loop, not a closure: `#[track_caller]` does not pass through closures, and the fill
+    // nodes of scalar operands should name the user's line too.
+    let mut inputs = Vec::with_capacity(operands.len());
+    for o in operands {
+        inputs.push(o.operand().source(&shape, scalar_dtype));
+    }
+    Ok(Tensor::computed_into(
+        op,
+        dtype,
+        View::new(shape, strides, 0),
+        inputs,
+    ))
 }
 
 /// Which dtype family an op accepts and what it returns for ints.
@@ -257,24 +286,19 @@ impl Tensor {
                 None,
             );
         }
-        record(
-            Op::Unary { op, compute },
-            out,
-            compute,
-            &[&Operand::from(self)],
-        )
+        record(Op::Unary { op, compute }, out, compute, &[self])
     }
 
     /// A binary elementwise op with broadcasting, promotion and PyTorch's dtype rules.
     #[track_caller]
     pub fn try_binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
-        let a = Operand::from(self);
+        let a = self;
         let b = other.into();
         if let Some(name) = refused_binary(op) {
-            refuse_named_operands(name, &[&a, &b])?;
+            refuse_named_operands(name, &[a, &b])?;
         }
-        let names = unify_operands(&[&a, &b], "broadcast")?;
-        let common = result_type(&[&a, &b]);
+        let names = unify_operands(&[a, &b], "broadcast")?;
+        let common = result_type_of([a.operand(), b.operand()]);
         if op == BinaryOp::Pow
             && !common.is_float()
             && let Operand::Scalar(Scalar::Int(e)) = b
@@ -293,7 +317,7 @@ impl Tensor {
         {
             check_nonzero_divisor(&b)?;
         }
-        Ok(record(Op::Binary { op, compute }, out, compute, &[&a, &b])?.with_dim_names(names))
+        Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
     }
 
     /// `self + alpha * other`.
@@ -304,11 +328,11 @@ impl Tensor {
         alpha: impl Into<Scalar>,
         op: BinaryOp,
     ) -> Result<Tensor> {
-        let a = Operand::from(self);
+        let a = self;
         let b = other.into();
         let alpha = alpha.into();
-        let names = unify_operands(&[&a, &b], "broadcast")?;
-        let common = result_type(&[&a, &b]);
+        let names = unify_operands(&[a, &b], "broadcast")?;
+        let common = result_type_of([a.operand(), b.operand()]);
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
         if !compute.is_float() && matches!(alpha, Scalar::Float(_)) {
             return Err(Error::dtype(
@@ -333,7 +357,7 @@ impl Tensor {
                 &[&b, &Operand::Scalar(alpha)],
             )?)
         };
-        Ok(record(Op::Binary { op, compute }, out, compute, &[&a, &b])?.with_dim_names(names))
+        Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
     }
 
     /// `torch.where(condition, self, other)` as a method of the condition.
@@ -376,22 +400,23 @@ impl Tensor {
             ));
         }
         let x = Operand::from(self);
-        let mut all = vec![&x];
-        all.extend(min.iter());
-        all.extend(max.iter());
+        let mut all: Vec<&dyn AsOperand> = vec![&x];
+        all.extend(min.iter().map(|o| o as &dyn AsOperand));
+        all.extend(max.iter().map(|o| o as &dyn AsOperand));
         let names = unify_operands(&all, "broadcast")?;
-        let dtype = result_type(&all);
+        let dtype = result_type_of(all.iter().map(|o| o.operand()));
         if self.dtype().is_bool() && dtype.is_bool() {
             return Err(Error::dtype("\"clamp_cpu\" not implemented for 'Bool'"));
         }
         let shape = broadcast_all(&all)?;
         // Scalar bounds are parameters of a unary kernel in PyTorch, not operands.
-        let views: Vec<View> = all
+        let refs: Vec<&View> = all
             .iter()
-            .filter(|o| matches!(o, Operand::Tensor(_)))
-            .map(|o| o.view())
+            .filter_map(|o| match o.operand() {
+                OperandRef::Tensor(t) => Some(&t.view),
+                OperandRef::Scalar(_) => None,
+            })
             .collect();
-        let refs: Vec<&View> = views.iter().collect();
         let strides = elementwise_out_strides(&shape, &refs);
         let mut cur = x.clone();
         if let Some(lo) = &min {
@@ -435,7 +460,7 @@ impl Tensor {
         }
         let node = self.storage.current();
         let inputs = match &*node.state() {
-            crate::lazy::NodeState::Pending(inputs) => inputs.clone(),
+            crate::lazy::NodeState::Pending(inputs) => inputs.to_vec(),
             crate::lazy::NodeState::Realized(_) => return self,
         };
         Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)

@@ -1,7 +1,7 @@
 //! `smelt::explain`: the kernels a realisation would run, the ops each fuses, why each kernel
 //! boundary exists (the rule that refused to fuse), the bytes each kernel moves, and its IR.
 
-use crate::lazy::collect;
+use crate::lazy::pending_graph;
 use crate::tensor::Tensor;
 use smelt_ir::graph::NodeId;
 use smelt_ir::kernel::{Access, Instr, Work};
@@ -180,7 +180,7 @@ pub fn explain(t: &Tensor, mode: Mode) -> Explain {
 /// kernels whose outputs share an iteration space may store several of them.
 pub fn explain_all(tensors: &[&Tensor], mode: Mode) -> Explain {
     let roots: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
-    let mut graph = collect(&roots, false).graph;
+    let mut graph = pending_graph(&roots);
     let mut disabled = smelt_passes::disabled_by_env();
     if mode == Mode::Unfused {
         // Every op its own kernel: no fusion, and copies stay copies.

@@ -6,7 +6,7 @@
 use crate::elementwise::broadcast_all;
 use crate::lazy::LazyNode;
 use crate::names::{DimNames, check_out_names, refuse_named_operands, unify_operands};
-use crate::promote::{Operand, result_type};
+use crate::promote::{AsOperand, Operand, result_type};
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
@@ -45,9 +45,8 @@ impl Tensor {
 
     /// Unified names of self and the other operands of an in-place op (checked before sizes).
     pub(crate) fn inplace_names(&self, others: &[&Operand]) -> Result<Option<DimNames>> {
-        let me = Operand::from(self);
-        let mut all = vec![&me];
-        all.extend_from_slice(others);
+        let mut all: Vec<&dyn AsOperand> = vec![self];
+        all.extend(others.iter().map(|o| *o as &dyn AsOperand));
         unify_operands(&all, "broadcast")
     }
 
@@ -77,9 +76,8 @@ impl Tensor {
 
     /// Checks that the broadcast of self and `others` is self's shape.
     fn check_inplace_shape(&self, others: &[&Operand]) -> Result<()> {
-        let me = Operand::from(self);
-        let mut all = vec![&me];
-        all.extend_from_slice(others);
+        let mut all: Vec<&dyn AsOperand> = vec![self];
+        all.extend(others.iter().map(|o| *o as &dyn AsOperand));
         let shape = broadcast_all(&all)?;
         if shape != self.view.shape {
             return Err(Error::shape(format!(

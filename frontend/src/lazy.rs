@@ -1,18 +1,28 @@
 //! The lazy graph: nodes recorded by ops, storages whose current version is a node, and
 //! realisation (collect the pending subgraph into graph IR, run passes, schedule, execute).
 
+use crate::plan_cache::{Plan, PlanKey, encode_op, encode_view, get_or_build};
 use smelt_ir::graph::{Graph, Node, NodeId, Op};
 use smelt_ir::{DType, Result, View};
 use smelt_runtime::Buffer;
-use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::{Arc, Mutex, MutexGuard};
+
+/// The inputs of a pending node and the views it reads them through. Shared, so that a
+/// realisation captures them with one reference count instead of copying every view.
+pub(crate) type Inputs = Arc<Vec<(Arc<LazyNode>, View)>>;
+
+/// The empty input list, shared (fills and buffers moved into a graph need none).
+fn no_inputs() -> Inputs {
+    static EMPTY: std::sync::LazyLock<Inputs> = std::sync::LazyLock::new(Inputs::default);
+    EMPTY.clone()
+}
 
 /// What a lazy node still needs, or what it produced.
 #[derive(Debug)]
 pub(crate) enum NodeState {
-    /// Not computed yet: its inputs and the views it reads them through.
-    Pending(Vec<(Arc<LazyNode>, View)>),
+    /// Not computed yet: its inputs.
+    Pending(Inputs),
     /// Computed: the buffer stays, the inputs are dropped.
     Realized(Arc<Buffer>),
 }
@@ -35,18 +45,27 @@ impl Drop for LazyNode {
     /// Drops a long chain of pending nodes iteratively (a recursive drop of a 100k-op eager
     /// loop that was never realized would overflow the stack).
     fn drop(&mut self) {
-        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        let NodeState::Pending(inputs) = state else {
-            return;
-        };
-        let mut stack = std::mem::take(inputs);
-        while let Some((node, _)) = stack.pop() {
-            if let Ok(mut inner) = Arc::try_unwrap(node)
-                && let NodeState::Pending(more) =
-                    inner.state.get_mut().unwrap_or_else(|p| p.into_inner())
-            {
-                stack.append(more);
+        // Each node popped here is emptied of its inputs before it drops, so its own `drop`
+        // returns at once. (Inputs a realisation still holds are dropped by it: one level of
+        // recursion, then this loop again.)
+        let mut stack = vec![];
+        self.detach_inputs(&mut stack);
+        while let Some(mut node) = stack.pop() {
+            if let Some(node) = Arc::get_mut(&mut node) {
+                node.detach_inputs(&mut stack);
             }
+        }
+    }
+}
+
+impl LazyNode {
+    /// Moves the input handles of this node onto `stack` (when no one else shares its list).
+    fn detach_inputs(&mut self, stack: &mut Vec<Arc<LazyNode>>) {
+        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let NodeState::Pending(inputs) = state
+            && let Some(inputs) = Arc::get_mut(inputs)
+        {
+            stack.extend(inputs.drain(..).map(|(node, _)| node));
         }
     }
 }
@@ -60,6 +79,11 @@ impl LazyNode {
         out: View,
         inputs: Vec<(Arc<LazyNode>, View)>,
     ) -> Arc<LazyNode> {
+        let inputs = if inputs.is_empty() {
+            no_inputs()
+        } else {
+            Arc::new(inputs)
+        };
         Arc::new(LazyNode {
             op,
             dtype,
@@ -140,94 +164,123 @@ impl Storage {
     }
 }
 
-/// A pending subgraph turned into graph IR, with the lazy node behind every graph node.
-pub(crate) struct Collected {
-    pub graph: Graph,
+/// The pending subgraph reachable from some roots, in post-order (inputs before consumers):
+/// position `i` is graph node `%i`. Holds what realisation needs to look the graph up in the
+/// plan cache ([`Walk::key`]), to build its graph IR on a miss, and to store the results.
+pub(crate) struct Walk {
+    /// The lazy node behind every graph node.
     pub lazy: Vec<Arc<LazyNode>>,
+    /// Each node's inputs as captured (`None`: realized, an `Input` of the graph).
+    inputs: Vec<Option<Inputs>>,
+    /// Graph id of every lazy node, by address.
+    ids: hashbrown::HashMap<*const LazyNode, u32>,
     /// Buffers of the graph's `Input` nodes, by slot.
     pub buffers: Vec<Arc<Buffer>>,
+    pub outputs: Vec<NodeId>,
+    /// The graph's structure ([`crate::plan_cache`]): word 0 is the node count, then one
+    /// record per node (op, dtype, len, out view, inputs with their views), then the outputs.
+    pub key: Vec<u64>,
 }
 
-/// Collects every node reachable from `roots` that is not realized yet into graph IR;
-/// realized nodes at the frontier become `Input` nodes. With `take_dead` (realisation, not
-/// dumps), realized buffers that nothing outside the graph can reach move into it.
-pub(crate) fn collect(roots: &[Arc<LazyNode>], take_dead: bool) -> Collected {
-    let mut graph = Graph::new();
-    let mut lazy: Vec<Arc<LazyNode>> = vec![];
-    let mut buffers = vec![];
-    let mut ids: HashMap<*const LazyNode, NodeId> = HashMap::new();
-    // Iterative post-order DFS so that long eager chains do not overflow the stack.
-    let mut stack: Vec<(Arc<LazyNode>, bool)> = roots.iter().map(|r| (r.clone(), false)).collect();
+/// Walks every node reachable from `roots` that is not realized yet; realized nodes at the
+/// frontier become `Input` nodes. With `take_dead` (realisation, not dumps), realized buffers
+/// that nothing outside the graph can reach move into it (so their last reader may update
+/// them in place).
+pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
+    thread_local! {
+        /// Nodes and key words of this thread's previous walk: the next one is likely of the
+        /// same shape, so its tables start that large instead of growing step by step.
+        static SIZE_HINT: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+    }
+    let (nodes, words) = SIZE_HINT.with(|h| h.get());
+    let mut w = Walk {
+        lazy: Vec::with_capacity(nodes),
+        inputs: Vec::with_capacity(nodes),
+        ids: hashbrown::HashMap::with_capacity(nodes),
+        buffers: vec![],
+        outputs: vec![],
+        key: Vec::with_capacity(words.max(1)),
+    };
+    w.key.push(0);
+    // Consumer edges inside the graph, per node.
+    let mut uses: Vec<usize> = Vec::with_capacity(nodes);
+    // Iterative post-order DFS so that long eager chains do not overflow the stack. A node is
+    // pushed unexpanded (`None`) and, once its inputs are captured, expanded.
+    let mut stack: Vec<(Arc<LazyNode>, Option<Inputs>)> =
+        roots.iter().map(|r| (r.clone(), None)).collect();
     while let Some((node, expanded)) = stack.pop() {
-        let key = Arc::as_ptr(&node);
-        if ids.contains_key(&key) {
+        let address = Arc::as_ptr(&node);
+        if w.ids.contains_key(&address) {
             continue;
         }
-        let inputs = match &*node.state() {
-            NodeState::Realized(b) => {
-                let id = graph.add_node(
-                    Node {
-                        op: Op::Input {
-                            slot: buffers.len(),
-                        },
-                        dtype: node.dtype,
-                        len: node.len,
-                        out: node.out.clone(),
-                        location: Some(node.location),
-                        note: node.note,
-                    },
-                    vec![],
-                );
-                buffers.push(b.clone());
-                ids.insert(key, id);
-                lazy.push(node.clone());
+        let id = w.lazy.len() as u32;
+        let inputs = match expanded {
+            Some(inputs) => inputs,
+            None => {
+                let slot = w.buffers.len();
+                let inputs = match &*node.state() {
+                    NodeState::Realized(b) => {
+                        w.buffers.push(b.clone());
+                        None
+                    }
+                    NodeState::Pending(inputs) => Some(inputs.clone()),
+                };
+                let Some(inputs) = inputs else {
+                    encode_op(&Op::Input { slot }, &mut w.key);
+                    encode_node(&node, &mut w.key);
+                    w.key.push(0);
+                    w.ids.insert(address, id);
+                    w.lazy.push(node);
+                    w.inputs.push(None);
+                    uses.push(0);
+                    continue;
+                };
+                stack.push((node, Some(inputs.clone())));
+                for (input, _) in inputs.iter().rev() {
+                    if !w.ids.contains_key(&Arc::as_ptr(input)) {
+                        stack.push((input.clone(), None));
+                    }
+                }
                 continue;
             }
-            NodeState::Pending(inputs) => inputs.clone(),
         };
-        if !expanded {
-            stack.push((node.clone(), true));
-            for (input, _) in inputs.iter().rev() {
-                if !ids.contains_key(&Arc::as_ptr(input)) {
-                    stack.push((input.clone(), false));
-                }
+        encode_op(&node.op, &mut w.key);
+        encode_node(&node, &mut w.key);
+        w.key.push(inputs.len() as u64);
+        for (input, view) in inputs.iter() {
+            let src = w.ids[&Arc::as_ptr(input)];
+            uses[src as usize] += 1;
+            w.key.push(src as u64);
+            encode_view(view, &mut w.key);
+        }
+        w.ids.insert(address, id);
+        w.lazy.push(node);
+        w.inputs.push(Some(inputs));
+        uses.push(0);
+    }
+    w.key[0] = w.lazy.len() as u64;
+    w.outputs = roots
+        .iter()
+        .map(|r| NodeId::new(w.ids[&Arc::as_ptr(r)] as usize))
+        .collect();
+    let mut is_output = vec![false; w.lazy.len()];
+    for o in &w.outputs {
+        is_output[o.index()] = true;
+    }
+    // A pending node that something outside this graph still holds (a tensor handle, a
+    // storage) must keep its buffer: count references beyond the graph's own edges (and the
+    // walk's own handle).
+    for (i, node) in w.lazy.iter().enumerate() {
+        let external = Arc::strong_count(node) > uses[i] + 1 || is_output[i];
+        if w.inputs[i].is_none() {
+            // A realized buffer nobody outside this graph can reach any more (an old storage
+            // version) moves into the graph, so its last reader may update it in place.
+            if !external && take_dead {
+                *node.state() = NodeState::Pending(no_inputs());
             }
             continue;
         }
-        let edges = inputs
-            .iter()
-            .map(|(input, view)| (ids[&Arc::as_ptr(input)], view.clone()))
-            .collect();
-        let id = graph.add_node(
-            Node {
-                op: node.op.clone(),
-                dtype: node.dtype,
-                len: node.len,
-                out: node.out.clone(),
-                location: Some(node.location),
-                note: node.note,
-            },
-            edges,
-        );
-        ids.insert(key, id);
-        lazy.push(node.clone());
-    }
-    graph.outputs = roots.iter().map(|r| ids[&Arc::as_ptr(r)]).collect();
-    // A pending node that something outside this graph still holds (a tensor handle, a
-    // storage) must keep its buffer: count references beyond the graph's own edges.
-    for (i, node) in lazy.iter().enumerate() {
-        let id = NodeId::new(i);
-        let in_graph = graph
-            .graph
-            .edges_directed(id, petgraph::Direction::Outgoing)
-            .count();
-        let external = Arc::strong_count(node) > in_graph + 1 || graph.outputs.contains(&id);
-        match graph.graph[id].op {
-            // A realized buffer nobody outside this graph can reach any more (an old storage
-            // version) moves into the graph, so its last reader may update it in place.
-            Op::Input { .. } if !external && take_dead => {
-                *node.state() = NodeState::Pending(vec![])
-            }
+        match node.op {
             Op::Input { .. } | Op::Fill { .. } => {}
             Op::Unary { .. }
             | Op::Binary { .. }
@@ -236,17 +289,69 @@ pub(crate) fn collect(roots: &[Arc<LazyNode>], take_dead: bool) -> Collected {
             | Op::Assign
             | Op::Reduce { .. }
             | Op::Library(_) => {
-                if external && !graph.outputs.contains(&id) {
-                    graph.outputs.push(id);
+                if external && !is_output[i] {
+                    is_output[i] = true;
+                    w.outputs.push(NodeId::new(i));
                 }
             }
         }
     }
-    Collected {
-        graph,
-        lazy,
-        buffers,
+    w.key.push(w.outputs.len() as u64);
+    w.key.extend(w.outputs.iter().map(|o| o.index() as u64));
+    SIZE_HINT.with(|h| h.set((w.lazy.len(), w.key.len())));
+    w
+}
+
+/// Appends what a graph node has besides its op and inputs: dtype, length, output view.
+fn encode_node(node: &LazyNode, key: &mut Vec<u64>) {
+    key.push(node.dtype as u64);
+    key.push(node.len as u64);
+    encode_view(&node.out, key);
+}
+
+impl Walk {
+    /// The graph IR of the walked subgraph (nodes numbered in walk order).
+    pub(crate) fn graph(&self) -> Graph {
+        let mut graph = Graph::new();
+        let mut slot = 0;
+        for (node, inputs) in self.lazy.iter().zip(&self.inputs) {
+            let (op, edges) = match inputs {
+                None => {
+                    slot += 1;
+                    (Op::Input { slot: slot - 1 }, vec![])
+                }
+                Some(inputs) => (
+                    node.op.clone(),
+                    inputs
+                        .iter()
+                        .map(|(input, view)| {
+                            let src = self.ids[&Arc::as_ptr(input)];
+                            (NodeId::new(src as usize), view.clone())
+                        })
+                        .collect(),
+                ),
+            };
+            graph.add_node(
+                Node {
+                    op,
+                    dtype: node.dtype,
+                    len: node.len,
+                    out: node.out.clone(),
+                    location: Some(node.location),
+                    note: node.note,
+                },
+                edges,
+            );
+        }
+        graph.outputs = self.outputs.clone();
+        graph
     }
+}
+
+/// The graph IR of everything `roots` still need, as realisation would see it (dumps and
+/// `explain`; nothing moves into the graph).
+pub(crate) fn pending_graph(roots: &[Arc<LazyNode>]) -> Graph {
+    walk(roots, false).graph()
 }
 
 /// Realizes `roots`: compiles and runs everything they still need, then stores each computed
@@ -256,6 +361,8 @@ pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
 }
 
 /// [`realize_nodes`] with fusion on or off (`unfused`: every op its own kernel) on `backend`.
+/// The optimised graph and schedule come from the plan cache when this graph shape was
+/// realized before with the same passes.
 pub(crate) fn realize_nodes_with(
     roots: &[Arc<LazyNode>],
     unfused: bool,
@@ -264,15 +371,14 @@ pub(crate) fn realize_nodes_with(
     if roots.iter().all(|r| r.buffer().is_some()) {
         return Ok(());
     }
+    // A device that cannot run fails here, before the walk moves dead buffers into the graph:
+    // failing after that would leave their nodes without values for the next attempt.
+    if let smelt_ir::Device::Cuda(n) = smelt_ir::Device::from_env()? {
+        smelt_runtime::cuda::status(n)?;
+    }
     let check = std::env::var("SMELT_CHECK").is_ok_and(|v| v == "1");
-    let collected = collect(roots, !check);
-    let mut graph = collected.graph;
-    let unoptimized = check.then(|| graph.clone());
     let dump = std::env::var("SMELT_DUMP").unwrap_or_default();
     let wants = |what: &str| dump.split(',').any(|d| d.trim() == what);
-    if wants("graph") {
-        eprintln!("realize: graph\n{}", graph.to_text());
-    }
     let mut disabled = smelt_passes::disabled_by_env();
     if unfused {
         // Every op its own kernel: no fusion, and copies stay copies.
@@ -282,18 +388,42 @@ pub(crate) fn realize_nodes_with(
                 .map(|s| s.to_string()),
         );
     }
-    smelt_passes::optimize_with(&mut graph, &disabled);
-    let schedule = smelt_passes::schedule(&graph);
-    if wants("kernels") {
-        eprintln!("realize: kernels\n{}", schedule.to_text());
-    }
-    let inputs = collected.buffers;
+    disabled.sort_unstable();
+    disabled.dedup();
+    let mut walk = walk(roots, !check);
+    let unoptimized = check.then(|| walk.graph());
+    let build = |walk: &Walk| {
+        let mut graph = walk.graph();
+        if wants("graph") {
+            eprintln!("realize: graph\n{}", graph.to_text());
+        }
+        smelt_passes::optimize_with(&mut graph, &disabled);
+        let schedule = smelt_passes::schedule(&graph);
+        if wants("kernels") {
+            eprintln!("realize: kernels\n{}", schedule.to_text());
+        }
+        Plan { graph, schedule }
+    };
+    // Dumps print what the passes do, so a realisation that dumps builds its plan afresh.
+    let plan = if ["graph", "passes", "kernels", "all"]
+        .iter()
+        .any(|d| wants(d))
+    {
+        Arc::new(build(&walk))
+    } else {
+        let key = PlanKey {
+            disabled: disabled.clone(),
+            words: std::mem::take(&mut walk.key),
+        };
+        get_or_build(key, || build(&walk))
+    };
+    let inputs = std::mem::take(&mut walk.buffers);
     let check_inputs = check.then(|| inputs.clone());
-    let buffers = smelt_runtime::execute_on(backend, &graph, &schedule, inputs)?;
+    let buffers = smelt_runtime::execute_on(backend, &plan.graph, &plan.schedule, inputs)?;
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
         crate::check::compare_unfused(&mut plain, check_inputs, &buffers)?;
     }
-    for (i, node) in collected.lazy.iter().enumerate() {
+    for (i, node) in walk.lazy.iter().enumerate() {
         if let Some(buffer) = &buffers[i] {
             let mut state = node.state();
             if matches!(*state, NodeState::Pending(_)) {

@@ -18,6 +18,7 @@ pub mod masked;
 pub mod matmul;
 pub mod named_ops;
 pub mod names;
+pub mod plan_cache;
 pub mod promote;
 pub mod reduce;
 pub mod reduce_composite;
@@ -33,6 +34,7 @@ pub use default_dtype::{
 pub use dump::GraphDump;
 pub use elementwise::RoundingMode;
 pub use names::{Dim, DimNames};
+pub use plan_cache::{PlanCacheStats, plan_cache_stats};
 pub use promote::{Operand, result_type};
 pub use smelt_ir::{
     BinaryOp, DType, Device, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,

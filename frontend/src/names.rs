@@ -2,7 +2,7 @@
 //! from the right, lookups of a dim by name, and PyTorch's error messages. Names are checked
 //! and propagated when an op is called; they never reach the graph IR or a kernel.
 
-use crate::promote::Operand;
+use crate::promote::{AsOperand, OperandRef};
 use crate::tensor::Tensor;
 use smelt_ir::{Error, Result};
 use std::sync::{Arc, Mutex};
@@ -25,6 +25,14 @@ impl NameCell {
     }
     pub(crate) fn set(&self, names: Option<DimNames>) {
         *self.0.lock().unwrap_or_else(|p| p.into_inner()) = names;
+    }
+    /// Does the cell hold names? (No clone of them.)
+    pub(crate) fn is_named(&self) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    }
+    /// The names, when no other handle shares this cell (so setting them is unobservable).
+    pub(crate) fn unshared_mut(&mut self) -> Option<&mut Option<DimNames>> {
+        Arc::get_mut(&mut self.0).map(|m| m.get_mut().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
@@ -134,12 +142,12 @@ pub(crate) fn refuse_named<'a>(
 }
 
 /// Refuses `op` when any tensor operand has a name.
-pub(crate) fn refuse_named_operands(op: &str, operands: &[&Operand]) -> Result<()> {
+pub(crate) fn refuse_named_operands(op: &str, operands: &[&dyn AsOperand]) -> Result<()> {
     refuse_named(
         op,
-        operands.iter().filter_map(|o| match o {
-            Operand::Tensor(t) => Some(t),
-            Operand::Scalar(_) => None,
+        operands.iter().filter_map(|o| match o.operand() {
+            OperandRef::Tensor(t) => Some(t),
+            OperandRef::Scalar(_) => None,
         }),
     )
 }
@@ -262,12 +270,21 @@ fn check_misaligned(
 
 /// Unified names of a broadcasting op's tensor operands (scalars take no part); unnamed when
 /// no operand has a name.
-pub(crate) fn unify_operands(operands: &[&Operand], action: &str) -> Result<Option<DimNames>> {
+pub(crate) fn unify_operands(
+    operands: &[&dyn AsOperand],
+    action: &str,
+) -> Result<Option<DimNames>> {
+    if !operands
+        .iter()
+        .any(|o| matches!(o.operand(), OperandRef::Tensor(t) if t.has_names()))
+    {
+        return Ok(None);
+    }
     let tensors: Vec<&Tensor> = operands
         .iter()
-        .filter_map(|o| match o {
-            Operand::Tensor(t) => Some(t),
-            Operand::Scalar(_) => None,
+        .filter_map(|o| match o.operand() {
+            OperandRef::Tensor(t) => Some(t),
+            OperandRef::Scalar(_) => None,
         })
         .collect();
     unify_tensors(&tensors, action)

@@ -57,38 +57,74 @@ impl From<bool> for Operand {
     }
 }
 
+/// A borrowed operand: what the elementwise helpers read, so that an op on `&self` does not
+/// clone its handle (and view) into an [`Operand`] first.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum OperandRef<'a> {
+    Tensor(&'a Tensor),
+    Scalar(Scalar),
+}
+
+/// Anything the elementwise helpers take as an operand: an [`Operand`] or a `Tensor`.
+pub(crate) trait AsOperand {
+    fn operand(&self) -> OperandRef<'_>;
+}
+
+impl AsOperand for Operand {
+    fn operand(&self) -> OperandRef<'_> {
+        match self {
+            Operand::Tensor(t) => OperandRef::Tensor(t),
+            Operand::Scalar(s) => OperandRef::Scalar(*s),
+        }
+    }
+}
+
+impl AsOperand for Tensor {
+    fn operand(&self) -> OperandRef<'_> {
+        OperandRef::Tensor(self)
+    }
+}
+
 impl Operand {
     /// The shape the operand contributes to broadcasting (`[]` for scalars).
     pub fn shape(&self) -> &[usize] {
-        match self {
-            Operand::Tensor(t) => t.shape(),
-            Operand::Scalar(_) => &[],
-        }
-    }
-
-    /// The operand's own view (scalars are 0-dim).
-    pub(crate) fn view(&self) -> View {
-        match self {
-            Operand::Tensor(t) => t.view.clone(),
-            Operand::Scalar(_) => View::contiguous(&[]),
-        }
+        self.operand().shape()
     }
 
     /// The dtype it has on its own (scalars: bool, int64 or the default float).
     pub fn dtype(&self) -> DType {
+        self.operand().dtype()
+    }
+
+    /// What a kernel reads for this operand, broadcast to `shape` (see [`OperandRef::source`]).
+    #[track_caller]
+    pub(crate) fn source(&self, shape: &[usize], scalar_dtype: DType) -> (Arc<LazyNode>, View) {
+        self.operand().source(shape, scalar_dtype)
+    }
+}
+
+impl<'a> OperandRef<'a> {
+    pub(crate) fn shape(self) -> &'a [usize] {
         match self {
-            Operand::Tensor(t) => t.dtype(),
-            Operand::Scalar(s) => s.wrapped_dtype(get_default_dtype()),
+            OperandRef::Tensor(t) => t.shape(),
+            OperandRef::Scalar(_) => &[],
+        }
+    }
+
+    pub(crate) fn dtype(self) -> DType {
+        match self {
+            OperandRef::Tensor(t) => t.dtype(),
+            OperandRef::Scalar(s) => s.wrapped_dtype(get_default_dtype()),
         }
     }
 
     /// What a kernel reads for this operand, broadcast to `shape`; scalars become constant
     /// fills of `dtype`.
     #[track_caller]
-    pub(crate) fn source(&self, shape: &[usize], scalar_dtype: DType) -> (Arc<LazyNode>, View) {
+    pub(crate) fn source(self, shape: &[usize], scalar_dtype: DType) -> (Arc<LazyNode>, View) {
         match self {
-            Operand::Tensor(t) => (t.storage.current(), t.view.broadcast_to(shape)),
-            Operand::Scalar(s) => {
+            OperandRef::Tensor(t) => (t.storage.current(), t.view.broadcast_to(shape)),
+            OperandRef::Scalar(s) => {
                 let node = LazyNode::pending(
                     Op::Fill {
                         value: s.cast(scalar_dtype),
@@ -122,14 +158,19 @@ fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
 
 /// `torch.result_type` over several operands.
 pub fn result_type(operands: &[&Operand]) -> DType {
+    result_type_of(operands.iter().map(|o| o.operand()))
+}
+
+/// [`result_type`] over borrowed operands.
+pub(crate) fn result_type_of<'a>(operands: impl IntoIterator<Item = OperandRef<'a>>) -> DType {
     let mut dim: Option<DType> = None;
     let mut zero: Option<DType> = None;
     let mut wrapped: Option<DType> = None;
     for op in operands {
         let (bucket, dt) = match op {
-            Operand::Tensor(t) if t.ndim() > 0 => (&mut dim, t.dtype()),
-            Operand::Tensor(t) => (&mut zero, t.dtype()),
-            Operand::Scalar(s) => (&mut wrapped, s.wrapped_dtype(get_default_dtype())),
+            OperandRef::Tensor(t) if t.ndim() > 0 => (&mut dim, t.dtype()),
+            OperandRef::Tensor(t) => (&mut zero, t.dtype()),
+            OperandRef::Scalar(s) => (&mut wrapped, s.wrapped_dtype(get_default_dtype())),
         };
         *bucket = Some(bucket.map_or(dt, |b| promote_types(b, dt)));
     }

@@ -55,8 +55,13 @@ impl Tensor {
         }
     }
 
-    /// This handle's storage and view under new names (a new tensor object).
-    pub(crate) fn with_dim_names(self, names: Option<DimNames>) -> Tensor {
+    /// This handle's storage and view under new names (a new tensor object). A handle whose
+    /// name cell no other handle shares (a fresh op result) keeps its cell: no one can tell.
+    pub(crate) fn with_dim_names(mut self, names: Option<DimNames>) -> Tensor {
+        if let Some(cell) = self.names.unshared_mut() {
+            *cell = names;
+            return self;
+        }
         Tensor {
             storage: self.storage,
             view: self.view,
@@ -85,7 +90,17 @@ impl Tensor {
         strides: Vec<isize>,
         inputs: Vec<(Arc<LazyNode>, View)>,
     ) -> Tensor {
-        let out = View::new(shape.to_vec(), strides, 0);
+        Tensor::computed_into(op, dtype, View::new(shape.to_vec(), strides, 0), inputs)
+    }
+
+    /// [`Tensor::computed`] writing through `out` (dense, offset 0), a view the caller built.
+    #[track_caller]
+    pub(crate) fn computed_into(
+        op: Op,
+        dtype: DType,
+        out: View,
+        inputs: Vec<(Arc<LazyNode>, View)>,
+    ) -> Tensor {
         let len = out
             .address_range()
             .map(|(_, hi)| hi as usize + 1)
@@ -170,7 +185,7 @@ impl Tensor {
     }
     /// Does any dim have a name?
     pub fn has_names(&self) -> bool {
-        self.names.get().is_some()
+        self.names.is_named()
     }
     /// The stored names: `None` for an unnamed tensor.
     pub(crate) fn dim_names(&self) -> Option<DimNames> {

@@ -34,8 +34,8 @@ pub fn has_stash(kernel: &Kernel) -> bool {
     translate::stash_plan(kernel).is_some()
 }
 
-use smelt_ir::kernel::{Index, Instr, Kernel};
-use std::fmt::Write as _;
+use smelt_ir::Scalar;
+use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
 
 /// How an index moves along the innermost dimension; the one stride fact compiled code depends
 /// on (contiguous loads vectorise, broadcast ones splat).
@@ -48,31 +48,179 @@ fn inner_class(index: &Index) -> char {
     }
 }
 
-/// The kernel's structure: dtypes, access kinds, the op DAG with its constants, which loads
-/// and stores are contiguous or broadcast along the innermost dim, and each instruction's level
-/// — everything compiled code depends on, and nothing about sizes. Kernels with equal keys
-/// share compiled code.
-pub fn structure_key(kernel: &Kernel) -> String {
-    let mut s = format!("r{} k{} |", kernel.shape.len(), kernel.reduce_axes);
-    for a in &kernel.args {
-        let _ = write!(s, " {:?}:{:?}", a.dtype, a.access);
+/// Appends `n` in decimal and a `;` (numbers are self-delimiting, so keys are injective).
+fn push_num(s: &mut String, n: u64) {
+    let mut digits = [b';'; 21];
+    let mut i = digits.len() - 1;
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
-    s.push_str(" |");
+    s.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
+}
+
+/// The kernel's structure: dtypes, access kinds, the op DAG with its constants (by their
+/// bits), which loads and stores are contiguous or broadcast along the innermost dim, and each
+/// instruction's level — everything compiled code depends on, and nothing about sizes.
+/// Kernels with equal keys share compiled code. Built with plain pushes (no formatting
+/// machinery): a cache hit computes it on every launch.
+pub fn structure_key(kernel: &Kernel) -> String {
+    let mut s = String::with_capacity(16 + 4 * kernel.args.len() + 12 * kernel.body.len());
+    s.push('r');
+    push_num(&mut s, kernel.shape.len() as u64);
+    s.push('k');
+    push_num(&mut s, kernel.reduce_axes as u64);
+    for a in &kernel.args {
+        s.push('a');
+        push_num(&mut s, a.dtype as u64);
+        match a.access {
+            Access::Read => s.push('R'),
+            Access::Write => s.push('W'),
+            Access::Update { from } => {
+                s.push('U');
+                push_num(&mut s, from as u64);
+            }
+        }
+    }
+    s.push('|');
     for (instr, level) in kernel.body.iter().zip(kernel.levels()) {
-        let l = match level {
-            smelt_ir::kernel::Level::Row => 'r',
-            smelt_ir::kernel::Level::Element => 'e',
-        };
-        let _ = match instr {
-            Instr::Load { arg, index } => write!(s, " {l}ld{arg}{}", inner_class(index)),
-            Instr::Store { arg, index, x } => write!(s, " {l}st{arg}{}%{x}", inner_class(index)),
-            Instr::Const { value, dtype } => write!(s, " {l}c{value:?}{dtype:?}"),
-            Instr::Unary { op, x, compute } => write!(s, " {l}{op:?}{compute:?}%{x}"),
-            Instr::Binary { op, a, b, compute } => write!(s, " {l}{op:?}{compute:?}%{a},%{b}"),
-            Instr::Where { cond, a, b } => write!(s, " {l}w%{cond},%{a},%{b}"),
-            Instr::Cast { x, to } => write!(s, " {l}cast{to:?}%{x}"),
-            Instr::Reduce { op, x } => write!(s, " {l}red{op:?}%{x}"),
-        };
+        s.push(match level {
+            Level::Row => 'r',
+            Level::Element => 'e',
+        });
+        match instr {
+            Instr::Load { arg, index } => {
+                s.push('L');
+                push_num(&mut s, *arg as u64);
+                s.push(inner_class(index));
+            }
+            Instr::Store { arg, index, x } => {
+                s.push('S');
+                push_num(&mut s, *arg as u64);
+                s.push(inner_class(index));
+                push_num(&mut s, *x as u64);
+            }
+            Instr::Const { value, dtype } => {
+                s.push('C');
+                push_num(&mut s, *dtype as u64);
+                let (kind, bits) = match *value {
+                    Scalar::Bool(b) => ('b', b as u64),
+                    Scalar::Int(i) => ('i', i as u64),
+                    Scalar::Float(f) => ('f', f.to_bits()),
+                };
+                s.push(kind);
+                push_num(&mut s, bits);
+            }
+            Instr::Unary { op, x, compute } => {
+                s.push('u');
+                push_num(&mut s, *op as u64);
+                push_num(&mut s, *compute as u64);
+                push_num(&mut s, *x as u64);
+            }
+            Instr::Binary { op, a, b, compute } => {
+                s.push('b');
+                push_num(&mut s, *op as u64);
+                push_num(&mut s, *compute as u64);
+                push_num(&mut s, *a as u64);
+                push_num(&mut s, *b as u64);
+            }
+            Instr::Where { cond, a, b } => {
+                s.push('w');
+                push_num(&mut s, *cond as u64);
+                push_num(&mut s, *a as u64);
+                push_num(&mut s, *b as u64);
+            }
+            Instr::Cast { x, to } => {
+                s.push('c');
+                push_num(&mut s, *to as u64);
+                push_num(&mut s, *x as u64);
+            }
+            Instr::Reduce { op, x } => {
+                s.push('x');
+                push_num(&mut s, *op as u64);
+                push_num(&mut s, *x as u64);
+            }
+        }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smelt_ir::kernel::{Arg, Index};
+    use smelt_ir::{BinaryOp, DType};
+
+    fn kernel(value: Scalar, inner_stride: isize) -> Kernel {
+        let index = |s: isize| Index {
+            strides: vec![4, s],
+            offset: 0,
+        };
+        Kernel {
+            name: "k".into(),
+            shape: vec![3, 4],
+            reduce_axes: 0,
+            args: vec![
+                Arg {
+                    dtype: DType::F32,
+                    len: 12,
+                    access: Access::Read,
+                },
+                Arg {
+                    dtype: DType::F32,
+                    len: 12,
+                    access: Access::Write,
+                },
+            ],
+            body: vec![
+                Instr::Load {
+                    arg: 0,
+                    index: index(inner_stride),
+                },
+                Instr::Const {
+                    value,
+                    dtype: DType::F32,
+                },
+                Instr::Binary {
+                    op: BinaryOp::Mul,
+                    a: 0,
+                    b: 1,
+                    compute: DType::F32,
+                },
+                Instr::Store {
+                    arg: 1,
+                    index: index(1),
+                    x: 2,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn structure_key_separates_what_code_depends_on() {
+        let base = structure_key(&kernel(Scalar::Float(2.0), 1));
+        assert_eq!(base, structure_key(&kernel(Scalar::Float(2.0), 1)));
+        // Sizes do not matter; constants (to the bit), dtypes and inner strides do.
+        let mut bigger = kernel(Scalar::Float(2.0), 1);
+        bigger.shape = vec![30, 4];
+        bigger.args[0].len = 120;
+        bigger.args[1].len = 120;
+        assert_eq!(base, structure_key(&bigger));
+        assert_ne!(base, structure_key(&kernel(Scalar::Float(-2.0), 1)));
+        assert_ne!(
+            structure_key(&kernel(Scalar::Float(0.0), 1)),
+            structure_key(&kernel(Scalar::Float(-0.0), 1))
+        );
+        assert_ne!(base, structure_key(&kernel(Scalar::Int(2), 1)));
+        assert_ne!(base, structure_key(&kernel(Scalar::Float(2.0), 0)));
+        assert_ne!(base, structure_key(&kernel(Scalar::Float(2.0), 2)));
+        let mut f64_input = kernel(Scalar::Float(2.0), 1);
+        f64_input.args[0].dtype = DType::F64;
+        assert_ne!(base, structure_key(&f64_input));
+    }
 }
