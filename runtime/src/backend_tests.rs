@@ -44,35 +44,6 @@ impl Rng {
     }
 }
 
-/// Whether the cpu backend computes `instr` with an inline approximation (`math.rs`) rather
-/// than the interpreter's f64 libm call.
-fn is_inline_math(instr: &Instr) -> bool {
-    let f32_compute = |c: &DType| matches!(c, DType::F32 | DType::F16 | DType::BF16);
-    match instr {
-        Instr::Unary { op, compute, .. } => {
-            f32_compute(compute)
-                && matches!(
-                    op,
-                    UnaryOp::Exp
-                        | UnaryOp::Expm1
-                        | UnaryOp::Log
-                        | UnaryOp::Tanh
-                        | UnaryOp::Sigmoid
-                        | UnaryOp::Erf
-                        | UnaryOp::Sin
-                        | UnaryOp::Cos
-                )
-        }
-        Instr::Binary { op, compute, .. } => f32_compute(compute) && *op == BinaryOp::Pow,
-        Instr::Load { .. }
-        | Instr::Store { .. }
-        | Instr::Const { .. }
-        | Instr::Where { .. }
-        | Instr::Cast { .. }
-        | Instr::Reduce { .. } => false,
-    }
-}
-
 /// The ulp an inline transcendental may be off in `dtype`: the largest bound of `math.rs`
 /// (3 ulp, tanh) in f32; f16/bf16 round that f32 once more, so at most 1 ulp of their own.
 fn inline_math_tolerance(dtype: DType) -> u64 {
@@ -156,7 +127,7 @@ fn check(kernel: &Kernel, seed: u64) {
     }
     let want = Backend::Reference.run_kernel(kernel, inputs.clone());
     let out = kernel.args.last().expect("kernels write an output").dtype;
-    let ulps = if kernel.body.iter().any(is_inline_math) {
+    let ulps = if kernel.body.iter().any(smelt_codegen::cpu::is_inline_math) {
         inline_math_tolerance(out)
     } else {
         0

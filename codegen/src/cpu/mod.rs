@@ -28,14 +28,54 @@ mod translate;
 pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};
 pub use jit::{CompiledKernel, CpuJit, KernelFn, Unsupported};
 
+/// Whether `instr` is a transcendental (exp, expm1, log, tanh, sigmoid, erf, sin, cos, pow):
+/// far dearer than a load and a store.
+pub fn is_transcendental(instr: &Instr) -> bool {
+    match instr {
+        Instr::Unary { op, .. } => matches!(
+            op,
+            UnaryOp::Exp
+                | UnaryOp::Expm1
+                | UnaryOp::Log
+                | UnaryOp::Tanh
+                | UnaryOp::Sigmoid
+                | UnaryOp::Erf
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+        ),
+        Instr::Binary { op, .. } => *op == BinaryOp::Pow,
+        Instr::Load { .. }
+        | Instr::Store { .. }
+        | Instr::Const { .. }
+        | Instr::Where { .. }
+        | Instr::Cast { .. }
+        | Instr::Reduce { .. } => false,
+    }
+}
+
+/// Whether the cpu backend computes `instr` with an inline approximation (`math.rs`, a few
+/// ulp) rather than the interpreter's f64 libm call: a transcendental computed in f32.
+pub fn is_inline_math(instr: &Instr) -> bool {
+    let compute = match instr {
+        Instr::Unary { compute, .. } | Instr::Binary { compute, .. } => *compute,
+        Instr::Load { .. }
+        | Instr::Store { .. }
+        | Instr::Const { .. }
+        | Instr::Where { .. }
+        | Instr::Cast { .. }
+        | Instr::Reduce { .. } => return false,
+    };
+    is_transcendental(instr) && matches!(compute, DType::F32 | DType::F16 | DType::BF16)
+}
+
 /// Whether the compiled code of `kernel` stashes a value of its last reduction pass in its
 /// output for the final store pass (`translate::stash_plan`).
 pub fn has_stash(kernel: &Kernel) -> bool {
     translate::stash_plan(kernel).is_some()
 }
 
-use smelt_ir::Scalar;
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
+use smelt_ir::{BinaryOp, DType, Scalar, UnaryOp};
 
 /// How an index moves along the innermost dimension; the one stride fact compiled code depends
 /// on (contiguous loads vectorise, broadcast ones splat).

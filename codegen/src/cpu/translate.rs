@@ -112,34 +112,10 @@ fn operands(instr: &Instr) -> Vec<usize> {
     }
 }
 
-/// Whether an instruction costs far more than a load and a store (so stashing it pays).
-fn is_expensive(instr: &Instr) -> bool {
-    match instr {
-        Instr::Unary { op, .. } => matches!(
-            op,
-            UnaryOp::Exp
-                | UnaryOp::Expm1
-                | UnaryOp::Log
-                | UnaryOp::Tanh
-                | UnaryOp::Sigmoid
-                | UnaryOp::Erf
-                | UnaryOp::Sin
-                | UnaryOp::Cos
-        ),
-        Instr::Binary { op, .. } => *op == BinaryOp::Pow,
-        Instr::Load { .. }
-        | Instr::Const { .. }
-        | Instr::Cast { .. }
-        | Instr::Reduce { .. }
-        | Instr::Store { .. }
-        | Instr::Where { .. } => false,
-    }
-}
-
 /// The stash of a kernel, if it has one: one reduced dim; exactly one element-level store,
 /// to a fresh f32/f64 output of the value's dtype whose index moves along the reduced dim (so
 /// the points of a row have distinct places; outputs are dense, so rows do too); and a value
-/// computed from something expensive that both the last reduction and that store depend on
+/// computed from a transcendental that both the last reduction and that store depend on
 /// (the latest such). Everything it looks at is part of the structure key.
 pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
     if k.reduce_axes != 1 {
@@ -186,7 +162,7 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
             && cone(v)
                 .iter()
                 .enumerate()
-                .any(|(i, &inside)| inside && is_expensive(&k.body[i]))
+                .any(|(i, &inside)| inside && super::is_transcendental(&k.body[i]))
     })?;
     Some(Stash {
         value,
