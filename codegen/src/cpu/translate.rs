@@ -26,8 +26,9 @@ type Result<T> = std::result::Result<T, Unsupported>;
 
 /// Lanes of a SIMD value (128-bit f32 vectors).
 const LANES: i64 = 4;
-/// Elements per trip of a SIMD loop over a row: two vectors, so a sum has four f64x2
-/// accumulators in flight and their add latency is hidden.
+/// Elements per trip of an unrolled SIMD loop: two vectors, so a sum has four f64x2
+/// accumulators in flight and their add latency is hidden, and an elementwise loop pays its
+/// bookkeeping once per two vectors.
 const ROW_LANES: i64 = 8;
 /// Rows and columns of a block of a tiled walk ([`Translator::tiled`]). A row of a block is
 /// one cache line of f32, so the contiguous accesses use whole lines per visit; the
@@ -444,11 +445,22 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Result<()> {
         let d = self.k.shape.len() - 1;
         let split = if self.simd {
+            // Two vectors a trip while they fit, then one, then scalars.
             let n = self.b.ins().isub(end, start);
+            let wide = self.b.ins().band_imm_s(n, !(ROW_LANES - 1));
+            let wide = self.b.ins().iadd(start, wide);
             let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
             let split = self.b.ins().iadd(start, whole);
             self.vector = true;
-            self.for_loop(start, split, LANES, &mut |t, i| {
+            self.for_loop(start, wide, ROW_LANES, &mut |t, i| {
+                for u in 0..ROW_LANES / LANES {
+                    point[d] = t.b.ins().iadd_imm_s(i, u * LANES);
+                    let mut v = vals.to_vec();
+                    t.row(point, &mut v)?;
+                }
+                Ok(())
+            })?;
+            self.for_loop(wide, split, LANES, &mut |t, i| {
                 point[d] = i;
                 let mut v = vals.to_vec();
                 t.row(point, &mut v)
