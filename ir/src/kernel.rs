@@ -96,6 +96,34 @@ pub enum Instr {
     },
 }
 
+impl Instr {
+    /// The address of a load or store; `None` for every other instruction.
+    pub fn index(&self) -> Option<&Index> {
+        match self {
+            Instr::Load { index, .. } | Instr::Store { index, .. } => Some(index),
+            Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => None,
+        }
+    }
+
+    /// The SSA values the instruction reads.
+    pub fn operands(&self) -> Vec<ValueId> {
+        match self {
+            Instr::Load { .. } | Instr::Const { .. } => vec![],
+            Instr::Unary { x, .. }
+            | Instr::Cast { x, .. }
+            | Instr::Reduce { x, .. }
+            | Instr::Store { x, .. } => vec![*x],
+            Instr::Binary { a, b, .. } => vec![*a, *b],
+            Instr::Where { cond, a, b } => vec![*cond, *a, *b],
+        }
+    }
+}
+
 /// A kernel: loops over `shape`, of which the trailing `reduce_axes` dims are reduced.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
@@ -153,10 +181,7 @@ impl Kernel {
         let unit = |d: usize| {
             self.body
                 .iter()
-                .filter(|i| {
-                    matches!(i, Instr::Load { index, .. } | Instr::Store { index, .. }
-                        if index.strides[d] == 1)
-                })
+                .filter(|i| i.index().is_some_and(|index| index.strides[d] == 1))
                 .count()
         };
         let last = rank - 1;

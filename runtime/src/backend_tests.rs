@@ -507,15 +507,7 @@ fn tiled_transposing_kernels_match_reference() {
     assert_eq!(
         k.body
             .iter()
-            .filter_map(|i| match i {
-                Instr::Load { index, .. } | Instr::Store { index, .. } => Some(index.strides[1]),
-                Instr::Const { .. }
-                | Instr::Unary { .. }
-                | Instr::Binary { .. }
-                | Instr::Where { .. }
-                | Instr::Cast { .. }
-                | Instr::Reduce { .. } => None,
-            })
+            .filter_map(|i| i.index().map(|index| index.strides[1]))
             .collect::<Vec<_>>(),
         vec![1, 8, 1],
         "order_loops moves the dim that two of three accesses walk contiguously inside"

@@ -133,11 +133,9 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> 
     let mut bufs: Vec<usize> = inputs.iter().map(|b| b.as_ptr() as usize).collect();
     bufs.extend(outs.iter_mut().map(|out| out.as_mut_ptr() as usize));
     let mut strides = vec![];
-    for instr in &kernel.body {
-        if let Instr::Load { index, .. } | Instr::Store { index, .. } = instr {
-            strides.extend(index.strides.iter().map(|s| *s as i64));
-            strides.push(index.offset as i64);
-        }
+    for index in kernel.body.iter().filter_map(Instr::index) {
+        strides.extend(index.strides.iter().map(|s| *s as i64));
+        strides.push(index.offset as i64);
     }
     let l = Launch {
         entry: code.entry,

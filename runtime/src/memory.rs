@@ -209,32 +209,45 @@ impl<T: Element> Memory<T> {
     /// `len` elements with unspecified (but valid) values, for a caller that writes them all:
     /// a recycled block when the pool has one of this size.
     pub fn for_overwrite(len: usize) -> Memory<T> {
+        Memory::take(len).0
+    }
+
+    /// `len` zeros. Only a recycled block is cleared: a fresh one is zero already, and leaving
+    /// its pages untouched lets the kernel that writes it fault them in, on its own threads.
+    pub fn zeroed(len: usize) -> Memory<T> {
+        let (m, recycled) = Memory::take(len);
+        if recycled {
+            // SAFETY: the block holds at least `len` elements; all-zero bytes are a valid `T`.
+            unsafe { std::ptr::write_bytes(m.ptr.as_ptr(), 0, m.len) };
+        }
+        m
+    }
+
+    /// A block for `len` elements, and whether it was recycled (else it is fresh and zeroed).
+    fn take(len: usize) -> (Memory<T>, bool) {
         let want = len
             .checked_mul(size_of::<T>())
             .expect("invariant: buffer size fits usize");
         if want == 0 {
-            return Memory {
+            let empty = Memory {
                 ptr: NonNull::dangling(),
                 len,
                 bytes: 0,
             };
+            return (empty, false);
         }
         let bytes = capacity(want);
-        let block = reuse(T::DTYPE, bytes).unwrap_or_else(|| allocate(bytes));
+        let (block, recycled) = match reuse(T::DTYPE, bytes) {
+            Some(block) => (block, true),
+            None => (allocate(bytes), false),
+        };
         debug_assert_eq!(block.ptr.as_ptr() as usize % ALIGN, 0);
-        Memory {
+        let memory = Memory {
             ptr: block.ptr.cast(),
             len,
             bytes,
-        }
-    }
-
-    /// `len` zeros.
-    pub fn zeroed(len: usize) -> Memory<T> {
-        let m = Memory::for_overwrite(len);
-        // SAFETY: the block holds at least `len` elements; all-zero bytes are a valid `T`.
-        unsafe { std::ptr::write_bytes(m.ptr.as_ptr(), 0, m.len) };
-        m
+        };
+        (memory, recycled)
     }
 
     /// A copy of `values`.

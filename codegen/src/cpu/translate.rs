@@ -102,17 +102,6 @@ pub(crate) struct Stash {
     pub arg: usize,
 }
 
-/// The operands of an instruction.
-fn operands(instr: &Instr) -> Vec<usize> {
-    match instr {
-        Instr::Load { .. } | Instr::Const { .. } => vec![],
-        Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Reduce { x, .. } => vec![*x],
-        Instr::Store { x, .. } => vec![*x],
-        Instr::Binary { a, b, .. } => vec![*a, *b],
-        Instr::Where { cond, a, b } => vec![*cond, *a, *b],
-    }
-}
-
 /// The stash of a kernel, if it has one: one reduced dim; exactly one element-level store,
 /// to a fresh f32/f64 output of the value's dtype whose index moves along the reduced dim (so
 /// the points of a row have distinct places; outputs are dense, so rows do too); and a value
@@ -148,7 +137,7 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
                 continue;
             }
             seen[i] = true;
-            stack.extend(operands(&k.body[i]));
+            stack.extend(k.body[i].operands());
         }
         seen
     };
@@ -214,25 +203,17 @@ impl<'a, 'f> Translator<'a, 'f> {
         let mut slot = 0;
         let mut index = vec![];
         for instr in &k.body {
-            index.push(match instr {
-                Instr::Load { .. } | Instr::Store { .. } => {
-                    let base = slot * (rank + 1);
-                    slot += 1;
-                    let at = |b: &mut FunctionBuilder<'f>, j: usize| {
-                        b.ins()
-                            .load(types::I64, flags, strides_ptr, (8 * (base + j)) as i32)
-                    };
-                    let strides = (0..rank).map(|d| at(&mut b, d)).collect();
-                    let offset = at(&mut b, rank);
-                    Some((strides, offset))
-                }
-                Instr::Const { .. }
-                | Instr::Unary { .. }
-                | Instr::Binary { .. }
-                | Instr::Where { .. }
-                | Instr::Cast { .. }
-                | Instr::Reduce { .. } => None,
-            });
+            index.push(instr.index().map(|_| {
+                let base = slot * (rank + 1);
+                slot += 1;
+                let at = |b: &mut FunctionBuilder<'f>, j: usize| {
+                    b.ins()
+                        .load(types::I64, flags, strides_ptr, (8 * (base + j)) as i32)
+                };
+                let strides = (0..rank).map(|d| at(&mut b, d)).collect();
+                let offset = at(&mut b, rank);
+                (strides, offset)
+            }));
         }
         let zero = b.ins().iconst(types::I64, 0);
         Translator {
@@ -397,8 +378,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.k.reduce_axes == 0
             && self.k.shape.len() >= 2
             && self.k.body.iter().any(|instr| {
-                matches!(instr, Instr::Load { index, .. } | Instr::Store { index, .. }
-                    if !matches!(index.strides.last(), Some(0 | 1)))
+                instr
+                    .index()
+                    .is_some_and(|index| !matches!(index.strides.last(), Some(0 | 1)))
             })
     }
 
@@ -631,23 +613,19 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.eval(0..r, Level::Element, point, &mut v)?;
                 t.stash_store(r, point, &v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
-                if sum {
+                // A sum's f32x4 feeds two f64x2 accumulators; max and min fold in f32x4.
+                let lanes = if sum {
                     let lo = t.b.ins().fvpromote_low(x);
                     let high = t.high_half(x);
                     let hi = t.b.ins().fvpromote_low(high);
-                    for (part, y) in [(2 * u, lo), (2 * u + 1, hi)] {
-                        let a = t.b.use_var(accs[part]);
-                        let s = t.b.ins().fadd(a, y);
-                        t.b.def_var(accs[part], s);
-                    }
+                    vec![(2 * u, lo), (2 * u + 1, hi)]
                 } else {
-                    let a = t.b.use_var(accs[u]);
-                    let m = if op == ReduceOp::Max {
-                        t.b.ins().fmax(a, x)
-                    } else {
-                        t.b.ins().fmin(a, x)
-                    };
-                    t.b.def_var(accs[u], m);
+                    vec![(u, x)]
+                };
+                for (part, y) in lanes {
+                    let a = t.b.use_var(accs[part]);
+                    let folded = t.fold_lanes(op, a, y);
+                    t.b.def_var(accs[part], folded);
                 }
                 Ok(())
             },
@@ -657,13 +635,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         while parts.len() > 1 {
             parts = parts
                 .chunks(2)
-                .map(|p| match op {
-                    ReduceOp::Sum => self.b.ins().fadd(p[0], p[1]),
-                    ReduceOp::Max => self.b.ins().fmax(p[0], p[1]),
-                    ReduceOp::Min | ReduceOp::Prod | ReduceOp::All | ReduceOp::Any => {
-                        self.b.ins().fmin(p[0], p[1])
-                    }
-                })
+                .map(|p| self.fold_lanes(op, p[0], p[1]))
                 .collect();
         }
         let v = parts[0];
@@ -681,6 +653,19 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         Ok(())
+    }
+
+    /// `a ⊕ b` lane by lane for a SIMD reduction pass (sum, max or min: the only reductions
+    /// `vectorizable_rows` admits). Max and min propagate NaN, as the scalar step does.
+    fn fold_lanes(&mut self, op: ReduceOp, a: Value, b: Value) -> Value {
+        match op {
+            ReduceOp::Sum => self.b.ins().fadd(a, b),
+            ReduceOp::Max => self.b.ins().fmax(a, b),
+            ReduceOp::Min => self.b.ins().fmin(a, b),
+            ReduceOp::Prod | ReduceOp::All | ReduceOp::Any => {
+                unreachable!("vectorizable_rows admits only sum, max and min")
+            }
+        }
     }
 
     /// Lanes 2 and 3 of an f32x4 moved to lanes 0 and 1.
@@ -897,15 +882,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         let (strides, offset) = self.index[i]
             .clone()
             .expect("invariant: loads and stores have an index");
-        let inner = match &self.k.body[i] {
-            Instr::Load { index, .. } | Instr::Store { index, .. } => index.strides.last().copied(),
-            Instr::Const { .. }
-            | Instr::Unary { .. }
-            | Instr::Binary { .. }
-            | Instr::Where { .. }
-            | Instr::Cast { .. }
-            | Instr::Reduce { .. } => None,
-        };
+        let inner = self.k.body[i]
+            .index()
+            .and_then(|index| index.strides.last().copied());
         let last = point.len().wrapping_sub(1);
         // Outer dims first so loop-invariant parts hoist out of inner loops.
         let mut e = offset;
@@ -926,11 +905,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     fn inner_stride_is_zero(&self, i: usize) -> bool {
-        if let Instr::Load { index, .. } | Instr::Store { index, .. } = &self.k.body[i] {
-            index.strides.last() == Some(&0)
-        } else {
-            false
-        }
+        self.k.body[i]
+            .index()
+            .is_some_and(|index| index.strides.last() == Some(&0))
     }
 
     fn load(&mut self, i: usize, arg: usize, point: &[Value]) -> Result<Value> {
