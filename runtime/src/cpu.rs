@@ -62,6 +62,7 @@ pub fn compiled(kernel: &Kernel) -> Entry {
     };
     match &entry {
         Ok(k) if dump("clif") => eprintln!("clif for {}:\n{}", kernel.name, k.clif),
+        Ok(k) if dump("asm") => eprintln!("asm for {}:\n{}", kernel.name, k.asm),
         Err(why) if dump("kernels") => eprintln!(
             "cpu: kernel {} runs on the reference interpreter: {why}",
             kernel.name

@@ -34,6 +34,8 @@ pub struct CompiledKernel {
     pub simd: bool,
     /// The CLIF text of the function, kept for dumps.
     pub clif: String,
+    /// The machine code as cranelift's disassembly (`SMELT_DUMP=asm`), else empty.
+    pub asm: String,
 }
 
 // SAFETY: the entry point is immutable machine code owned by the JIT, which is never freed
@@ -170,7 +172,14 @@ impl CpuJit {
             .module
             .declare_anonymous_function(&self.ctx.func.signature)
             .map_err(|e| Unsupported(format!("declare: {e}")))?;
+        let want_asm = std::env::var("SMELT_DUMP").is_ok_and(|v| v.split(',').any(|w| w == "asm"));
+        self.ctx.set_disasm(want_asm);
         let defined = self.module.define_function(id, &mut self.ctx);
+        let asm = self
+            .ctx
+            .compiled_code()
+            .and_then(|c| c.vcode.clone())
+            .unwrap_or_default();
         self.module.clear_context(&mut self.ctx);
         defined.map_err(|e| Unsupported(format!("cranelift: {e:?}")))?;
         self.module
@@ -181,6 +190,11 @@ impl CpuJit {
         // SAFETY: `code` is the entry of the function just defined with the kernel ABI signature
         // (three pointers, two i64, no result, the platform's C calling convention).
         let entry = unsafe { std::mem::transmute::<*const u8, KernelFn>(code) };
-        Ok(CompiledKernel { entry, simd, clif })
+        Ok(CompiledKernel {
+            entry,
+            simd,
+            clif,
+            asm,
+        })
     }
 }
