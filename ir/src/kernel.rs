@@ -110,6 +110,19 @@ impl Instr {
         }
     }
 
+    /// The argument a load reads or a store writes; `None` for every other instruction.
+    pub fn arg(&self) -> Option<usize> {
+        match self {
+            Instr::Load { arg, .. } | Instr::Store { arg, .. } => Some(*arg),
+            Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => None,
+        }
+    }
+
     /// The SSA values the instruction reads.
     pub fn operands(&self) -> Vec<ValueId> {
         match self {

@@ -496,7 +496,15 @@ fn transpose_add(rows: usize, cols: usize, out_t: bool, reorder: bool) -> Kernel
 fn tiled_transposing_kernels_match_reference() {
     // Sizes around the block shape, odd ones for partial blocks and SIMD tails; enough
     // elements in the last to split across threads.
-    for (rows, cols) in [(1, 5), (3, 70), (17, 9), (33, 65), (300, 257)] {
+    for (rows, cols) in [
+        (1, 5),
+        (3, 70),
+        (4, 4),
+        (17, 9),
+        (33, 65),
+        (67, 513),
+        (300, 257),
+    ] {
         for out_t in [false, true] {
             for reorder in [false, true] {
                 check(&transpose_add(rows, cols, out_t, reorder), 37);
@@ -512,6 +520,83 @@ fn tiled_transposing_kernels_match_reference() {
         vec![1, 8, 1],
         "order_loops moves the dim that two of three accesses walk contiguously inside"
     );
+}
+
+/// `x.permute(0, 2, 1) * 2 + 1` over `[batch, rows, cols]`: the load walks the rows
+/// contiguously and the columns with a stride, the store the other way round: the cpu backend
+/// reads it in 4×4 blocks transposed in registers.
+fn permute_scale(batch: usize, rows: usize, cols: usize) -> Kernel {
+    let n = batch * rows * cols;
+    Kernel {
+        name: "test".into(),
+        shape: vec![batch, rows, cols],
+        reduce_axes: 0,
+        args: vec![
+            arg(DType::F32, n, Access::Read),
+            arg(DType::F32, n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&[(rows * cols) as isize, 1, rows as isize]),
+            },
+            Instr::Const {
+                value: Scalar::Float(2.0),
+                dtype: DType::F32,
+            },
+            Instr::Binary {
+                op: BinaryOp::Mul,
+                a: 0,
+                b: 1,
+                compute: DType::F32,
+            },
+            Instr::Const {
+                value: Scalar::Float(1.0),
+                dtype: DType::F32,
+            },
+            Instr::Binary {
+                op: BinaryOp::Add,
+                a: 2,
+                b: 3,
+                compute: DType::F32,
+            },
+            Instr::Store {
+                arg: 1,
+                index: index(&[(rows * cols) as isize, cols as isize, 1]),
+                x: 4,
+            },
+        ],
+    }
+}
+
+#[test]
+fn transposed_blocks_match_reference() {
+    // Whole and partial 4×4 blocks, blocks of a tile and tiles of a batch; the structure key
+    // tells a load that walks the rows contiguously from one that does not.
+    for (batch, rows, cols) in [(1, 4, 4), (2, 5, 7), (3, 37, 70), (2, 64, 300), (1, 130, 9)] {
+        let k = permute_scale(batch, rows, cols);
+        assert!(
+            k.body.iter().any(smelt_codegen::cpu::is_transposing_load),
+            "the load is read in transposed blocks"
+        );
+        check(&k, 41);
+    }
+    let mut gathered = permute_scale(2, 8, 8);
+    if let Instr::Load { index, .. } = &mut gathered.body[0] {
+        index.strides = vec![128, 2, 16];
+    }
+    assert!(
+        !gathered
+            .body
+            .iter()
+            .any(smelt_codegen::cpu::is_transposing_load)
+    );
+    assert_ne!(
+        smelt_codegen::cpu::structure_key(&gathered),
+        smelt_codegen::cpu::structure_key(&permute_scale(2, 8, 8))
+    );
+    gathered.args[0].len = 2 * 128;
+    check(&gathered, 43);
 }
 
 #[test]

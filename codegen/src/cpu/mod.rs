@@ -27,6 +27,7 @@ mod translate;
 
 pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};
 pub use jit::{CompiledKernel, CpuJit, KernelFn, Unsupported};
+pub use translate::is_transposing_load;
 
 /// Whether `instr` is a transcendental (exp, expm1, log, tanh, sigmoid, erf, sin, cos, pow):
 /// far dearer than a load and a store.
@@ -138,6 +139,9 @@ pub fn structure_key(kernel: &Kernel) -> String {
                 s.push('L');
                 push_num(&mut s, *arg as u64);
                 s.push(inner_class(index));
+                if translate::is_transposing_load(instr) {
+                    s.push('T');
+                }
             }
             Instr::Store { arg, index, x } => {
                 s.push('S');
