@@ -218,6 +218,9 @@ pub(crate) struct Translator<'a, 'f> {
     /// transposing load its four row vectors, read as four column vectors and transposed.
     quad_row: Option<usize>,
     transposed: Vec<Option<[Value; 4]>>,
+    /// In a pass over a row: the element-level instructions the pass needs
+    /// ([`Self::element_cone`]); the others are not emitted.
+    live: Option<Vec<bool>>,
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -271,6 +274,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             bases_level: 0,
             quad_row: None,
             transposed: vec![None; k.body.len()],
+            live: None,
         }
     }
 
@@ -693,6 +697,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let (acc_ty, identity) = self.identity(op, dtype)?;
             let acc = self.b.declare_var(acc_ty);
             self.b.def_var(acc, identity);
+            self.live = Some(self.element_cone(&[x], None));
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
                 t.eval(0..r, Level::Element, point, &mut v)?;
@@ -705,6 +710,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             } else {
                 self.inner(kept, point, &mut scalar)?;
             }
+            self.live = None;
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
             let a = self.b.use_var(acc);
             let done = self.finish(op, dtype, a)?;
@@ -722,6 +728,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
         if element_stores {
             self.skip = self.stash.map(|st| st.value);
+            let stores: Vec<usize> = (0..n)
+                .filter(|&i| {
+                    matches!(self.k.body[i], Instr::Store { .. })
+                        && self.levels[i] == Level::Element
+                })
+                .collect();
+            self.live = Some(self.element_cone(&stores, self.skip));
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
                 t.stash_load(point, &mut v);
@@ -743,12 +756,31 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.inner(kept, point, &mut scalar)?;
             }
             self.skip = None;
+            self.live = None;
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
         }
         if reducing {
             self.clear_bases();
         }
         Ok(())
+    }
+
+    /// The element-level instructions `roots` depend on (themselves included), not looking
+    /// past `stop`: what one pass over a row must compute. A load no one in the pass needs
+    /// (the input of a stashed value, an operand of a later pass) is not emitted there.
+    fn element_cone(&self, roots: &[usize], stop: Option<usize>) -> Vec<bool> {
+        let mut seen = vec![false; self.k.body.len()];
+        let mut stack = roots.to_vec();
+        while let Some(i) = stack.pop() {
+            if seen[i] || self.levels[i] != Level::Element {
+                continue;
+            }
+            seen[i] = true;
+            if stop != Some(i) {
+                stack.extend(self.k.body[i].operands());
+            }
+        }
+        seen
     }
 
     /// Pins the row-level values computed by the instructions of `range` (see [`Self::pin`]).
@@ -1125,6 +1157,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if self.levels[i] != level
                 || matches!(self.k.body[i], Instr::Reduce { .. })
                 || self.skip == Some(i)
+                || (level == Level::Element && self.live.as_ref().is_some_and(|live| !live[i]))
             {
                 continue;
             }
