@@ -212,7 +212,12 @@ fn workload_bits() -> Vec<u64> {
     let mut g = Generator::new(7);
     let x = g.randn(&[64, 257], None);
     let xt = x.t();
+    // Full reductions big enough to run as blocks in parallel.
+    let big = g.randn(&[512, 300], None);
     let results = [
+        big.sum(&[], false, None),
+        big.t().mean(&[], false, None),
+        big.amin(&[], false),
         x.sum(&[1], false, None),
         xt.sum(&[], false, None),
         x.mean(&[0], true, None),

@@ -13,6 +13,7 @@ pub mod op;
 pub mod scalar;
 pub mod scalar_ops;
 pub mod schedule;
+pub mod split;
 pub mod view;
 
 pub use device::Device;

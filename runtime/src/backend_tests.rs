@@ -117,6 +117,12 @@ fn same(a: &Buffer, b: &Buffer, ulps: u64) -> Option<usize> {
 
 /// Runs `kernel` on every backend with the same random inputs and compares with the reference.
 fn check(kernel: &Kernel, seed: u64) {
+    check_within(kernel, seed, 0);
+}
+
+/// [`check`], allowing `slack` ulps beyond the inline-math tolerance (a float result whose
+/// additions are grouped differently).
+fn check_within(kernel: &Kernel, seed: u64, slack: u64) {
     let mut rng = Rng(seed | 1);
     let inputs: Vec<Arc<Buffer>> = kernel.args[..kernel.read_args()]
         .iter()
@@ -131,7 +137,7 @@ fn check(kernel: &Kernel, seed: u64) {
         inline_math_tolerance(out)
     } else {
         0
-    };
+    } + slack;
     for backend in Backend::ALL {
         let got = backend.run_kernel(kernel, inputs.clone());
         assert_eq!(
@@ -383,6 +389,155 @@ fn reductions_match_reference_for_every_dtype_and_op() {
             }
         }
     }
+}
+
+/// [`multi_pass`] over the other dim: `batch` blocks of `kept` rows reduced over `red`, the
+/// input walking the rows contiguously and the reduced dim with a stride (`x.sum(0)`, a
+/// softmax over dim 0), the output stored like the input or, with `row_out`, one value per
+/// row (the second reduction only).
+fn column_pass(
+    first: ReduceOp,
+    second: ReduceOp,
+    (batch, kept, red): (usize, usize, usize),
+    row_out: bool,
+) -> Kernel {
+    let n = batch * kept * red;
+    let (kr, k) = ((kept * red) as isize, kept as isize);
+    let mut body = vec![
+        Instr::Load {
+            arg: 0,
+            index: index(&[kr, 1, k]),
+        },
+        Instr::Reduce { op: first, x: 0 },
+        Instr::Binary {
+            op: BinaryOp::Sub,
+            a: 0,
+            b: 1,
+            compute: DType::F32,
+        },
+        Instr::Reduce { op: second, x: 2 },
+    ];
+    let out = if row_out {
+        body.push(Instr::Store {
+            arg: 1,
+            index: index(&[k, 1, 0]),
+            x: 3,
+        });
+        batch * kept
+    } else {
+        body.push(Instr::Binary {
+            op: BinaryOp::Add,
+            a: 2,
+            b: 3,
+            compute: DType::F32,
+        });
+        body.push(Instr::Store {
+            arg: 1,
+            index: index(&[kr, 1, k]),
+            x: 4,
+        });
+        n
+    };
+    Kernel {
+        name: "test".into(),
+        shape: vec![batch, kept, red],
+        reduce_axes: 1,
+        args: vec![
+            arg(DType::F32, n, Access::Read),
+            arg(DType::F32, out, Access::Write),
+        ],
+        body,
+    }
+}
+
+#[test]
+fn column_reductions_match_reference() {
+    // Lanes across rows: groups of 16 rows, single vectors, scalar rows; reduced dims of
+    // every length; several blocks; NaN, infinities and signed zeros among the inputs.
+    let ops = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
+    for (batch, kept, red) in [(1, 4, 1), (1, 37, 5), (2, 17, 33), (3, 70, 9), (1, 5, 0)] {
+        for first in ops {
+            for second in ops {
+                for row_out in [false, true] {
+                    let k = column_pass(first, second, (batch, kept, red), row_out);
+                    // A reduced dim of one element makes every load row-level: no columns.
+                    assert_eq!(smelt_codegen::cpu::runs_in_columns(&k), red != 1, "{k}");
+                    check(&k, 47);
+                }
+            }
+        }
+    }
+    // A load that walks the reduced dim contiguously keeps the row passes.
+    let mut rows = column_pass(ReduceOp::Sum, ReduceOp::Sum, (1, 8, 8), true);
+    if let Instr::Load { index, .. } = &mut rows.body[0] {
+        index.strides = vec![64, 8, 1];
+    }
+    assert!(!smelt_codegen::cpu::runs_in_columns(&rows));
+    assert_ne!(
+        smelt_codegen::cpu::structure_key(&rows),
+        smelt_codegen::cpu::structure_key(&column_pass(
+            ReduceOp::Sum,
+            ReduceOp::Sum,
+            (1, 8, 8),
+            true
+        ))
+    );
+    check(&rows, 53);
+}
+
+/// `op` over all of `[n0, 5]` (`x.op() * 2`), big enough to run as blocks
+/// (`Kernel::split_full_reduction`).
+fn full_reduction(dtype: DType, op: ReduceOp, n0: usize) -> Kernel {
+    let n = n0 * 5;
+    Kernel {
+        name: "test".into(),
+        shape: vec![n0, 5],
+        reduce_axes: 2,
+        args: vec![arg(dtype, n, Access::Read), arg(dtype, 1, Access::Write)],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&[5, 1]),
+            },
+            Instr::Reduce { op, x: 0 },
+            Instr::Const {
+                value: Scalar::Int(2),
+                dtype,
+            },
+            Instr::Binary {
+                op: BinaryOp::Mul,
+                a: 1,
+                b: 2,
+                compute: dtype,
+            },
+            Instr::Store {
+                arg: 1,
+                index: index(&[0, 0]),
+                x: 3,
+            },
+        ],
+    }
+}
+
+#[test]
+fn split_full_reductions_match_reference() {
+    // 64 blocks of 1040 rows; f32/f16 sums through f64 partials and integer sums through
+    // i64 ones give the reference's bits; an f64 sum differs only in its grouping.
+    let n0 = 64 * 1040;
+    for (dtype, op) in [
+        (DType::F32, ReduceOp::Sum),
+        (DType::F32, ReduceOp::Max),
+        (DType::F32, ReduceOp::Min),
+        (DType::F16, ReduceOp::Sum),
+        (DType::I32, ReduceOp::Sum),
+        (DType::I64, ReduceOp::Max),
+        (DType::U8, ReduceOp::Sum),
+    ] {
+        let k = full_reduction(dtype, op, n0);
+        assert!(k.split_full_reduction().is_some(), "{k}");
+        check(&k, 59);
+    }
+    check_within(&full_reduction(DType::F64, ReduceOp::Sum, n0), 61, 64);
 }
 
 #[test]

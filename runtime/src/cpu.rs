@@ -119,6 +119,15 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> 
         errors.is_empty(),
         "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
     );
+    // A large full reduction runs as blocks in parallel, then their combination
+    // (`Kernel::split_full_reduction`: the split depends on the shape alone).
+    if let Some((blocks, combine)) = kernel.split_full_reduction() {
+        let partials = run_kernel(&blocks, inputs.clone())
+            .pop()
+            .expect("the blocks kernel has one output");
+        inputs.push(Arc::new(partials));
+        return run_kernel(&combine, inputs);
+    }
     let code = match compiled(kernel) {
         Ok(code) => code,
         Err(_) => return crate::reference::run_kernel(kernel, inputs),

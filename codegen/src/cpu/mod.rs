@@ -29,6 +29,12 @@ pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};
 pub use jit::{CompiledKernel, CpuJit, KernelFn, Unsupported};
 pub use translate::is_transposing_load;
 
+/// Whether the compiled code of `kernel` runs its reductions in columns (SIMD lanes across
+/// rows of its innermost kept dim; `translate::columns`).
+pub fn runs_in_columns(kernel: &Kernel) -> bool {
+    translate::columns(kernel)
+}
+
 /// Whether `instr` is a transcendental (exp, expm1, log, tanh, sigmoid, erf, sin, cos, pow):
 /// far dearer than a load and a store.
 pub fn is_transcendental(instr: &Instr) -> bool {
@@ -128,8 +134,19 @@ pub fn structure_key(kernel: &Kernel) -> String {
             }
         }
     }
+    // A reduction kernel's accesses along its innermost kept dim (see `translate::columns`).
+    let rank = kernel.shape.len();
+    let lane = (kernel.reduce_axes > 0 && kernel.reduce_axes < rank)
+        .then(|| rank - kernel.reduce_axes - 1);
     s.push('|');
     for (instr, level) in kernel.body.iter().zip(kernel.levels()) {
+        if let (Some(lane), Some(index)) = (lane, instr.index()) {
+            s.push(match index.strides[lane] {
+                0 => 'B',
+                1 => 'C',
+                _ => 'S',
+            });
+        }
         s.push(match level {
             Level::Row => 'r',
             Level::Element => 'e',

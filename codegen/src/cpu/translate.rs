@@ -43,6 +43,9 @@ const TILE: (i64, i64) = (64, 16);
 /// against 29-30 ms for 64×16; 128×128 and 8×64 in between. Hand-written SSE C with the same
 /// 4×4 transposes took 19-23 ms over the same shapes on this machine.)
 const QUAD_TILE: (i64, i64) = (32, 256);
+/// Vectors of rows a column reduction handles per trip ([`Translator::column_rows`]): 16 f32
+/// rows, one cache line of each contiguous load per step of the reduced dims.
+const COLUMN_GROUPS: i64 = 4;
 
 /// The helpers as callable references inside the function being built (order of `HELPERS`).
 #[derive(Clone, Copy, Debug)]
@@ -189,6 +192,46 @@ pub fn is_transposing_load(instr: &Instr) -> bool {
     }
 }
 
+/// Whether a reduction kernel runs in columns: SIMD lanes along its innermost kept dim, each
+/// lane a row of its own, the reduced dims walked in scalar steps. Chosen when no load walks
+/// the innermost reduced dim contiguously (so row passes would gather every lane) and some
+/// load walks the innermost kept dim contiguously (`x.sum(0)`, a softmax over dim 0): every
+/// load is contiguous or broadcast along that kept dim, every store contiguous along it,
+/// every value f32 with a vector form, and every reduction an f32 sum, max or min.
+/// Everything it looks at is part of the structure key.
+pub(crate) fn columns(k: &Kernel) -> bool {
+    let rank = k.shape.len();
+    if k.reduce_axes == 0 || k.reduce_axes == rank {
+        return false;
+    }
+    let lane = rank - k.reduce_axes - 1;
+    let types = k.value_dtypes();
+    let levels = k.levels();
+    let f32_or_bool = |v: usize| matches!(types[v], Some(DType::F32 | DType::Bool));
+    let mut contiguous = false;
+    let ok = k.body.iter().enumerate().all(|(i, instr)| match instr {
+        Instr::Load { index, .. } => {
+            contiguous |= index.strides[lane] == 1;
+            types[i] == Some(DType::F32)
+                && matches!(index.strides[lane], 0 | 1)
+                && index.strides[rank - 1] != 1
+        }
+        Instr::Store { index, x, .. } => types[*x] == Some(DType::F32) && index.strides[lane] == 1,
+        Instr::Const { dtype, .. } => *dtype == DType::F32,
+        Instr::Unary { x, compute, .. } | Instr::Binary { a: x, compute, .. } => {
+            *compute == DType::F32 && f32_or_bool(*x)
+        }
+        Instr::Where { a, .. } => types[*a] == Some(DType::F32),
+        Instr::Reduce { op, x } => {
+            matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min)
+                && types[i] == Some(DType::F32)
+                && levels[*x] == Level::Element
+        }
+        Instr::Cast { .. } => false,
+    });
+    ok && contiguous
+}
+
 /// Renders one kernel.
 pub(crate) struct Translator<'a, 'f> {
     b: FunctionBuilder<'f>,
@@ -221,6 +264,14 @@ pub(crate) struct Translator<'a, 'f> {
     /// In a pass over a row: the element-level instructions the pass needs
     /// ([`Self::element_cone`]); the others are not emitted.
     live: Option<Vec<bool>>,
+    /// The dim a SIMD value's lanes run along: the innermost, or in a column reduction
+    /// ([`Translator::columns`]) the innermost kept dim.
+    lane_dim: usize,
+    /// Whether a reduction kernel's passes run on f32x4 along the reduced dim
+    /// ([`Translator::vectorizable_rows`]).
+    row_simd: bool,
+    /// Whether a reduction kernel runs in columns ([`Translator::columns`]).
+    column_mode: bool,
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -275,13 +326,20 @@ impl<'a, 'f> Translator<'a, 'f> {
             quad_row: None,
             transposed: vec![None; k.body.len()],
             live: None,
+            lane_dim: k.shape.len().saturating_sub(1),
+            row_simd: false,
+            column_mode: false,
         }
     }
 
     /// Emits the whole function.
     pub(crate) fn translate(mut self, target: TargetFrontendConfig) -> Result<()> {
-        if self.simd && !(self.vectorizable() || self.vectorizable_rows()) {
-            return unsupported("no SIMD form");
+        if self.simd {
+            self.row_simd = self.vectorizable_rows();
+            self.column_mode = columns(self.k);
+            if !(self.vectorizable() || self.row_simd || self.column_mode) {
+                return unsupported("no SIMD form");
+            }
         }
         let rank = self.k.shape.len();
         let mut point = vec![self.zero; rank];
@@ -336,9 +394,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         (0..self.k.body.len()).all(|i| {
             let instr = &self.k.body[i];
             if let Instr::Reduce { op, x } = instr {
-                return matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min)
+                return (matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min)
                     && self.types[i] == Some(DType::F32)
-                    && element(*x);
+                    && element(*x))
+                    || self.widened_sum(i).is_some();
+            }
+            if self.widened_by_sum(i) {
+                return true;
             }
             if !element(i) {
                 return true;
@@ -353,6 +415,43 @@ impl<'a, 'f> Translator<'a, 'f> {
                     Instr::Load { .. } | Instr::Const { .. } | Instr::Reduce { .. } => true,
                 }
         })
+    }
+
+    /// For an f64 sum of an element-level f32 value cast to f64 (a split full reduction's
+    /// partial, `Kernel::split_full_reduction`): the f32 value. A SIMD pass sums its lanes
+    /// in f64 lanes as it does for an f32 sum, and the result stays f64.
+    fn widened_sum(&self, r: usize) -> Option<usize> {
+        let Instr::Reduce {
+            op: ReduceOp::Sum,
+            x,
+        } = self.k.body[r]
+        else {
+            return None;
+        };
+        match self.k.body[x] {
+            Instr::Cast {
+                x: y,
+                to: DType::F64,
+            } if self.types[y] == Some(DType::F32) && self.levels[y] == Level::Element => Some(y),
+            Instr::Load { .. }
+            | Instr::Store { .. }
+            | Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => None,
+        }
+    }
+
+    /// Whether instruction `i` is the f32 → f64 cast that only a widened sum reads
+    /// ([`Self::widened_sum`]): a SIMD pass never emits it.
+    fn widened_by_sum(&self, i: usize) -> bool {
+        let mut readers =
+            (0..self.k.body.len()).filter(|&j| self.k.body[j].operands().contains(&i));
+        readers
+            .next()
+            .is_some_and(|j| self.widened_sum(j).is_some() && readers.next().is_none())
     }
 
     /// A counted loop `start..end` by `step`; `body` gets the induction variable.
@@ -456,6 +555,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             (self.zero, self.sizes[d])
         };
+        if self.column_mode && d + 1 == kept {
+            return self.column_loop(start, end, point, vals);
+        }
         let rank = self.k.shape.len();
         if d + 2 == rank && self.tiled() {
             return self.tiles(start, end, point, vals);
@@ -676,6 +778,190 @@ impl<'a, 'f> Translator<'a, 'f> {
         })
     }
 
+    /// The innermost kept dim of a column reduction over `start..end`: [`COLUMN_GROUPS`]
+    /// vectors of rows a trip, then one, then single rows (scalar code).
+    fn column_loop(
+        &mut self,
+        start: Value,
+        end: Value,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let d = self.k.shape.len() - self.k.reduce_axes - 1;
+        let n = self.b.ins().isub(end, start);
+        let wide = self.b.ins().band_imm_s(n, !(COLUMN_GROUPS * LANES - 1));
+        let wide = self.b.ins().iadd(start, wide);
+        let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
+        let whole = self.b.ins().iadd(start, whole);
+        self.lane_dim = d;
+        self.for_loop(start, wide, COLUMN_GROUPS * LANES, &mut |t, i| {
+            t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
+        })?;
+        self.for_loop(wide, whole, LANES, &mut |t, i| {
+            t.column_rows(i, 1, point, vals)
+        })?;
+        self.lane_dim = self.k.shape.len() - 1;
+        self.for_loop(whole, end, 1, &mut |t, i| {
+            point[d] = i;
+            let mut v = vals.to_vec();
+            t.row(point, &mut v)
+        })
+    }
+
+    /// The row program for `groups` vectors of rows at once (rows `i..i + 4·groups` of the
+    /// innermost kept dim, one per lane): each reduction is one walk over the reduced dims in
+    /// order, every lane accumulating its own row as the reference does (f64 lanes for sums,
+    /// so results are the same bits), then the row-level instructions and element-level
+    /// stores, all on vectors.
+    fn column_rows(
+        &mut self,
+        i: Value,
+        groups: usize,
+        point: &mut Vec<Value>,
+        vals: &[Option<Value>],
+    ) -> Result<()> {
+        let rank = self.k.shape.len();
+        let kept = rank - self.k.reduce_axes;
+        let (ld, n) = (kept - 1, self.k.body.len());
+        let mut bases = vec![];
+        let mut rows = vec![];
+        for u in 0..groups {
+            let at = self.b.ins().iadd_imm_s(i, u as i64 * LANES);
+            point[ld] = at;
+            self.set_bases(point, kept);
+            bases.push(self.bases.clone());
+            rows.push(at);
+        }
+        self.vector = true;
+        let mut vs: Vec<Vec<Option<Value>>> = vec![vals.to_vec(); groups];
+        let mut row_done = 0;
+        for r in self.k.reduces() {
+            let Instr::Reduce { op, x } = self.k.body[r] else {
+                unreachable!("reduces() lists Reduce instructions")
+            };
+            for u in 0..groups {
+                self.bases.clone_from(&bases[u]);
+                point[ld] = rows[u];
+                self.eval(row_done..r, Level::Row, point, &mut vs[u])?;
+            }
+            row_done = r;
+            let accs: Vec<Vec<Variable>> = (0..groups).map(|_| self.column_accs(op)).collect();
+            self.live = Some(self.element_cone(&[x], None));
+            self.inner(kept, point, &mut |t, point| {
+                for u in 0..groups {
+                    t.bases.clone_from(&bases[u]);
+                    point[ld] = rows[u];
+                    let mut v = vs[u].clone();
+                    t.eval(0..r, Level::Element, point, &mut v)?;
+                    let y = v[x].expect("invariant: a reduction's operand is computed before it");
+                    t.column_fold(op, &accs[u], y);
+                }
+                Ok(())
+            })?;
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+            for u in 0..groups {
+                vs[u][r] = Some(self.column_finish(op, &accs[u]));
+            }
+        }
+        for u in 0..groups {
+            self.bases.clone_from(&bases[u]);
+            point[ld] = rows[u];
+            self.eval(row_done..n, Level::Row, point, &mut vs[u])?;
+        }
+        let stores: Vec<usize> = (0..n)
+            .filter(|&j| {
+                matches!(self.k.body[j], Instr::Store { .. }) && self.levels[j] == Level::Element
+            })
+            .collect();
+        if !stores.is_empty() {
+            self.live = Some(self.element_cone(&stores, None));
+            self.inner(kept, point, &mut |t, point| {
+                for u in 0..groups {
+                    t.bases.clone_from(&bases[u]);
+                    point[ld] = rows[u];
+                    let mut v = vs[u].clone();
+                    t.eval(0..n, Level::Element, point, &mut v)?;
+                }
+                Ok(())
+            })?;
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+        }
+        self.vector = false;
+        self.clear_bases();
+        Ok(())
+    }
+
+    /// The accumulators of one vector of rows: two f64x2 halves for a sum; for max and min
+    /// an f32x4 and a lane mask of the NaNs seen.
+    fn column_accs(&mut self, op: ReduceOp) -> Vec<Variable> {
+        let var = |t: &mut Self, ty: Type, init: Value| {
+            let v = t.b.declare_var(ty);
+            t.b.def_var(v, init);
+            v
+        };
+        if op == ReduceOp::Sum {
+            let z = self.b.ins().f64const(0.0);
+            let z = self.b.ins().splat(types::F64X2, z);
+            vec![var(self, types::F64X2, z), var(self, types::F64X2, z)]
+        } else {
+            let e = if op == ReduceOp::Max {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            };
+            let e = self.b.ins().f32const(e);
+            let e = self.b.ins().splat(types::F32X4, e);
+            let none = self.b.ins().iconst(types::I32, 0);
+            let none = self.b.ins().splat(types::I32X4, none);
+            vec![var(self, types::F32X4, e), var(self, types::I32X4, none)]
+        }
+    }
+
+    /// One element of each of four rows folded into their accumulators, as the scalar step
+    /// does per row (a sum adds in f64; max and min keep the earlier value on ties).
+    fn column_fold(&mut self, op: ReduceOp, accs: &[Variable], y: Value) {
+        if op == ReduceOp::Sum {
+            let lo = self.b.ins().fvpromote_low(y);
+            let high = self.high_half(y);
+            let hi = self.b.ins().fvpromote_low(high);
+            for (acc, half) in accs.iter().zip([lo, hi]) {
+                let a = self.b.use_var(*acc);
+                let a = self.b.ins().fadd(a, half);
+                self.b.def_var(*acc, a);
+            }
+        } else {
+            let a = self.b.use_var(accs[0]);
+            let a = self.fold_lanes(op, a, y);
+            self.b.def_var(accs[0], a);
+            let seen = self.b.use_var(accs[1]);
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+            let seen = self.b.ins().bor(seen, nan);
+            self.b.def_var(accs[1], seen);
+        }
+    }
+
+    /// The four rows' results as an f32x4 (sums rounded once from f64; NaN where one was
+    /// seen).
+    fn column_finish(&mut self, op: ReduceOp, accs: &[Variable]) -> Value {
+        if op == ReduceOp::Sum {
+            let lo = self.b.use_var(accs[0]);
+            let hi = self.b.use_var(accs[1]);
+            let lo = self.b.ins().fvdemote(lo);
+            let hi = self.b.ins().fvdemote(hi);
+            self.shuffle32(lo, hi, [0, 1, 4, 5])
+        } else {
+            let a = self.b.use_var(accs[0]);
+            let seen = self.b.use_var(accs[1]);
+            let little = MemFlagsData::new().with_endianness(Endianness::Little);
+            let seen = self.b.ins().bitcast(types::F32X4, little, seen);
+            let nan = self.b.ins().f32const(f32::NAN);
+            let nan = self.b.ins().splat(types::F32X4, nan);
+            self.b.ins().bitselect(seen, nan, a)
+        }
+    }
+
     /// The program for one kept point: row-level instructions, one pass over the reduced dims
     /// per reduction, a final pass for element-level stores.
     fn row(&mut self, point: &mut Vec<Value>, vals: &mut [Option<Value>]) -> Result<()> {
@@ -705,7 +991,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
                 t.step(op, dtype, acc, x)
             };
-            if self.simd {
+            if self.row_simd {
                 self.vector_reduce(r, op, acc, point, vals, &mut scalar)?;
             } else {
                 self.inner(kept, point, &mut scalar)?;
@@ -740,7 +1026,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.stash_load(point, &mut v);
                 t.eval(0..n, Level::Element, point, &mut v)
             };
-            if self.simd {
+            if self.row_simd {
                 let splat = self.splat_row_values(vals);
                 self.inner_vector(
                     kept,
@@ -892,12 +1178,19 @@ impl<'a, 'f> Translator<'a, 'f> {
                 .collect()
         };
         let splat = self.splat_row_values(vals);
+        // A widened sum folds the f32 value; its cast to f64 is not emitted in vector code.
+        let (widened, x) = match self.widened_sum(r) {
+            Some(y) => (Some(x), y),
+            None => (None, x),
+        };
         self.inner_vector(
             kept,
             point,
             &mut |t, point, u| {
                 let mut v = splat.clone();
+                t.skip = widened;
                 t.eval(0..r, Level::Element, point, &mut v)?;
+                t.skip = None;
                 t.stash_store(r, point, &v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
                 // A sum's f32x4 feeds two f64x2 accumulators; max and min fold in f32x4.
@@ -1220,10 +1513,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().iadd(base.unwrap_or(self.bufs[arg]), bytes)
     }
 
+    /// Whether instruction `i`'s index stays put along the dim SIMD lanes run along.
     fn inner_stride_is_zero(&self, i: usize) -> bool {
         self.k.body[i]
             .index()
-            .is_some_and(|index| index.strides.last() == Some(&0))
+            .is_some_and(|index| index.strides.get(self.lane_dim) == Some(&0))
     }
 
     fn load(&mut self, i: usize, arg: usize, point: &[Value]) -> Result<Value> {
@@ -1236,7 +1530,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let Instr::Load { index, .. } = &self.k.body[i] else {
                 unreachable!("load() emits loads")
             };
-            return Ok(match index.strides.last() {
+            return Ok(match index.strides.get(self.lane_dim) {
                 Some(0) => {
                     let s = self.b.ins().load(types::F32, mem(), addr, 0);
                     self.b.ins().splat(types::F32X4, s)
@@ -1245,7 +1539,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 // A strided row: four scalar loads gathered into one vector.
                 Some(_) | None => {
                     let (strides, _) = self.index[i].clone().expect("loads have an index");
-                    let step = *strides.last().expect("a SIMD loop has an innermost dim");
+                    let step = strides[self.lane_dim];
                     let step = self.b.ins().ishl_imm_s(step, 2);
                     let mut at = addr;
                     let first = self.b.ins().load(types::F32, mem(), at, 0);
