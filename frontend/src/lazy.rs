@@ -421,7 +421,7 @@ pub(crate) fn realize_nodes_with(
     let check_inputs = check.then(|| inputs.clone());
     let buffers = smelt_runtime::execute_on(backend, &plan.graph, &plan.schedule, inputs)?;
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
-        crate::check::compare_unfused(&mut plain, check_inputs, &buffers)?;
+        crate::check::compare_unfused(backend, &mut plain, check_inputs, &buffers)?;
     }
     for (i, node) in walk.lazy.iter().enumerate() {
         if let Some(buffer) = &buffers[i] {

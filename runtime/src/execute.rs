@@ -5,7 +5,7 @@
 
 use crate::backend::Backend;
 use crate::buffer::Buffer;
-use smelt_ir::{Device, Graph, Op, Result, Schedule, Work};
+use smelt_ir::{Device, Graph, NodeId, Op, Result, Scalar, Schedule, Step, Work};
 use std::sync::Arc;
 
 /// Runs `schedule` for graph `g` whose `Input` nodes hold `inputs` (by slot) on the backend
@@ -25,6 +25,66 @@ pub fn execute_on(
     g: &Graph,
     schedule: &Schedule,
     inputs: Vec<Arc<Buffer>>,
+) -> Result<Vec<Option<Arc<Buffer>>>> {
+    run(backend, g, schedule, inputs, None)
+}
+
+/// What [`execute_audited`] found: the first kernel whose outputs differ from the reference
+/// interpreter's on the same inputs.
+#[derive(Debug)]
+pub struct Mismatch {
+    /// The kernel, the graph node of the differing output, and where it differs.
+    pub kernel: String,
+    pub node: NodeId,
+    pub element: usize,
+    pub got: Scalar,
+    pub want: Scalar,
+}
+
+/// [`execute_on`], and every kernel also runs on the reference interpreter with the very same
+/// input buffers; `agree` compares each output pair (the element where they differ, if any).
+/// Comparing kernel by kernel holds each kernel to its own error, which a chain of
+/// ill-conditioned ops would otherwise multiply.
+pub fn execute_audited(
+    backend: Backend,
+    g: &Graph,
+    schedule: &Schedule,
+    inputs: Vec<Arc<Buffer>>,
+    agree: &dyn Fn(&Buffer, &Buffer) -> Option<usize>,
+) -> Result<(Vec<Option<Arc<Buffer>>>, Option<Mismatch>)> {
+    let mut found = None;
+    let mut audit = |step: &Step, args: &[Arc<Buffer>], outs: &[Buffer]| {
+        let Work::Kernel(k) = &step.work else { return };
+        if found.is_some() {
+            return;
+        }
+        let want = Backend::Reference.run_kernel(k, args.to_vec());
+        for ((node, got), want) in step.writes.iter().zip(outs).zip(&want) {
+            if let Some(element) = agree(got, want) {
+                found = Some(Mismatch {
+                    kernel: k.name.clone(),
+                    node: *node,
+                    element,
+                    got: got.get(element),
+                    want: want.get(element),
+                });
+                return;
+            }
+        }
+    };
+    let buffers = run(backend, g, schedule, inputs, Some(&mut audit))?;
+    Ok((buffers, found))
+}
+
+/// Sees each step's arguments and outputs.
+type Audit<'a> = &'a mut dyn FnMut(&Step, &[Arc<Buffer>], &[Buffer]);
+
+fn run(
+    backend: Backend,
+    g: &Graph,
+    schedule: &Schedule,
+    inputs: Vec<Arc<Buffer>>,
+    mut audit: Option<Audit<'_>>,
 ) -> Result<Vec<Option<Arc<Buffer>>>> {
     crate::record::observe(schedule);
     let device = Device::from_env()?;
@@ -53,6 +113,9 @@ pub fn execute_on(
         for f in &step.frees {
             buffers[f.index()] = None;
         }
+        // An audit needs the arguments as they were: holding them keeps an in-place output
+        // from taking their memory (it copies instead).
+        let kept: Option<Vec<Arc<Buffer>>> = audit.as_ref().map(|_| args.clone());
         let outs = match &step.work {
             Work::Kernel(k) => match device {
                 Device::Cpu => backend.run_kernel(k, args),
@@ -68,6 +131,9 @@ pub fn execute_on(
             step.writes.len(),
             "invariant: a step produces one buffer per node it writes"
         );
+        if let (Some(audit), Some(kept)) = (audit.as_mut(), &kept) {
+            audit(step, kept, &outs);
+        }
         for (node, out) in step.writes.iter().zip(outs) {
             buffers[node.index()] = Some(Arc::new(out));
         }

@@ -19,4 +19,4 @@ pub mod stats;
 
 pub use backend::Backend;
 pub use buffer::Buffer;
-pub use execute::{execute, execute_on};
+pub use execute::{Mismatch, execute, execute_audited, execute_on};
