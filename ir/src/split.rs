@@ -113,7 +113,13 @@ impl Kernel {
                         },
                     }
                 }
-                other => other.clone(),
+                other @ (Instr::Const { .. }
+                | Instr::Unary { .. }
+                | Instr::Binary { .. }
+                | Instr::Where { .. }
+                | Instr::Cast { .. }
+                | Instr::Reduce { .. }
+                | Instr::Store { .. }) => other.clone(),
             })
             .collect();
         let mut value = x;

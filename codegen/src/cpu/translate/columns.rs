@@ -1,0 +1,234 @@
+//! Column reductions: SIMD lanes across rows of the innermost kept dim when the reduced dim
+//! is strided (`x.sum(0)`), each lane accumulating its own row in order, as the reference does.
+
+use super::*;
+
+/// Vectors of rows a column reduction handles per trip ([`Translator::column_rows`]): 16 f32
+/// rows, one cache line of each contiguous load per step of the reduced dims.
+const COLUMN_GROUPS: i64 = 4;
+
+/// Whether a reduction kernel runs in columns: SIMD lanes along its innermost kept dim, each
+/// lane a row of its own, the reduced dims walked in scalar steps. Chosen when no load walks
+/// the innermost reduced dim contiguously (so row passes would gather every lane) and some
+/// load walks the innermost kept dim contiguously (`x.sum(0)`, a softmax over dim 0): every
+/// load is contiguous or broadcast along that kept dim, every store contiguous along it,
+/// every value f32 with a vector form, and every reduction an f32 sum, max or min.
+/// Everything it looks at is part of the structure key.
+pub(crate) fn columns(k: &Kernel) -> bool {
+    let rank = k.shape.len();
+    if k.reduce_axes == 0 || k.reduce_axes == rank {
+        return false;
+    }
+    let lane = rank - k.reduce_axes - 1;
+    let types = k.value_dtypes();
+    let levels = k.levels();
+    let f32_or_bool = |v: usize| matches!(types[v], Some(DType::F32 | DType::Bool));
+    let mut contiguous = false;
+    let ok = k.body.iter().enumerate().all(|(i, instr)| match instr {
+        Instr::Load { index, .. } => {
+            contiguous |= index.strides[lane] == 1;
+            types[i] == Some(DType::F32)
+                && matches!(index.strides[lane], 0 | 1)
+                && index.strides[rank - 1] != 1
+        }
+        Instr::Store { index, x, .. } => types[*x] == Some(DType::F32) && index.strides[lane] == 1,
+        Instr::Const { dtype, .. } => *dtype == DType::F32,
+        Instr::Unary { x, compute, .. } | Instr::Binary { a: x, compute, .. } => {
+            *compute == DType::F32 && f32_or_bool(*x)
+        }
+        Instr::Where { a, .. } => types[*a] == Some(DType::F32),
+        Instr::Reduce { op, x } => {
+            matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min)
+                && types[i] == Some(DType::F32)
+                && levels[*x] == Level::Element
+        }
+        Instr::Cast { .. } => false,
+    });
+    ok && contiguous
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// The innermost kept dim of a column reduction over `start..end`: [`COLUMN_GROUPS`]
+    /// vectors of rows a trip, then one, then single rows (scalar code).
+    pub(super) fn column_loop(
+        &mut self,
+        start: Value,
+        end: Value,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let d = self.k.shape.len() - self.k.reduce_axes - 1;
+        let n = self.b.ins().isub(end, start);
+        let wide = self.b.ins().band_imm_s(n, !(COLUMN_GROUPS * LANES - 1));
+        let wide = self.b.ins().iadd(start, wide);
+        let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
+        let whole = self.b.ins().iadd(start, whole);
+        self.lane_dim = d;
+        self.for_loop(start, wide, COLUMN_GROUPS * LANES, &mut |t, i| {
+            t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
+        })?;
+        self.for_loop(wide, whole, LANES, &mut |t, i| {
+            t.column_rows(i, 1, point, vals)
+        })?;
+        self.lane_dim = self.k.shape.len() - 1;
+        self.for_loop(whole, end, 1, &mut |t, i| {
+            point[d] = i;
+            let mut v = vals.to_vec();
+            t.row(point, &mut v)
+        })
+    }
+
+    /// The row program for `groups` vectors of rows at once (rows `i..i + 4·groups` of the
+    /// innermost kept dim, one per lane): each reduction is one walk over the reduced dims in
+    /// order, every lane accumulating its own row as the reference does (f64 lanes for sums,
+    /// so results are the same bits), then the row-level instructions and element-level
+    /// stores, all on vectors.
+    pub(super) fn column_rows(
+        &mut self,
+        i: Value,
+        groups: usize,
+        point: &mut Vec<Value>,
+        vals: &[Option<Value>],
+    ) -> Result<()> {
+        let rank = self.k.shape.len();
+        let kept = rank - self.k.reduce_axes;
+        let (ld, n) = (kept - 1, self.k.body.len());
+        let mut bases = vec![];
+        let mut rows = vec![];
+        for u in 0..groups {
+            let at = self.b.ins().iadd_imm_s(i, u as i64 * LANES);
+            point[ld] = at;
+            self.set_bases(point, kept);
+            bases.push(self.bases.clone());
+            rows.push(at);
+        }
+        self.vector = true;
+        let mut vs: Vec<Vec<Option<Value>>> = vec![vals.to_vec(); groups];
+        let mut row_done = 0;
+        for r in self.k.reduces() {
+            let Instr::Reduce { op, x } = self.k.body[r] else {
+                unreachable!("reduces() lists Reduce instructions")
+            };
+            for u in 0..groups {
+                self.bases.clone_from(&bases[u]);
+                point[ld] = rows[u];
+                self.eval(row_done..r, Level::Row, point, &mut vs[u])?;
+            }
+            row_done = r;
+            let accs: Vec<Vec<Variable>> = (0..groups).map(|_| self.column_accs(op)).collect();
+            self.live = Some(self.element_cone(&[x], None));
+            self.inner(kept, point, &mut |t, point| {
+                for u in 0..groups {
+                    t.bases.clone_from(&bases[u]);
+                    point[ld] = rows[u];
+                    let mut v = vs[u].clone();
+                    t.eval(0..r, Level::Element, point, &mut v)?;
+                    let y = v[x].expect("invariant: a reduction's operand is computed before it");
+                    t.column_fold(op, &accs[u], y);
+                }
+                Ok(())
+            })?;
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+            for u in 0..groups {
+                vs[u][r] = Some(self.column_finish(op, &accs[u]));
+            }
+        }
+        for u in 0..groups {
+            self.bases.clone_from(&bases[u]);
+            point[ld] = rows[u];
+            self.eval(row_done..n, Level::Row, point, &mut vs[u])?;
+        }
+        let stores: Vec<usize> = (0..n)
+            .filter(|&j| {
+                matches!(self.k.body[j], Instr::Store { .. }) && self.levels[j] == Level::Element
+            })
+            .collect();
+        if !stores.is_empty() {
+            self.live = Some(self.element_cone(&stores, None));
+            self.inner(kept, point, &mut |t, point| {
+                for u in 0..groups {
+                    t.bases.clone_from(&bases[u]);
+                    point[ld] = rows[u];
+                    let mut v = vs[u].clone();
+                    t.eval(0..n, Level::Element, point, &mut v)?;
+                }
+                Ok(())
+            })?;
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+        }
+        self.vector = false;
+        self.clear_bases();
+        Ok(())
+    }
+
+    /// The accumulators of one vector of rows: two f64x2 halves for a sum; for max and min
+    /// an f32x4 and a lane mask of the NaNs seen.
+    pub(super) fn column_accs(&mut self, op: ReduceOp) -> Vec<Variable> {
+        let var = |t: &mut Self, ty: Type, init: Value| {
+            let v = t.b.declare_var(ty);
+            t.b.def_var(v, init);
+            v
+        };
+        if op == ReduceOp::Sum {
+            let z = self.b.ins().f64const(0.0);
+            let z = self.b.ins().splat(types::F64X2, z);
+            vec![var(self, types::F64X2, z), var(self, types::F64X2, z)]
+        } else {
+            let e = if op == ReduceOp::Max {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            };
+            let e = self.b.ins().f32const(e);
+            let e = self.b.ins().splat(types::F32X4, e);
+            let none = self.b.ins().iconst(types::I32, 0);
+            let none = self.b.ins().splat(types::I32X4, none);
+            vec![var(self, types::F32X4, e), var(self, types::I32X4, none)]
+        }
+    }
+
+    /// One element of each of four rows folded into their accumulators, as the scalar step
+    /// does per row (a sum adds in f64; max and min keep the earlier value on ties).
+    pub(super) fn column_fold(&mut self, op: ReduceOp, accs: &[Variable], y: Value) {
+        if op == ReduceOp::Sum {
+            let lo = self.b.ins().fvpromote_low(y);
+            let high = self.high_half(y);
+            let hi = self.b.ins().fvpromote_low(high);
+            for (acc, half) in accs.iter().zip([lo, hi]) {
+                let a = self.b.use_var(*acc);
+                let a = self.b.ins().fadd(a, half);
+                self.b.def_var(*acc, a);
+            }
+        } else {
+            let a = self.b.use_var(accs[0]);
+            let a = self.fold_lanes(op, a, y);
+            self.b.def_var(accs[0], a);
+            let seen = self.b.use_var(accs[1]);
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+            let seen = self.b.ins().bor(seen, nan);
+            self.b.def_var(accs[1], seen);
+        }
+    }
+
+    /// The four rows' results as an f32x4 (sums rounded once from f64; NaN where one was
+    /// seen).
+    pub(super) fn column_finish(&mut self, op: ReduceOp, accs: &[Variable]) -> Value {
+        if op == ReduceOp::Sum {
+            let lo = self.b.use_var(accs[0]);
+            let hi = self.b.use_var(accs[1]);
+            let lo = self.b.ins().fvdemote(lo);
+            let hi = self.b.ins().fvdemote(hi);
+            self.shuffle32(lo, hi, [0, 1, 4, 5])
+        } else {
+            let a = self.b.use_var(accs[0]);
+            let seen = self.b.use_var(accs[1]);
+            let little = MemFlagsData::new().with_endianness(Endianness::Little);
+            let seen = self.b.ins().bitcast(types::F32X4, little, seen);
+            let nan = self.b.ins().f32const(f32::NAN);
+            let nan = self.b.ins().splat(types::F32X4, nan);
+            self.b.ins().bitselect(seen, nan, a)
+        }
+    }
+}

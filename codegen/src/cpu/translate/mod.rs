@@ -1,0 +1,708 @@
+//! The short-lived half of the cranelift backend: renders one kernel as one function with one
+//! `match` over kernel IR instructions, driving loops and reduction passes exactly as the
+//! reference interpreter does (row-level instructions once per kept point, one pass over the
+//! reduced dims per reduction, a final pass for element-level stores).
+//!
+//! Values live in registers by dtype: f32/f16/bf16 as `f32` (f16 and bf16 values rounded to
+//! their dtype after every op), f64 as `f64`, integers at their width, bool as `i8` 0/1. Float
+//! reductions accumulate in f64 and integer ones in wrapping i64, as the interpreter does, so
+//! results match it bit for bit for a row walked in order. In a SIMD loop f32 values are
+//! `f32x4` and bools are `i32x4` lane masks.
+
+mod columns;
+mod rows;
+mod scalar;
+mod tiles;
+
+pub(crate) use columns::columns;
+pub(crate) use rows::{Stash, stash_plan};
+pub use tiles::is_transposing_load;
+
+use super::helpers::{binary_code, unary_code};
+use super::jit::Unsupported;
+use super::math::{self, Fallback};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, StackSlotData,
+    StackSlotKind, Type, Value, types,
+};
+use cranelift_codegen::isa::TargetFrontendConfig;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use smelt_ir::kernel::{Access, Instr, Kernel, Level};
+use smelt_ir::scalar::round_float;
+use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
+
+type Result<T> = std::result::Result<T, Unsupported>;
+
+/// Lanes of a SIMD value (128-bit f32 vectors).
+const LANES: i64 = 4;
+/// Elements per trip of an unrolled SIMD loop: two vectors, so a sum has four f64x2
+/// accumulators in flight and their add latency is hidden, and an elementwise loop pays its
+/// bookkeeping once per two vectors.
+const ROW_LANES: i64 = 8;
+/// The helpers as callable references inside the function being built (order of `HELPERS`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Helpers {
+    unary_f64: FuncRef,
+    binary_f64: FuncRef,
+    unary_i64: FuncRef,
+    binary_i64: FuncRef,
+    round_f16: FuncRef,
+    round_bf16: FuncRef,
+    f16_to_f32: FuncRef,
+    f32_to_f16: FuncRef,
+}
+
+impl Helpers {
+    pub(crate) fn from_refs(r: &[FuncRef]) -> Helpers {
+        Helpers {
+            unary_f64: r[0],
+            binary_f64: r[1],
+            unary_i64: r[2],
+            binary_i64: r[3],
+            round_f16: r[4],
+            round_bf16: r[5],
+            f16_to_f32: r[6],
+            f32_to_f16: r[7],
+        }
+    }
+}
+
+fn unsupported<T>(why: impl Into<String>) -> Result<T> {
+    Err(Unsupported(why.into()))
+}
+
+/// The register type of a scalar value of `dtype`.
+fn ty(dtype: DType) -> Type {
+    match dtype {
+        DType::F16 | DType::BF16 | DType::F32 => types::F32,
+        DType::F64 => types::F64,
+        DType::I64 => types::I64,
+        DType::I32 => types::I32,
+        DType::I16 => types::I16,
+        DType::I8 | DType::U8 | DType::Bool => types::I8,
+    }
+}
+
+fn is_signed(dtype: DType) -> bool {
+    matches!(dtype, DType::I8 | DType::I16 | DType::I32 | DType::I64)
+}
+
+fn mem() -> MemFlagsData {
+    MemFlagsData::new().with_notrap()
+}
+
+/// Renders one kernel.
+pub(crate) struct Translator<'a, 'f> {
+    b: FunctionBuilder<'f>,
+    k: &'a Kernel,
+    types: Vec<Option<DType>>,
+    levels: Vec<Level>,
+    h: Helpers,
+    simd: bool,
+    /// Whether the instructions being emitted now are in a SIMD loop body.
+    vector: bool,
+    bufs: Vec<Value>,
+    sizes: Vec<Value>,
+    /// Per instruction with an index: its strides and offset.
+    index: Vec<Option<(Vec<Value>, Value)>>,
+    begin: Value,
+    end: Value,
+    zero: Value,
+    /// See [`stash_plan`].
+    stash: Option<Stash>,
+    /// An instruction `eval` leaves alone because its value was loaded instead (the stash).
+    skip: Option<usize>,
+    /// Per indexed instruction, while a row runs: the byte address of its index at the
+    /// row's outer dims (`< bases_level`) and offset, computed once per row ([`Self::set_bases`]).
+    bases: Vec<Option<Value>>,
+    bases_level: usize,
+    /// In a block of four rows ([`Self::quad`]): which row is being emitted, and per
+    /// transposing load its four row vectors, read as four column vectors and transposed.
+    quad_row: Option<usize>,
+    transposed: Vec<Option<[Value; 4]>>,
+    /// In a pass over a row: the element-level instructions the pass needs
+    /// ([`Self::element_cone`]); the others are not emitted.
+    live: Option<Vec<bool>>,
+    /// The dim a SIMD value's lanes run along: the innermost, or in a column reduction
+    /// ([`Translator::columns`]) the innermost kept dim.
+    lane_dim: usize,
+    /// Whether a reduction kernel's passes run on f32x4 along the reduced dim
+    /// ([`Translator::vectorizable_rows`]).
+    row_simd: bool,
+    /// Whether a reduction kernel runs in columns ([`Translator::columns`]).
+    column_mode: bool,
+}
+impl<'a, 'f> Translator<'a, 'f> {
+    pub(crate) fn new(mut b: FunctionBuilder<'f>, k: &'a Kernel, h: Helpers, simd: bool) -> Self {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let p = b.block_params(entry).to_vec();
+        let (bufs_ptr, sizes_ptr, strides_ptr) = (p[0], p[1], p[2]);
+        let rank = k.shape.len();
+        let flags = MemFlagsData::trusted().with_readonly();
+        let bufs = (0..k.args.len())
+            .map(|i| b.ins().load(types::I64, flags, bufs_ptr, (8 * i) as i32))
+            .collect();
+        let sizes = (0..rank)
+            .map(|d| b.ins().load(types::I64, flags, sizes_ptr, (8 * d) as i32))
+            .collect();
+        let mut slot = 0;
+        let mut index = vec![];
+        for instr in &k.body {
+            index.push(instr.index().map(|_| {
+                let base = slot * (rank + 1);
+                slot += 1;
+                let at = |b: &mut FunctionBuilder<'f>, j: usize| {
+                    b.ins()
+                        .load(types::I64, flags, strides_ptr, (8 * (base + j)) as i32)
+                };
+                let strides = (0..rank).map(|d| at(&mut b, d)).collect();
+                let offset = at(&mut b, rank);
+                (strides, offset)
+            }));
+        }
+        let zero = b.ins().iconst(types::I64, 0);
+        Translator {
+            types: k.value_dtypes(),
+            levels: k.levels(),
+            b,
+            k,
+            h,
+            simd,
+            vector: false,
+            bufs,
+            sizes,
+            index,
+            begin: p[3],
+            end: p[4],
+            zero,
+            stash: stash_plan(k),
+            skip: None,
+            bases: vec![None; k.body.len()],
+            bases_level: 0,
+            quad_row: None,
+            transposed: vec![None; k.body.len()],
+            live: None,
+            lane_dim: k.shape.len().saturating_sub(1),
+            row_simd: false,
+            column_mode: false,
+        }
+    }
+
+    /// Emits the whole function.
+    pub(crate) fn translate(mut self, target: TargetFrontendConfig) -> Result<()> {
+        if self.simd {
+            self.row_simd = self.vectorizable_rows();
+            self.column_mode = columns(self.k);
+            if !(self.vectorizable() || self.row_simd || self.column_mode) {
+                return unsupported("no SIMD form");
+            }
+        }
+        let rank = self.k.shape.len();
+        let mut point = vec![self.zero; rank];
+        let mut vals = vec![None; self.k.body.len()];
+        self.outer(0, &mut point, &mut vals)?;
+        self.b.ins().return_(&[]);
+        self.b.seal_all_blocks();
+        self.b.finalize(target);
+        Ok(())
+    }
+
+    /// Whether the innermost loop can run on f32x4: an elementwise kernel over f32 values
+    /// whose loads and stores are contiguous or broadcast along the innermost dim.
+    fn vectorizable(&self) -> bool {
+        if self.k.reduce_axes > 0 || self.k.shape.is_empty() {
+            return false;
+        }
+        (0..self.k.body.len()).all(|i| self.vector_instr(i))
+    }
+
+    /// Whether instruction `i` has an f32x4 form in a loop along the innermost dim.
+    fn vector_instr(&self, i: usize) -> bool {
+        let t = self.types[i];
+        let f32_or_bool = |v: usize| matches!(self.types[v], Some(DType::F32 | DType::Bool));
+        match &self.k.body[i] {
+            // A strided load gathers its lanes; a strided store has no vector form.
+            Instr::Load { .. } => t == Some(DType::F32),
+            Instr::Store { index, x, .. } => {
+                self.types[*x] == Some(DType::F32) && index.strides.last() == Some(&1)
+            }
+            Instr::Const { dtype, .. } => *dtype == DType::F32,
+            Instr::Unary { x, compute, .. } | Instr::Binary { a: x, compute, .. } => {
+                *compute == DType::F32 && f32_or_bool(*x)
+            }
+            Instr::Where { a, .. } => self.types[*a] == Some(DType::F32),
+            Instr::Cast { .. } | Instr::Reduce { .. } => false,
+        }
+    }
+
+    /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost
+    /// (reduced) dim: every element-level instruction has a vector form, the row-level values
+    /// they read are f32 (splatted), and every reduction is an f32 sum, max or min of an
+    /// element-level value. Sums then accumulate in f64 over [`ROW_LANES`] interleaved lanes
+    /// (element `j` of a row's vector part into lane `j mod 8`), combined in a fixed tree, and
+    /// the scalar tail last: the order depends only on the row length, never on threads.
+    fn vectorizable_rows(&self) -> bool {
+        if self.k.reduce_axes == 0 {
+            return false;
+        }
+        let element = |v: usize| self.levels[v] == Level::Element;
+        let row_f32 = |v: usize| element(v) || self.types[v] == Some(DType::F32);
+        (0..self.k.body.len()).all(|i| {
+            let instr = &self.k.body[i];
+            if let Instr::Reduce { op, x } = instr {
+                return (matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min)
+                    && self.types[i] == Some(DType::F32)
+                    && element(*x))
+                    || self.widened_sum(i).is_some();
+            }
+            if self.widened_by_sum(i) {
+                return true;
+            }
+            if !element(i) {
+                return true;
+            }
+            self.vector_instr(i)
+                && match instr {
+                    Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Store { x, .. } => {
+                        row_f32(*x)
+                    }
+                    Instr::Binary { a, b, .. } => row_f32(*a) && row_f32(*b),
+                    Instr::Where { cond, a, b } => element(*cond) && row_f32(*a) && row_f32(*b),
+                    Instr::Load { .. } | Instr::Const { .. } | Instr::Reduce { .. } => true,
+                }
+        })
+    }
+
+    /// For an f64 sum of an element-level f32 value cast to f64 (a split full reduction's
+    /// partial, `Kernel::split_full_reduction`): the f32 value. A SIMD pass sums its lanes
+    /// in f64 lanes as it does for an f32 sum, and the result stays f64.
+    fn widened_sum(&self, r: usize) -> Option<usize> {
+        let Instr::Reduce {
+            op: ReduceOp::Sum,
+            x,
+        } = self.k.body[r]
+        else {
+            return None;
+        };
+        match self.k.body[x] {
+            Instr::Cast {
+                x: y,
+                to: DType::F64,
+            } if self.types[y] == Some(DType::F32) && self.levels[y] == Level::Element => Some(y),
+            Instr::Load { .. }
+            | Instr::Store { .. }
+            | Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => None,
+        }
+    }
+
+    /// Whether instruction `i` is the f32 → f64 cast that only a widened sum reads
+    /// ([`Self::widened_sum`]): a SIMD pass never emits it.
+    fn widened_by_sum(&self, i: usize) -> bool {
+        let mut readers =
+            (0..self.k.body.len()).filter(|&j| self.k.body[j].operands().contains(&i));
+        readers
+            .next()
+            .is_some_and(|j| self.widened_sum(j).is_some() && readers.next().is_none())
+    }
+
+    /// A counted loop `start..end` by `step`; `body` gets the induction variable.
+    fn for_loop(
+        &mut self,
+        start: Value,
+        end: Value,
+        step: i64,
+        body: &mut dyn FnMut(&mut Self, Value) -> Result<()>,
+    ) -> Result<()> {
+        let header = self.b.create_block();
+        self.b.append_block_param(header, types::I64);
+        let inside = self.b.create_block();
+        let exit = self.b.create_block();
+        self.b.ins().jump(header, &[BlockArg::Value(start)]);
+        self.b.switch_to_block(header);
+        let i = self.b.block_params(header)[0];
+        // `i + step <= end`, i.e. a whole step still fits.
+        let last = self.b.ins().iadd_imm_s(i, step - 1);
+        let more = self.b.ins().icmp(IntCC::SignedLessThan, last, end);
+        self.b.ins().brif(more, inside, &[], exit, &[]);
+        self.b.switch_to_block(inside);
+        body(self, i)?;
+        let next = self.b.ins().iadd_imm_s(i, step);
+        self.b.ins().jump(header, &[BlockArg::Value(next)]);
+        self.b.switch_to_block(exit);
+        Ok(())
+    }
+
+    /// `vals`, each made opaque to the optimiser and computed here, once. Cranelift's
+    /// elaborator places a pure value where it is first used, and its rewrites reassociate
+    /// address arithmetic; in these kernels a value computed from the outer loop's index or
+    /// from an earlier pass's accumulators (a row's base address, its max) was found
+    /// recomputed inside every later inner loop. A value that went through memory is neither
+    /// moved nor rewritten: each is bitcast to the same-width type of the other class, stored
+    /// to a stack slot and loaded back as its own type (so no store-to-load forwarding sees
+    /// through it). That costs a store and a load per value per row.
+    fn pin(&mut self, vals: &[Value]) -> Vec<Value> {
+        vals.iter().map(|v| self.opaque(*v)).collect()
+    }
+
+    fn opaque(&mut self, v: Value) -> Value {
+        let t = self.b.func.dfg.value_type(v);
+        let other = match t {
+            types::I64 => types::F64,
+            types::F64 => types::I64,
+            types::I32 => types::F32,
+            types::F32 => types::I32,
+            _ => return v,
+        };
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+        let as_other = self.b.ins().bitcast(other, MemFlagsData::new(), v);
+        self.b.ins().stack_store(types::I64, as_other, slot, 0);
+        self.b.ins().stack_load(types::I64, t, slot, 0)
+    }
+
+    /// Computes (and pins) each indexed instruction's byte address at `point`'s dims below
+    /// `level` plus its offset; `address` then adds only the dims from `level` on (the inner
+    /// loops' part: a shift and an add for a contiguous access).
+    fn set_bases(&mut self, point: &[Value], level: usize) {
+        self.bases_level = 0;
+        self.bases.iter_mut().for_each(|b| *b = None);
+        let mut at = vec![];
+        let mut vals = vec![];
+        for i in 0..self.k.body.len() {
+            if let Some(arg) = self.k.body[i].arg() {
+                let mut outer = point[..level].to_vec();
+                outer.resize(point.len(), self.zero);
+                vals.push(self.address(i, arg, &outer));
+                at.push(i);
+            }
+        }
+        let pinned = self.pin(&vals);
+        for (i, v) in at.into_iter().zip(pinned) {
+            self.bases[i] = Some(v);
+        }
+        self.bases_level = level;
+    }
+
+    /// Forgets the row bases (outside a row, addresses are computed in full).
+    fn clear_bases(&mut self) {
+        self.bases.iter_mut().for_each(|b| *b = None);
+        self.bases_level = 0;
+    }
+
+    /// Loops over the kept dims from `d`, then runs the row program.
+    fn outer(
+        &mut self,
+        d: usize,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let kept = self.k.shape.len() - self.k.reduce_axes;
+        if d == kept {
+            return self.row(point, vals);
+        }
+        let (start, end) = if d == 0 {
+            (self.begin, self.end)
+        } else {
+            (self.zero, self.sizes[d])
+        };
+        if self.column_mode && d + 1 == kept {
+            return self.column_loop(start, end, point, vals);
+        }
+        let rank = self.k.shape.len();
+        if d + 2 == rank && self.tiled() {
+            return self.tiles(start, end, point, vals);
+        }
+        if d + 1 == rank {
+            self.set_bases(point, d);
+            let done = self.innermost(start, end, point, vals);
+            self.clear_bases();
+            return done;
+        }
+        self.for_loop(start, end, 1, &mut |t, i| {
+            point[d] = i;
+            let mut v = vals.to_vec();
+            t.outer(d + 1, point, &mut v)
+        })
+    }
+
+    /// The innermost dim over `start..end`: whole vectors then a scalar tail in a SIMD kernel,
+    /// else one element a trip.
+    fn innermost(
+        &mut self,
+        start: Value,
+        end: Value,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let d = self.k.shape.len() - 1;
+        let split = if self.simd {
+            // Two vectors a trip while they fit, then one, then scalars.
+            let n = self.b.ins().isub(end, start);
+            let wide = self.b.ins().band_imm_s(n, !(ROW_LANES - 1));
+            let wide = self.b.ins().iadd(start, wide);
+            let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
+            let split = self.b.ins().iadd(start, whole);
+            self.vector = true;
+            self.for_loop(start, wide, ROW_LANES, &mut |t, i| {
+                for u in 0..ROW_LANES / LANES {
+                    point[d] = t.b.ins().iadd_imm_s(i, u * LANES);
+                    let mut v = vals.to_vec();
+                    t.row(point, &mut v)?;
+                }
+                Ok(())
+            })?;
+            self.for_loop(wide, split, LANES, &mut |t, i| {
+                point[d] = i;
+                let mut v = vals.to_vec();
+                t.row(point, &mut v)
+            })?;
+            self.vector = false;
+            split
+        } else {
+            start
+        };
+        self.for_loop(split, end, 1, &mut |t, i| {
+            point[d] = i;
+            let mut v = vals.to_vec();
+            t.row(point, &mut v)
+        })
+    }
+
+    /// Loops over the reduced dims from `d`, running `body` at each point.
+    fn inner(
+        &mut self,
+        d: usize,
+        point: &mut Vec<Value>,
+        body: &mut dyn FnMut(&mut Self, &mut Vec<Value>) -> Result<()>,
+    ) -> Result<()> {
+        if d == self.k.shape.len() {
+            return body(self, point);
+        }
+        let (zero, end) = (self.zero, self.sizes[d]);
+        self.for_loop(zero, end, 1, &mut |t, i| {
+            point[d] = i;
+            t.inner(d + 1, point, body)
+        })
+    }
+
+    /// [`Self::inner`] with the innermost dim in f32x4 steps: [`ROW_LANES`] elements a trip
+    /// (`vector` runs once per vector, told which one), then one vector, then scalar elements.
+    fn inner_vector(
+        &mut self,
+        d: usize,
+        point: &mut Vec<Value>,
+        vector: &mut dyn FnMut(&mut Self, &mut Vec<Value>, usize) -> Result<()>,
+        scalar: &mut dyn FnMut(&mut Self, &mut Vec<Value>) -> Result<()>,
+    ) -> Result<()> {
+        let last = self.k.shape.len() - 1;
+        if d < last {
+            let (zero, end) = (self.zero, self.sizes[d]);
+            return self.for_loop(zero, end, 1, &mut |t, i| {
+                point[d] = i;
+                t.inner_vector(d + 1, point, vector, scalar)
+            });
+        }
+        let (zero, end) = (self.zero, self.sizes[d]);
+        let wide = self.b.ins().band_imm_s(end, !(ROW_LANES - 1));
+        let whole = self.b.ins().band_imm_s(end, !(LANES - 1));
+        self.vector = true;
+        self.for_loop(zero, wide, ROW_LANES, &mut |t, i| {
+            for u in 0..(ROW_LANES / LANES) as usize {
+                point[d] = t.b.ins().iadd_imm_s(i, u as i64 * LANES);
+                vector(t, point, u)?;
+            }
+            Ok(())
+        })?;
+        self.for_loop(wide, whole, LANES, &mut |t, i| {
+            point[d] = i;
+            vector(t, point, 0)
+        })?;
+        self.vector = false;
+        self.for_loop(whole, end, 1, &mut |t, i| {
+            point[d] = i;
+            scalar(t, point)
+        })
+    }
+
+    /// Emits the instructions of `range` at `level` (reductions are the driver's).
+    fn eval(
+        &mut self,
+        range: std::ops::Range<usize>,
+        level: Level,
+        point: &[Value],
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        for i in range {
+            if self.levels[i] != level
+                || matches!(self.k.body[i], Instr::Reduce { .. })
+                || self.skip == Some(i)
+                || (level == Level::Element && self.live.as_ref().is_some_and(|live| !live[i]))
+            {
+                continue;
+            }
+            let v = |j: usize| vals[j].expect("invariant: SSA operands are computed first");
+            let r = match &self.k.body[i] {
+                Instr::Load { arg, .. } => Some(self.load(i, *arg, point)?),
+                Instr::Const { value, dtype } => Some(self.constant(*value, *dtype)),
+                Instr::Unary { op, x, compute } => Some(self.unary(*op, v(*x), *compute)?),
+                Instr::Binary { op, a, b, compute } => {
+                    let exponent = if let Instr::Const { value, .. } = &self.k.body[*b] {
+                        Some(value.as_f64())
+                    } else {
+                        None
+                    };
+                    Some(self.binary(*op, v(*a), v(*b), *compute, exponent)?)
+                }
+                Instr::Where { cond, a, b } => Some(self.select(v(*cond), v(*a), v(*b))),
+                Instr::Cast { x, to } => {
+                    let from = self.types[*x].expect("casts have an operand value");
+                    Some(self.cast(v(*x), from, *to)?)
+                }
+                Instr::Reduce { .. } => unreachable!("skipped above"),
+                Instr::Store { arg, x, .. } => {
+                    self.store(i, *arg, point, v(*x))?;
+                    None
+                }
+            };
+            vals[i] = r;
+        }
+        Ok(())
+    }
+
+    /// The byte address of instruction `i`'s index at `point`. The innermost stride's class (0,
+    /// 1 or other) is part of the kernel's structure key, so a 0 or 1 there is folded in.
+    fn address(&mut self, i: usize, arg: usize, point: &[Value]) -> Value {
+        let (strides, offset) = self.index[i]
+            .clone()
+            .expect("invariant: loads and stores have an index");
+        let inner = self.k.body[i]
+            .index()
+            .and_then(|index| index.strides.last().copied());
+        let last = point.len().wrapping_sub(1);
+        let base = self.bases[i];
+        let from = if base.is_some() { self.bases_level } else { 0 };
+        // Outer dims first so loop-invariant parts hoist out of inner loops.
+        let mut e = if base.is_some() { self.zero } else { offset };
+        for (d, (p, s)) in point.iter().zip(strides).enumerate() {
+            if d < from || *p == self.zero || (d == last && inner == Some(0)) {
+                continue;
+            }
+            let t = if d == last && inner == Some(1) {
+                *p
+            } else {
+                self.b.ins().imul(*p, s)
+            };
+            e = self.b.ins().iadd(e, t);
+        }
+        let size = self.k.args[arg].dtype.size() as i64;
+        let bytes = self.b.ins().ishl_imm_s(e, size.trailing_zeros() as i64);
+        self.b.ins().iadd(base.unwrap_or(self.bufs[arg]), bytes)
+    }
+
+    /// Whether instruction `i`'s index stays put along the dim SIMD lanes run along.
+    fn inner_stride_is_zero(&self, i: usize) -> bool {
+        self.k.body[i]
+            .index()
+            .is_some_and(|index| index.strides.get(self.lane_dim) == Some(&0))
+    }
+
+    fn load(&mut self, i: usize, arg: usize, point: &[Value]) -> Result<Value> {
+        let addr = self.address(i, arg, point);
+        let dtype = self.k.args[arg].dtype;
+        if self.vector {
+            if let (Some(r), Some(rows)) = (self.quad_row, self.transposed[i]) {
+                return Ok(rows[r]);
+            }
+            let Instr::Load { index, .. } = &self.k.body[i] else {
+                unreachable!("load() emits loads")
+            };
+            return Ok(match index.strides.get(self.lane_dim) {
+                Some(0) => {
+                    let s = self.b.ins().load(types::F32, mem(), addr, 0);
+                    self.b.ins().splat(types::F32X4, s)
+                }
+                Some(1) => self.b.ins().load(types::F32X4, mem(), addr, 0),
+                // A strided row: four scalar loads gathered into one vector.
+                Some(_) | None => {
+                    let (strides, _) = self.index[i].clone().expect("loads have an index");
+                    let step = strides[self.lane_dim];
+                    let step = self.b.ins().ishl_imm_s(step, 2);
+                    let mut at = addr;
+                    let first = self.b.ins().load(types::F32, mem(), at, 0);
+                    let mut v = self.b.ins().splat(types::F32X4, first);
+                    for lane in 1..LANES as u8 {
+                        at = self.b.ins().iadd(at, step);
+                        let x = self.b.ins().load(types::F32, mem(), at, 0);
+                        v = self.b.ins().insertlane(v, x, lane);
+                    }
+                    v
+                }
+            });
+        }
+        Ok(match dtype {
+            DType::F16 => {
+                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
+                let call = self.b.ins().call(self.h.f16_to_f32, &[bits]);
+                self.b.inst_results(call)[0]
+            }
+            DType::BF16 => {
+                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
+                let bits = self.b.ins().ishl_imm_s(bits, 16);
+                self.b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+            }
+            DType::F32
+            | DType::F64
+            | DType::I64
+            | DType::I32
+            | DType::I16
+            | DType::I8
+            | DType::U8
+            | DType::Bool => self.b.ins().load(ty(dtype), mem(), addr, 0),
+        })
+    }
+
+    fn store(&mut self, i: usize, arg: usize, point: &[Value], x: Value) -> Result<()> {
+        let addr = self.address(i, arg, point);
+        let dtype = self.k.args[arg].dtype;
+        if self.vector {
+            if self.inner_stride_is_zero(i) {
+                return unsupported("broadcast store in a SIMD loop");
+            }
+            self.b.ins().store(mem(), x, addr, 0);
+            return Ok(());
+        }
+        match dtype {
+            DType::F16 => {
+                let call = self.b.ins().call(self.h.f32_to_f16, &[x]);
+                let bits = self.b.inst_results(call)[0];
+                self.b.ins().istore16(mem(), bits, addr, 0);
+            }
+            DType::BF16 => {
+                // The value is already a bf16 value held as f32: its top half is exact.
+                let bits = self.b.ins().bitcast(types::I32, MemFlagsData::new(), x);
+                let bits = self.b.ins().ushr_imm_s(bits, 16);
+                self.b.ins().istore16(mem(), bits, addr, 0);
+            }
+            DType::F32
+            | DType::F64
+            | DType::I64
+            | DType::I32
+            | DType::I16
+            | DType::I8
+            | DType::U8
+            | DType::Bool => {
+                self.b.ins().store(mem(), x, addr, 0);
+            }
+        }
+        Ok(())
+    }
+}

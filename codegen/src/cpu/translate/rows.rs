@@ -1,0 +1,516 @@
+//! The row program of a reduction kernel: row-level instructions, one pass over the reduced
+//! dims per reduction (scalar or f32x4 with f64 sum lanes in a fixed order), the stash, and
+//! the final pass of element-level stores.
+
+use super::*;
+
+/// A value that a row's last reduction pass computes and its final store pass needs again
+/// (softmax's `exp(x - max)`): the reduction pass also writes it to the output at the very
+/// place the store pass will write, and the store pass reads it back from there (the row is in
+/// cache) instead of recomputing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stash {
+    /// The stashed value, the reduction in whose pass it is written, and the final store
+    /// (instruction and output argument) whose place holds it meanwhile.
+    pub value: usize,
+    pub reduce: usize,
+    pub store: usize,
+    pub arg: usize,
+}
+
+/// The stash of a kernel, if it has one: one reduced dim; exactly one element-level store,
+/// to a fresh f32/f64 output of the value's dtype whose index moves along the reduced dim (so
+/// the points of a row have distinct places; outputs are dense, so rows do too); and a value
+/// computed from a transcendental that both the last reduction and that store depend on
+/// (the latest such). Everything it looks at is part of the structure key.
+pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
+    if k.reduce_axes != 1 {
+        return None;
+    }
+    let levels = k.levels();
+    let types = k.value_dtypes();
+    let reduce = *k.reduces().last()?;
+    let stores: Vec<usize> = (0..k.body.len())
+        .filter(|&i| matches!(k.body[i], Instr::Store { .. }) && levels[i] == Level::Element)
+        .collect();
+    let [store] = stores[..] else { return None };
+    let Instr::Store { arg, index, .. } = &k.body[store] else {
+        return None;
+    };
+    let out = &k.args[*arg];
+    if out.access != Access::Write
+        || !matches!(out.dtype, DType::F32 | DType::F64)
+        || index.strides.last() == Some(&0)
+    {
+        return None;
+    }
+    // Element-level ancestors (and self) of an instruction.
+    let cone = |root: usize| {
+        let mut seen = vec![false; k.body.len()];
+        let mut stack = vec![root];
+        while let Some(i) = stack.pop() {
+            if seen[i] || levels[i] != Level::Element {
+                continue;
+            }
+            seen[i] = true;
+            stack.extend(k.body[i].operands());
+        }
+        seen
+    };
+    let Instr::Reduce { x, .. } = k.body[reduce] else {
+        return None;
+    };
+    let (of_reduce, of_store) = (cone(x), cone(store));
+    let value = (0..reduce).rev().find(|&v| {
+        of_reduce[v]
+            && of_store[v]
+            && types[v] == Some(out.dtype)
+            && cone(v)
+                .iter()
+                .enumerate()
+                .any(|(i, &inside)| inside && super::super::is_transcendental(&k.body[i]))
+    })?;
+    Some(Stash {
+        value,
+        reduce,
+        store,
+        arg: *arg,
+    })
+}
+
+impl<'a, 'f> Translator<'a, 'f> {
+    /// The program for one kept point: row-level instructions, one pass over the reduced dims
+    /// per reduction, a final pass for element-level stores.
+    pub(super) fn row(&mut self, point: &mut Vec<Value>, vals: &mut [Option<Value>]) -> Result<()> {
+        let n = self.k.body.len();
+        let kept = self.k.shape.len() - self.k.reduce_axes;
+        let reducing = self.k.reduce_axes > 0;
+        if reducing {
+            self.set_bases(point, kept);
+        }
+        let mut row_done = 0;
+        for r in self.k.reduces() {
+            let Instr::Reduce { op, x } = self.k.body[r] else {
+                unreachable!("reduces() lists Reduce instructions")
+            };
+            self.eval(row_done..r, Level::Row, point, vals)?;
+            self.pin_row_values(row_done..r, vals);
+            row_done = r;
+            let dtype = self.types[r].expect("reductions have a value");
+            let (acc_ty, identity) = self.identity(op, dtype)?;
+            let acc = self.b.declare_var(acc_ty);
+            self.b.def_var(acc, identity);
+            self.live = Some(self.element_cone(&[x], None));
+            let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
+                let mut v = vals.to_vec();
+                t.eval(0..r, Level::Element, point, &mut v)?;
+                t.stash_store(r, point, &v)?;
+                let x = v[x].expect("invariant: a reduction's operand is computed before it");
+                t.step(op, dtype, acc, x)
+            };
+            if self.row_simd {
+                self.vector_reduce(r, op, acc, point, vals, &mut scalar)?;
+            } else {
+                self.inner(kept, point, &mut scalar)?;
+            }
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+            let a = self.b.use_var(acc);
+            let done = self.finish(op, dtype, a)?;
+            vals[r] = Some(self.pin(&[done])[0]);
+        }
+        self.eval(row_done..n, Level::Row, point, vals)?;
+        if reducing {
+            self.pin_row_values(row_done..n, vals);
+        }
+        let element_stores = self
+            .k
+            .body
+            .iter()
+            .zip(&self.levels)
+            .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
+        if element_stores {
+            self.skip = self.stash.map(|st| st.value);
+            let stores: Vec<usize> = (0..n)
+                .filter(|&i| {
+                    matches!(self.k.body[i], Instr::Store { .. })
+                        && self.levels[i] == Level::Element
+                })
+                .collect();
+            self.live = Some(self.element_cone(&stores, self.skip));
+            let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
+                let mut v = vals.to_vec();
+                t.stash_load(point, &mut v);
+                t.eval(0..n, Level::Element, point, &mut v)
+            };
+            if self.row_simd {
+                let splat = self.splat_row_values(vals);
+                self.inner_vector(
+                    kept,
+                    point,
+                    &mut |t, point, _| {
+                        let mut v = splat.clone();
+                        t.stash_load(point, &mut v);
+                        t.eval(0..n, Level::Element, point, &mut v)
+                    },
+                    &mut scalar,
+                )?;
+            } else {
+                self.inner(kept, point, &mut scalar)?;
+            }
+            self.skip = None;
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+        }
+        if reducing {
+            self.clear_bases();
+        }
+        Ok(())
+    }
+
+    /// The element-level instructions `roots` depend on (themselves included), not looking
+    /// past `stop`: what one pass over a row must compute. A load no one in the pass needs
+    /// (the input of a stashed value, an operand of a later pass) is not emitted there.
+    pub(super) fn element_cone(&self, roots: &[usize], stop: Option<usize>) -> Vec<bool> {
+        let mut seen = vec![false; self.k.body.len()];
+        let mut stack = roots.to_vec();
+        while let Some(i) = stack.pop() {
+            if seen[i] || self.levels[i] != Level::Element {
+                continue;
+            }
+            seen[i] = true;
+            if stop != Some(i) {
+                stack.extend(self.k.body[i].operands());
+            }
+        }
+        seen
+    }
+
+    /// Pins the row-level values computed by the instructions of `range` (see [`Self::pin`]).
+    pub(super) fn pin_row_values(
+        &mut self,
+        range: std::ops::Range<usize>,
+        vals: &mut [Option<Value>],
+    ) {
+        let at: Vec<usize> = range
+            .filter(|&j| self.levels[j] == Level::Row && vals[j].is_some())
+            .collect();
+        if at.is_empty() {
+            return;
+        }
+        let values: Vec<Value> = at.iter().map(|&j| vals[j].expect("filtered")).collect();
+        let pinned = self.pin(&values);
+        for (j, v) in at.into_iter().zip(pinned) {
+            vals[j] = Some(v);
+        }
+    }
+
+    /// In the pass of reduction `r`, writes the stashed value to its place in the output.
+    pub(super) fn stash_store(
+        &mut self,
+        r: usize,
+        point: &[Value],
+        vals: &[Option<Value>],
+    ) -> Result<()> {
+        match self.stash {
+            Some(st) if st.reduce == r => {
+                let x =
+                    vals[st.value].expect("invariant: the stashed value precedes the reduction");
+                self.store(st.store, st.arg, point, x)
+            }
+            Some(_) | None => Ok(()),
+        }
+    }
+
+    /// In the final pass, reads the stashed value back instead of recomputing it.
+    pub(super) fn stash_load(&mut self, point: &[Value], vals: &mut [Option<Value>]) {
+        if let Some(st) = self.stash {
+            let addr = self.address(st.store, st.arg, point);
+            let t = if self.vector {
+                types::F32X4
+            } else {
+                ty(self.k.args[st.arg].dtype)
+            };
+            vals[st.value] = Some(self.b.ins().load(t, mem(), addr, 0));
+        }
+    }
+
+    /// `vals` with every row-level f32 value splatted to f32x4, for a SIMD pass over a row.
+    pub(super) fn splat_row_values(&mut self, vals: &[Option<Value>]) -> Vec<Option<Value>> {
+        (0..vals.len())
+            .map(|j| match vals[j] {
+                Some(v) if self.levels[j] == Level::Row && self.types[j] == Some(DType::F32) => {
+                    Some(self.b.ins().splat(types::F32X4, v))
+                }
+                other => other,
+            })
+            .collect()
+    }
+
+    /// One SIMD pass of reduction `r` (an f32 sum, max or min) over the row into `acc`: the
+    /// vector part into [`ROW_LANES`] lanes (f64 lanes for a sum), combined in a fixed tree,
+    /// then the scalar tail through `scalar`.
+    pub(super) fn vector_reduce(
+        &mut self,
+        r: usize,
+        op: ReduceOp,
+        acc: Variable,
+        point: &mut Vec<Value>,
+        vals: &[Option<Value>],
+        scalar: &mut dyn FnMut(&mut Self, &mut Vec<Value>) -> Result<()>,
+    ) -> Result<()> {
+        let Instr::Reduce { x, .. } = self.k.body[r] else {
+            unreachable!("r is a reduction")
+        };
+        let kept = self.k.shape.len() - self.k.reduce_axes;
+        let sum = op == ReduceOp::Sum;
+        let init = if sum {
+            let z = self.b.ins().f64const(0.0);
+            self.b.ins().splat(types::F64X2, z)
+        } else {
+            let e = if op == ReduceOp::Max {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            };
+            let e = self.b.ins().f32const(e);
+            self.b.ins().splat(types::F32X4, e)
+        };
+        let (lane_ty, parts) = if sum {
+            (types::F64X2, ROW_LANES as usize / 2)
+        } else {
+            (types::F32X4, ROW_LANES as usize / LANES as usize)
+        };
+        let accs: Vec<Variable> = (0..parts)
+            .map(|_| {
+                let v = self.b.declare_var(lane_ty);
+                self.b.def_var(v, init);
+                v
+            })
+            .collect();
+        // Max and min fold with `maxps`/`minps`, which keep the accumulator when the new
+        // element is NaN; a NaN seen anywhere is recorded in lane masks and wins at the end.
+        let nans: Vec<Variable> = if sum {
+            vec![]
+        } else {
+            let none = self.b.ins().iconst(types::I32, 0);
+            let none = self.b.ins().splat(types::I32X4, none);
+            (0..parts)
+                .map(|_| {
+                    let v = self.b.declare_var(types::I32X4);
+                    self.b.def_var(v, none);
+                    v
+                })
+                .collect()
+        };
+        let splat = self.splat_row_values(vals);
+        // A widened sum folds the f32 value; its cast to f64 is not emitted in vector code.
+        let (widened, x) = match self.widened_sum(r) {
+            Some(y) => (Some(x), y),
+            None => (None, x),
+        };
+        self.inner_vector(
+            kept,
+            point,
+            &mut |t, point, u| {
+                let mut v = splat.clone();
+                t.skip = widened;
+                t.eval(0..r, Level::Element, point, &mut v)?;
+                t.skip = None;
+                t.stash_store(r, point, &v)?;
+                let x = v[x].expect("invariant: a reduction's operand is computed before it");
+                // A sum's f32x4 feeds two f64x2 accumulators; max and min fold in f32x4.
+                let lanes = if sum {
+                    let lo = t.b.ins().fvpromote_low(x);
+                    let high = t.high_half(x);
+                    let hi = t.b.ins().fvpromote_low(high);
+                    vec![(2 * u, lo), (2 * u + 1, hi)]
+                } else {
+                    vec![(u, x)]
+                };
+                for (part, y) in lanes {
+                    let a = t.b.use_var(accs[part]);
+                    let folded = t.fold_lanes(op, a, y);
+                    t.b.def_var(accs[part], folded);
+                    if !sum {
+                        let seen = t.b.use_var(nans[part]);
+                        let nan = t.b.ins().fcmp(FloatCC::Unordered, y, y);
+                        let seen = t.b.ins().bor(seen, nan);
+                        t.b.def_var(nans[part], seen);
+                    }
+                }
+                Ok(())
+            },
+            scalar,
+        )?;
+        let mut parts: Vec<Value> = accs.iter().map(|a| self.b.use_var(*a)).collect();
+        while parts.len() > 1 {
+            parts = parts
+                .chunks(2)
+                .map(|p| self.fold_lanes(op, p[0], p[1]))
+                .collect();
+        }
+        let v = parts[0];
+        if sum {
+            let l0 = self.b.ins().extractlane(v, 0);
+            let l1 = self.b.ins().extractlane(v, 1);
+            let total = self.b.ins().fadd(l0, l1);
+            let tail = self.b.use_var(acc);
+            let all = self.b.ins().fadd(total, tail);
+            self.b.def_var(acc, all);
+        } else {
+            for lane in 0..LANES as u8 {
+                let l = self.b.ins().extractlane(v, lane);
+                self.step(op, DType::F32, acc, l)?;
+            }
+            let mut seen = self.b.use_var(nans[0]);
+            for part in &nans[1..] {
+                let more = self.b.use_var(*part);
+                seen = self.b.ins().bor(seen, more);
+            }
+            let any = self.b.ins().vany_true(seen);
+            let a = self.b.use_var(acc);
+            let nan = self.b.ins().f64const(f64::NAN);
+            let a = self.b.ins().select(any, nan, a);
+            self.b.def_var(acc, a);
+        }
+        Ok(())
+    }
+
+    /// `a ⊕ b` lane by lane for a SIMD reduction pass (sum, max or min: the only reductions
+    /// `vectorizable_rows` admits). Max and min keep `a` where `b` is not greater (or less),
+    /// NaN included: one `maxps`/`minps`; the caller tracks NaNs itself ([`Self::vector_reduce`]).
+    pub(super) fn fold_lanes(&mut self, op: ReduceOp, a: Value, b: Value) -> Value {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        match op {
+            ReduceOp::Sum => self.b.ins().fadd(a, b),
+            ReduceOp::Max => {
+                let take = self.b.ins().fcmp(FloatCC::LessThan, a, b);
+                let take = self.b.ins().bitcast(types::F32X4, little, take);
+                self.b.ins().bitselect(take, b, a)
+            }
+            ReduceOp::Min => {
+                let take = self.b.ins().fcmp(FloatCC::LessThan, b, a);
+                let take = self.b.ins().bitcast(types::F32X4, little, take);
+                self.b.ins().bitselect(take, b, a)
+            }
+            ReduceOp::Prod | ReduceOp::All | ReduceOp::Any => {
+                unreachable!("vectorizable_rows admits only sum, max and min")
+            }
+        }
+    }
+
+    /// Lanes 2 and 3 of an f32x4 moved to lanes 0 and 1.
+    pub(super) fn high_half(&mut self, x: Value) -> Value {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let bytes = self.b.ins().bitcast(types::I8X16, little, x);
+        let mask: Vec<u8> = (8..16).chain(8..16).collect();
+        let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+        let moved = self.b.ins().shuffle(bytes, bytes, mask);
+        self.b.ins().bitcast(types::F32X4, little, moved)
+    }
+
+    pub(super) fn identity(&mut self, op: ReduceOp, dtype: DType) -> Result<(Type, Value)> {
+        let ins = self.b.ins();
+        Ok(
+            if dtype == DType::Bool || matches!(op, ReduceOp::All | ReduceOp::Any) {
+                let v = match op {
+                    ReduceOp::Sum | ReduceOp::Max | ReduceOp::Any => 0,
+                    ReduceOp::Prod | ReduceOp::Min | ReduceOp::All => 1,
+                };
+                (types::I8, ins.iconst(types::I8, v))
+            } else if dtype.is_float() {
+                let v = match op {
+                    ReduceOp::Sum => 0.0,
+                    ReduceOp::Prod => 1.0,
+                    ReduceOp::Max => f64::NEG_INFINITY,
+                    ReduceOp::Min => f64::INFINITY,
+                    ReduceOp::All | ReduceOp::Any => return unsupported("all/any over floats"),
+                };
+                (types::F64, ins.f64const(v))
+            } else {
+                let v = match op {
+                    ReduceOp::Sum => 0,
+                    ReduceOp::Prod => 1,
+                    ReduceOp::Max => i64::MIN,
+                    ReduceOp::Min => i64::MAX,
+                    ReduceOp::All | ReduceOp::Any => return unsupported("all/any over integers"),
+                };
+                (types::I64, ins.iconst(types::I64, v))
+            },
+        )
+    }
+
+    /// `acc = acc ⊕ x`, as `reduce_step` does.
+    pub(super) fn step(
+        &mut self,
+        op: ReduceOp,
+        dtype: DType,
+        acc: Variable,
+        x: Value,
+    ) -> Result<()> {
+        let a = self.b.use_var(acc);
+        // all/any fold truthiness whatever the dtype; the result is cast back at the end.
+        let x = match op {
+            ReduceOp::All | ReduceOp::Any if dtype != DType::Bool => {
+                self.cast(x, dtype, DType::Bool)?
+            }
+            ReduceOp::Sum
+            | ReduceOp::Prod
+            | ReduceOp::Max
+            | ReduceOp::Min
+            | ReduceOp::All
+            | ReduceOp::Any => x,
+        };
+        let next = if dtype == DType::Bool || matches!(op, ReduceOp::All | ReduceOp::Any) {
+            match op {
+                ReduceOp::Sum | ReduceOp::Max | ReduceOp::Any => self.b.ins().bor(a, x),
+                ReduceOp::Prod | ReduceOp::Min | ReduceOp::All => self.b.ins().band(a, x),
+            }
+        } else if dtype.is_float() {
+            let v = self.widen(dtype, x);
+            match op {
+                ReduceOp::Sum => self.b.ins().fadd(a, v),
+                ReduceOp::Prod => self.b.ins().fmul(a, v),
+                ReduceOp::Max | ReduceOp::Min => {
+                    let cc = if op == ReduceOp::Max {
+                        FloatCC::GreaterThan
+                    } else {
+                        FloatCC::LessThan
+                    };
+                    let better = self.b.ins().fcmp(cc, v, a);
+                    let picked = self.b.ins().select(better, v, a);
+                    let nan = self.b.ins().fcmp(FloatCC::Unordered, a, v);
+                    let qnan = self.b.ins().f64const(f64::NAN);
+                    self.b.ins().select(nan, qnan, picked)
+                }
+                ReduceOp::All | ReduceOp::Any => return unsupported("all/any over floats"),
+            }
+        } else {
+            let v = self.extend(dtype, x);
+            match op {
+                ReduceOp::Sum => self.b.ins().iadd(a, v),
+                ReduceOp::Prod => self.b.ins().imul(a, v),
+                ReduceOp::Max => self.b.ins().smax(a, v),
+                ReduceOp::Min => self.b.ins().smin(a, v),
+                ReduceOp::All | ReduceOp::Any => return unsupported("all/any over integers"),
+            }
+        };
+        self.b.def_var(acc, next);
+        Ok(())
+    }
+
+    pub(super) fn finish(&mut self, op: ReduceOp, dtype: DType, acc: Value) -> Result<Value> {
+        Ok(if dtype == DType::Bool {
+            acc
+        } else if matches!(op, ReduceOp::All | ReduceOp::Any) {
+            self.cast(acc, DType::Bool, dtype)?
+        } else if dtype.is_float() {
+            self.narrow_f64(dtype, acc)
+        } else if dtype == DType::I64 {
+            acc
+        } else {
+            self.b.ins().ireduce(ty(dtype), acc)
+        })
+    }
+}

@@ -1,0 +1,590 @@
+//! Scalar and f32x4 arithmetic: constants, casts, rounding to f16/bf16, unary and binary ops
+//! (inline math for f32 transcendentals, helpers for the rest), selects.
+
+use super::*;
+
+impl<'a, 'f> Translator<'a, 'f> {
+    pub(super) fn constant(&mut self, value: Scalar, dtype: DType) -> Value {
+        let v = value.cast(dtype);
+        let s = match dtype {
+            DType::F16 | DType::BF16 | DType::F32 => {
+                self.b.ins().f32const(round_float(v.as_f64(), dtype) as f32)
+            }
+            DType::F64 => self.b.ins().f64const(v.as_f64()),
+            DType::Bool => self.b.ins().iconst(types::I8, v.as_bool() as i64),
+            DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U8 => {
+                self.b.ins().iconst(ty(dtype), v.as_i64())
+            }
+        };
+        if self.vector {
+            self.b.ins().splat(types::F32X4, s)
+        } else {
+            s
+        }
+    }
+
+    pub(super) fn fconst(&mut self, t: Type, v: f64) -> Value {
+        match t {
+            types::F64 => self.b.ins().f64const(v),
+            types::F32X4 => {
+                let s = self.b.ins().f32const(v as f32);
+                self.b.ins().splat(types::F32X4, s)
+            }
+            _ => self.b.ins().f32const(v as f32),
+        }
+    }
+
+    /// A float value of `dtype` widened to f64.
+    pub(super) fn widen(&mut self, dtype: DType, x: Value) -> Value {
+        if dtype == DType::F64 {
+            x
+        } else {
+            self.b.ins().fpromote(types::F64, x)
+        }
+    }
+
+    /// An f64 rounded once to the float `dtype` (held as its register type).
+    pub(super) fn narrow_f64(&mut self, dtype: DType, x: Value) -> Value {
+        match dtype {
+            DType::F16 | DType::BF16 => {
+                let f = if dtype == DType::F16 {
+                    self.h.round_f16
+                } else {
+                    self.h.round_bf16
+                };
+                let call = self.b.ins().call(f, &[x]);
+                self.b.inst_results(call)[0]
+            }
+            DType::F32 => self.b.ins().fdemote(types::F32, x),
+            DType::F64
+            | DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64 => x,
+        }
+    }
+
+    /// Rounds the result of an exactly rounded f32 op to f16/bf16 (f32 carries enough bits
+    /// for that double rounding to be exact); identity for f32 and f64.
+    pub(super) fn round(&mut self, dtype: DType, x: Value) -> Value {
+        match dtype {
+            DType::F16 | DType::BF16 => {
+                let w = self.b.ins().fpromote(types::F64, x);
+                self.narrow_f64(dtype, w)
+            }
+            DType::F32
+            | DType::F64
+            | DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64 => x,
+        }
+    }
+
+    /// An integer (or bool) value widened to i64 by its signedness.
+    pub(super) fn extend(&mut self, dtype: DType, x: Value) -> Value {
+        if dtype == DType::I64 {
+            x
+        } else if is_signed(dtype) {
+            self.b.ins().sextend(types::I64, x)
+        } else {
+            self.b.ins().uextend(types::I64, x)
+        }
+    }
+
+    pub(super) fn narrow(&mut self, dtype: DType, x: Value) -> Value {
+        if ty(dtype) == types::I64 {
+            x
+        } else {
+            self.b.ins().ireduce(ty(dtype), x)
+        }
+    }
+
+    /// A float helper call `f(code, args…)` in f64, per lane in a SIMD loop.
+    pub(super) fn call_f64(
+        &mut self,
+        f: FuncRef,
+        code: i64,
+        args: &[Value],
+        compute: DType,
+    ) -> Value {
+        if self.vector {
+            let mut out = self.fconst(types::F32X4, 0.0);
+            for lane in 0..LANES as u8 {
+                let mut call_args = vec![self.b.ins().iconst(types::I64, code)];
+                for a in args {
+                    let s = self.b.ins().extractlane(*a, lane);
+                    call_args.push(self.b.ins().fpromote(types::F64, s));
+                }
+                let call = self.b.ins().call(f, &call_args);
+                let r = self.b.inst_results(call)[0];
+                let r = self.b.ins().fdemote(types::F32, r);
+                out = self.b.ins().insertlane(out, r, lane);
+            }
+            return out;
+        }
+        let mut call_args = vec![self.b.ins().iconst(types::I64, code)];
+        for a in args {
+            call_args.push(self.widen(compute, *a));
+        }
+        let call = self.b.ins().call(f, &call_args);
+        let r = self.b.inst_results(call)[0];
+        self.narrow_f64(compute, r)
+    }
+
+    pub(super) fn bool_const(&mut self, v: bool) -> Value {
+        if self.vector {
+            let s = self.b.ins().iconst(types::I32, -(v as i64));
+            self.b.ins().splat(types::I32X4, s)
+        } else {
+            self.b.ins().iconst(types::I8, v as i64)
+        }
+    }
+
+    pub(super) fn unary(&mut self, op: UnaryOp, x: Value, compute: DType) -> Result<Value> {
+        if compute.is_float() {
+            return Ok(self.unary_float(op, x, compute));
+        }
+        if compute == DType::Bool {
+            return Ok(match op {
+                UnaryOp::LogicalNot | UnaryOp::BitwiseNot => self.b.ins().bxor_imm_s(x, 1),
+                UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
+                UnaryOp::IsFinite => self.bool_const(true),
+                UnaryOp::Neg
+                | UnaryOp::Abs
+                | UnaryOp::Sign
+                | UnaryOp::Exp
+                | UnaryOp::Expm1
+                | UnaryOp::Log
+                | UnaryOp::Log2
+                | UnaryOp::Log1p
+                | UnaryOp::Sqrt
+                | UnaryOp::Rsqrt
+                | UnaryOp::Reciprocal
+                | UnaryOp::Square
+                | UnaryOp::Sin
+                | UnaryOp::Cos
+                | UnaryOp::Tan
+                | UnaryOp::Tanh
+                | UnaryOp::Sigmoid
+                | UnaryOp::Relu
+                | UnaryOp::Erf
+                | UnaryOp::Floor
+                | UnaryOp::Ceil
+                | UnaryOp::Round
+                | UnaryOp::Trunc => x,
+            });
+        }
+        let t = ty(compute);
+        let signed = is_signed(compute);
+        Ok(match op {
+            UnaryOp::Neg => self.b.ins().ineg(x),
+            UnaryOp::Abs => {
+                if signed {
+                    self.b.ins().iabs(x)
+                } else {
+                    x
+                }
+            }
+            UnaryOp::Sign => {
+                let zero = self.b.ins().iconst(t, 0);
+                let one = self.b.ins().iconst(t, 1);
+                if signed {
+                    let minus = self.b.ins().iconst(t, -1);
+                    let pos = self.b.ins().icmp(IntCC::SignedGreaterThan, x, zero);
+                    let neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
+                    let m = self.b.ins().select(neg, minus, zero);
+                    self.b.ins().select(pos, one, m)
+                } else {
+                    let nz = self.b.ins().icmp(IntCC::NotEqual, x, zero);
+                    self.b.ins().select(nz, one, zero)
+                }
+            }
+            UnaryOp::Square => self.b.ins().imul(x, x),
+            UnaryOp::Relu => {
+                if signed {
+                    let zero = self.b.ins().iconst(t, 0);
+                    self.b.ins().smax(x, zero)
+                } else {
+                    x
+                }
+            }
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x,
+            UnaryOp::BitwiseNot => self.b.ins().bnot(x),
+            UnaryOp::LogicalNot => self.b.ins().icmp_imm_s(IntCC::Equal, x, 0),
+            UnaryOp::IsNan | UnaryOp::IsInf => self.b.ins().iconst(types::I8, 0),
+            UnaryOp::IsFinite => self.b.ins().iconst(types::I8, 1),
+            UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Reciprocal
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf => {
+                let w = self.extend(compute, x);
+                let code = self.b.ins().iconst(types::I64, unary_code(op));
+                let call = self.b.ins().call(self.h.unary_i64, &[code, w]);
+                let r = self.b.inst_results(call)[0];
+                self.narrow(compute, r)
+            }
+        })
+    }
+
+    pub(super) fn unary_float(&mut self, op: UnaryOp, x: Value, compute: DType) -> Value {
+        let t = if self.vector {
+            types::F32X4
+        } else {
+            ty(compute)
+        };
+        match op {
+            UnaryOp::Neg => self.b.ins().fneg(x),
+            UnaryOp::Abs => self.b.ins().fabs(x),
+            UnaryOp::Square => {
+                let r = self.b.ins().fmul(x, x);
+                self.round(compute, r)
+            }
+            UnaryOp::Sqrt => {
+                let r = self.b.ins().sqrt(x);
+                self.round(compute, r)
+            }
+            UnaryOp::Reciprocal => {
+                let one = self.fconst(t, 1.0);
+                let r = self.b.ins().fdiv(one, x);
+                self.round(compute, r)
+            }
+            UnaryOp::Floor => self.b.ins().floor(x),
+            UnaryOp::Ceil => self.b.ins().ceil(x),
+            UnaryOp::Trunc => self.b.ins().trunc(x),
+            UnaryOp::Round => self.b.ins().nearest(x),
+            // fmax propagates NaN and orders -0 below +0: exactly `x > 0 || isnan ? x : 0`.
+            UnaryOp::Relu => {
+                let zero = self.fconst(t, 0.0);
+                self.b.ins().fmax(x, zero)
+            }
+            UnaryOp::Sign => {
+                let zero = self.fconst(t, 0.0);
+                let one = self.fconst(t, 1.0);
+                let minus = self.fconst(t, -1.0);
+                let pos = self.b.ins().fcmp(FloatCC::GreaterThan, x, zero);
+                let neg = self.b.ins().fcmp(FloatCC::LessThan, x, zero);
+                let m = self.select(neg, minus, zero);
+                self.select(pos, one, m)
+            }
+            UnaryOp::BitwiseNot => x,
+            UnaryOp::LogicalNot => {
+                let zero = self.fconst(t, 0.0);
+                self.b.ins().fcmp(FloatCC::Equal, x, zero)
+            }
+            UnaryOp::IsNan => self.b.ins().fcmp(FloatCC::Unordered, x, x),
+            UnaryOp::IsInf | UnaryOp::IsFinite => {
+                let a = self.b.ins().fabs(x);
+                let inf = self.fconst(t, f64::INFINITY);
+                let cc = if op == UnaryOp::IsInf {
+                    FloatCC::Equal
+                } else {
+                    FloatCC::LessThan
+                };
+                self.b.ins().fcmp(cc, a, inf)
+            }
+            // f32 (and f16/bf16, computed in f32) transcendentals inline; f64 calls libm.
+            UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf
+                if compute != DType::F64 =>
+            {
+                let slow = Fallback {
+                    func: self.h.unary_f64,
+                    code: unary_code(op),
+                };
+                let r = math::unary(&mut self.b, op, x, slow);
+                self.round(compute, r)
+            }
+            UnaryOp::Rsqrt
+            | UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf => self.call_f64(self.h.unary_f64, unary_code(op), &[x], compute),
+        }
+    }
+
+    /// `cond ? a : b`; in a SIMD loop `cond` is a lane mask.
+    pub(super) fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
+        if self.vector {
+            let mask = self
+                .b
+                .ins()
+                .bitcast(types::F32X4, MemFlagsData::new(), cond);
+            self.b.ins().bitselect(mask, a, b)
+        } else {
+            self.b.ins().select(cond, a, b)
+        }
+    }
+
+    pub(super) fn binary(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        compute: DType,
+        exponent: Option<f64>,
+    ) -> Result<Value> {
+        if compute.is_float() {
+            return Ok(self.binary_float(op, a, b, compute, exponent));
+        }
+        if compute == DType::Bool {
+            return Ok(match op {
+                BinaryOp::Eq => self.b.ins().icmp(IntCC::Equal, a, b),
+                BinaryOp::Ne | BinaryOp::LogicalXor | BinaryOp::BitXor | BinaryOp::Sub => {
+                    self.b.ins().bxor(a, b)
+                }
+                BinaryOp::Lt => self.b.ins().icmp(IntCC::UnsignedLessThan, a, b),
+                BinaryOp::Le => self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a, b),
+                BinaryOp::Gt => self.b.ins().icmp(IntCC::UnsignedGreaterThan, a, b),
+                BinaryOp::Ge => self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, a, b),
+                BinaryOp::LogicalAnd | BinaryOp::BitAnd | BinaryOp::Mul | BinaryOp::Minimum => {
+                    self.b.ins().band(a, b)
+                }
+                BinaryOp::LogicalOr | BinaryOp::BitOr | BinaryOp::Add | BinaryOp::Maximum => {
+                    self.b.ins().bor(a, b)
+                }
+                BinaryOp::Div
+                | BinaryOp::DivTrunc
+                | BinaryOp::DivFloor
+                | BinaryOp::Remainder
+                | BinaryOp::Fmod
+                | BinaryOp::Pow => {
+                    let (x, y) = (self.extend(DType::Bool, a), self.extend(DType::Bool, b));
+                    let r = self.int_helper(op, x, y);
+                    self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0)
+                }
+                BinaryOp::Atan2 => return unsupported("atan2 over bools"),
+            });
+        }
+        let signed = is_signed(compute);
+        let cc = |s: IntCC, u: IntCC| if signed { s } else { u };
+        Ok(match op {
+            BinaryOp::Add => self.b.ins().iadd(a, b),
+            BinaryOp::Sub => self.b.ins().isub(a, b),
+            BinaryOp::Mul => self.b.ins().imul(a, b),
+            BinaryOp::Div
+            | BinaryOp::DivTrunc
+            | BinaryOp::DivFloor
+            | BinaryOp::Remainder
+            | BinaryOp::Fmod
+            | BinaryOp::Pow => {
+                let (x, y) = (self.extend(compute, a), self.extend(compute, b));
+                let r = self.int_helper(op, x, y);
+                self.narrow(compute, r)
+            }
+            BinaryOp::Maximum => {
+                if signed {
+                    self.b.ins().smax(a, b)
+                } else {
+                    self.b.ins().umax(a, b)
+                }
+            }
+            BinaryOp::Minimum => {
+                if signed {
+                    self.b.ins().smin(a, b)
+                } else {
+                    self.b.ins().umin(a, b)
+                }
+            }
+            BinaryOp::Atan2 => return unsupported("atan2 over integers"),
+            BinaryOp::Eq => self.b.ins().icmp(IntCC::Equal, a, b),
+            BinaryOp::Ne => self.b.ins().icmp(IntCC::NotEqual, a, b),
+            BinaryOp::Lt => {
+                let c = cc(IntCC::SignedLessThan, IntCC::UnsignedLessThan);
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::Le => {
+                let c = cc(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual);
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::Gt => {
+                let c = cc(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan);
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::Ge => {
+                let c = cc(
+                    IntCC::SignedGreaterThanOrEqual,
+                    IntCC::UnsignedGreaterThanOrEqual,
+                );
+                self.b.ins().icmp(c, a, b)
+            }
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
+                let x = self.b.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
+                let y = self.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0);
+                self.logical(op, x, y)
+            }
+            BinaryOp::BitAnd => self.b.ins().band(a, b),
+            BinaryOp::BitOr => self.b.ins().bor(a, b),
+            BinaryOp::BitXor => self.b.ins().bxor(a, b),
+        })
+    }
+
+    /// and/or/xor of two truth values (`LogicalAnd`/`LogicalOr`, anything else is xor).
+    pub(super) fn logical(&mut self, op: BinaryOp, x: Value, y: Value) -> Value {
+        if op == BinaryOp::LogicalAnd {
+            self.b.ins().band(x, y)
+        } else if op == BinaryOp::LogicalOr {
+            self.b.ins().bor(x, y)
+        } else {
+            self.b.ins().bxor(x, y)
+        }
+    }
+
+    pub(super) fn int_helper(&mut self, op: BinaryOp, x: Value, y: Value) -> Value {
+        let code = self.b.ins().iconst(types::I64, binary_code(op));
+        let call = self.b.ins().call(self.h.binary_i64, &[code, x, y]);
+        self.b.inst_results(call)[0]
+    }
+
+    pub(super) fn binary_float(
+        &mut self,
+        op: BinaryOp,
+        a: Value,
+        b: Value,
+        compute: DType,
+        exponent: Option<f64>,
+    ) -> Value {
+        let t = if self.vector {
+            types::F32X4
+        } else {
+            ty(compute)
+        };
+        let cmp = |s: &mut Self, cc: FloatCC| s.b.ins().fcmp(cc, a, b);
+        match op {
+            BinaryOp::Add => {
+                let r = self.b.ins().fadd(a, b);
+                self.round(compute, r)
+            }
+            BinaryOp::Sub => {
+                let r = self.b.ins().fsub(a, b);
+                self.round(compute, r)
+            }
+            BinaryOp::Mul => {
+                let r = self.b.ins().fmul(a, b);
+                self.round(compute, r)
+            }
+            BinaryOp::Div => {
+                let r = self.b.ins().fdiv(a, b);
+                self.round(compute, r)
+            }
+            // x² is exact in f64, so squaring in the compute type rounds once like powf does.
+            BinaryOp::Pow if exponent == Some(2.0) => {
+                let r = self.b.ins().fmul(a, a);
+                self.round(compute, r)
+            }
+            BinaryOp::Pow if exponent == Some(1.0) => a,
+            // x³ as two f32 products (gelu's cube): within 1 ulp of powf, no log/exp.
+            BinaryOp::Pow if exponent == Some(3.0) && compute != DType::F64 => {
+                let r = self.b.ins().fmul(a, a);
+                let r = self.b.ins().fmul(r, a);
+                self.round(compute, r)
+            }
+            BinaryOp::Pow if compute != DType::F64 => {
+                let r = math::pow(&mut self.b, a, b);
+                self.round(compute, r)
+            }
+            BinaryOp::Maximum => self.b.ins().fmax(a, b),
+            BinaryOp::Minimum => self.b.ins().fmin(a, b),
+            BinaryOp::Eq => cmp(self, FloatCC::Equal),
+            BinaryOp::Ne => cmp(self, FloatCC::NotEqual),
+            BinaryOp::Lt => cmp(self, FloatCC::LessThan),
+            BinaryOp::Le => cmp(self, FloatCC::LessThanOrEqual),
+            BinaryOp::Gt => cmp(self, FloatCC::GreaterThan),
+            BinaryOp::Ge => cmp(self, FloatCC::GreaterThanOrEqual),
+            BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
+                let zero = self.fconst(t, 0.0);
+                let x = self.b.ins().fcmp(FloatCC::NotEqual, a, zero);
+                let y = self.b.ins().fcmp(FloatCC::NotEqual, b, zero);
+                self.logical(op, x, y)
+            }
+            // Refused by the frontend; the interpreter's answer is NaN.
+            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => self.fconst(t, f64::NAN),
+            BinaryOp::DivTrunc
+            | BinaryOp::DivFloor
+            | BinaryOp::Remainder
+            | BinaryOp::Fmod
+            | BinaryOp::Pow
+            | BinaryOp::Atan2 => {
+                if op == BinaryOp::DivTrunc && !self.vector {
+                    let (x, y) = (self.widen(compute, a), self.widen(compute, b));
+                    let q = self.b.ins().fdiv(x, y);
+                    let q = self.b.ins().trunc(q);
+                    return self.narrow_f64(compute, q);
+                }
+                self.call_f64(self.h.binary_f64, binary_code(op), &[a, b], compute)
+            }
+        }
+    }
+
+    pub(super) fn cast(&mut self, x: Value, from: DType, to: DType) -> Result<Value> {
+        if from == to {
+            return Ok(x);
+        }
+        let ins_float = |d: DType| d.is_float();
+        Ok(if ins_float(from) {
+            if to == DType::Bool {
+                let zero = self.fconst(ty(from), 0.0);
+                self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
+            } else if to.is_float() {
+                match (from, to) {
+                    // f16/bf16 values are exact f32 values already.
+                    (DType::F16 | DType::BF16, DType::F32) => x,
+                    (_, DType::F64) => self.b.ins().fpromote(types::F64, x),
+                    _ => {
+                        let w = self.widen(from, x);
+                        self.narrow_f64(to, w)
+                    }
+                }
+            } else {
+                // float_to_i64: truncation in range, i64::MIN for NaN and out of range.
+                let w = self.widen(from, x);
+                let lo = self.b.ins().f64const(-9_223_372_036_854_775_808.0);
+                let hi = self.b.ins().f64const(9_223_372_036_854_775_808.0);
+                let ge = self.b.ins().fcmp(FloatCC::GreaterThanOrEqual, w, lo);
+                let lt = self.b.ins().fcmp(FloatCC::LessThan, w, hi);
+                let ok = self.b.ins().band(ge, lt);
+                let v = self.b.ins().fcvt_to_sint_sat(types::I64, w);
+                let min = self.b.ins().iconst(types::I64, i64::MIN);
+                let r = self.b.ins().select(ok, v, min);
+                self.narrow(to, r)
+            }
+        } else {
+            let w = self.extend(from, x);
+            if to == DType::Bool {
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, w, 0)
+            } else if to.is_float() {
+                let f = self.b.ins().fcvt_from_sint(types::F64, w);
+                self.narrow_f64(to, f)
+            } else {
+                self.narrow(to, w)
+            }
+        })
+    }
+}
