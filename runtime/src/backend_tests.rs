@@ -450,6 +450,42 @@ fn column_pass(
     }
 }
 
+/// `x.op(0) * 2` over `[red, kept]` stored row-major: the kernel's kept dim walks memory
+/// contiguously, its reduced dim with a stride.
+fn column_reduce(op: ReduceOp, kept: usize, red: usize) -> Kernel {
+    Kernel {
+        name: "test".into(),
+        shape: vec![kept, red],
+        reduce_axes: 1,
+        args: vec![
+            arg(DType::F32, kept * red, Access::Read),
+            arg(DType::F32, kept, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&[1, kept as isize]),
+            },
+            Instr::Reduce { op, x: 0 },
+            Instr::Const {
+                value: Scalar::Float(2.0),
+                dtype: DType::F32,
+            },
+            Instr::Binary {
+                op: BinaryOp::Mul,
+                a: 1,
+                b: 2,
+                compute: DType::F32,
+            },
+            Instr::Store {
+                arg: 1,
+                index: index(&[1, 0]),
+                x: 3,
+            },
+        ],
+    }
+}
+
 #[test]
 fn column_reductions_match_reference() {
     // Lanes across rows: groups of 16 rows, single vectors, scalar rows; reduced dims of
@@ -465,6 +501,15 @@ fn column_reductions_match_reference() {
                     check(&k, 47);
                 }
             }
+        }
+    }
+    // One reduction and a row-level tail: blocks of 256 rows with their accumulators in
+    // memory, then groups, vectors and single rows for what is left.
+    for (kept, red) in [(256, 3), (300, 7), (513, 2), (1030, 5)] {
+        for op in ops {
+            let k = column_reduce(op, kept, red);
+            assert!(smelt_codegen::cpu::runs_in_columns(&k), "{k}");
+            check(&k, 67);
         }
     }
     // A load that walks the reduced dim contiguously keeps the row passes.

@@ -6,6 +6,30 @@ use super::*;
 /// Vectors of rows a column reduction handles per trip ([`Translator::column_rows`]): 16 f32
 /// rows, one cache line of each contiguous load per step of the reduced dims.
 const COLUMN_GROUPS: i64 = 4;
+/// Rows of a column block ([`Translator::column_block`]): 256 f32 rows, so each step of the
+/// reduced dims reads 1 KiB contiguously per load (whole lines and pages, which the
+/// prefetchers follow) while the block's accumulators (2 KiB) stay in L1.
+const COLUMN_BLOCK: i64 = 256;
+
+/// Whether a column reduction runs in blocks of [`COLUMN_BLOCK`] rows with its accumulators
+/// in memory: one reduction, no element-level store, and nothing but constants computed per
+/// row before it (`x.sum(0)`, `x.amax(0)`, `x.mean(0)`). Part of the structure key.
+pub(crate) fn column_blocks(k: &Kernel) -> bool {
+    let levels = k.levels();
+    let [r] = k.reduces()[..] else {
+        return false;
+    };
+    columns(k)
+        && k.body.iter().enumerate().all(|(i, instr)| match instr {
+            Instr::Store { .. } => levels[i] == Level::Row,
+            Instr::Const { .. } | Instr::Reduce { .. } => true,
+            Instr::Load { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. } => i > r || levels[i] == Level::Element,
+        })
+}
 
 /// Whether a reduction kernel runs in columns: SIMD lanes along its innermost kept dim, each
 /// lane a row of its own, the reduced dims walked in scalar steps. Chosen when no load walks
@@ -64,9 +88,25 @@ impl<'a, 'f> Translator<'a, 'f> {
         let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
         let whole = self.b.ins().iadd(start, whole);
         self.lane_dim = d;
-        self.for_loop(start, wide, COLUMN_GROUPS * LANES, &mut |t, i| {
-            t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
-        })?;
+        let wide = if column_blocks(self.k) {
+            let blocks = self.b.ins().band_imm_s(n, !(COLUMN_BLOCK - 1));
+            let blocks = self.b.ins().iadd(start, blocks);
+            self.for_loop(start, blocks, COLUMN_BLOCK, &mut |t, i| {
+                t.column_block(i, point, vals)
+            })?;
+            let left = self.b.ins().isub(end, blocks);
+            let groups = self.b.ins().band_imm_s(left, !(COLUMN_GROUPS * LANES - 1));
+            let groups = self.b.ins().iadd(blocks, groups);
+            self.for_loop(blocks, groups, COLUMN_GROUPS * LANES, &mut |t, i| {
+                t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
+            })?;
+            groups
+        } else {
+            self.for_loop(start, wide, COLUMN_GROUPS * LANES, &mut |t, i| {
+                t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
+            })?;
+            wide
+        };
         self.for_loop(wide, whole, LANES, &mut |t, i| {
             t.column_rows(i, 1, point, vals)
         })?;
@@ -161,6 +201,119 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vector = false;
         self.clear_bases();
         Ok(())
+    }
+
+    /// Rows `i..i + COLUMN_BLOCK` of a [`column_blocks`] kernel: the accumulators of the
+    /// block's vectors live in a stack slot; each step of the reduced dims folds every
+    /// vector of the block into its accumulator (so a load reads the block's rows
+    /// contiguously), then each vector's result runs the rest of the row program.
+    fn column_block(
+        &mut self,
+        i: Value,
+        point: &mut Vec<Value>,
+        vals: &[Option<Value>],
+    ) -> Result<()> {
+        let rank = self.k.shape.len();
+        let kept = rank - self.k.reduce_axes;
+        let (ld, n) = (kept - 1, self.k.body.len());
+        let [r] = self.k.reduces()[..] else {
+            unreachable!("column_blocks admits one reduction")
+        };
+        let Instr::Reduce { op, x } = self.k.body[r] else {
+            unreachable!("r is the reduction")
+        };
+        let vectors = COLUMN_BLOCK / LANES;
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (vectors * 32) as u32,
+            4,
+        ));
+        let accs = self.b.ins().stack_addr(types::I64, slot, 0);
+        point[ld] = i;
+        self.set_bases(point, ld);
+        self.vector = true;
+        let zero = self.zero;
+        let count = self.b.ins().iconst(types::I64, vectors);
+        // Identities.
+        let init = self.column_accs(op);
+        self.for_loop(zero, count, 1, &mut |t, g| {
+            let at = t.b.ins().ishl_imm_s(g, 5);
+            let at = t.b.ins().iadd(accs, at);
+            for (half, v) in init.iter().enumerate() {
+                let v = t.b.use_var(*v);
+                t.b.ins().store(mem(), v, at, (16 * half) as i32);
+            }
+            Ok(())
+        })?;
+        // The walk: every step of the reduced dims, every vector of the block.
+        self.live = Some(self.element_cone(&[x], None));
+        self.inner(kept, point, &mut |t, point| {
+            t.for_loop(zero, count, 1, &mut |t, g| {
+                let lanes = t.b.ins().ishl_imm_s(g, 2);
+                point[ld] = t.b.ins().iadd(i, lanes);
+                let mut v = vals.to_vec();
+                t.eval(0..r, Level::Row, point, &mut v)?;
+                t.eval(0..r, Level::Element, point, &mut v)?;
+                let y = v[x].expect("invariant: a reduction's operand is computed before it");
+                let at = t.b.ins().ishl_imm_s(g, 5);
+                let at = t.b.ins().iadd(accs, at);
+                t.column_fold_at(op, at, y);
+                Ok(())
+            })
+        })?;
+        self.live = None;
+        point[kept..].iter_mut().for_each(|p| *p = self.zero);
+        // Each vector's result, and what follows the reduction.
+        self.for_loop(zero, count, 1, &mut |t, g| {
+            let lanes = t.b.ins().ishl_imm_s(g, 2);
+            point[ld] = t.b.ins().iadd(i, lanes);
+            let at = t.b.ins().ishl_imm_s(g, 5);
+            let at = t.b.ins().iadd(accs, at);
+            let mut v = vals.to_vec();
+            t.eval(0..r, Level::Row, point, &mut v)?;
+            v[r] = Some(t.column_finish_at(op, at));
+            t.eval(r + 1..n, Level::Row, point, &mut v)
+        })?;
+        self.vector = false;
+        self.clear_bases();
+        Ok(())
+    }
+
+    /// [`Self::column_fold`] on accumulators stored at `at` (two f64x2 halves for a sum; for
+    /// max and min the f32x4 and its NaN mask).
+    fn column_fold_at(&mut self, op: ReduceOp, at: Value, y: Value) {
+        let (t0, t1) = if op == ReduceOp::Sum {
+            (types::F64X2, types::F64X2)
+        } else {
+            (types::F32X4, types::I32X4)
+        };
+        let a0 = self.b.declare_var(t0);
+        let a1 = self.b.declare_var(t1);
+        let v0 = self.b.ins().load(t0, mem(), at, 0);
+        let v1 = self.b.ins().load(t1, mem(), at, 16);
+        self.b.def_var(a0, v0);
+        self.b.def_var(a1, v1);
+        self.column_fold(op, &[a0, a1], y);
+        let v0 = self.b.use_var(a0);
+        let v1 = self.b.use_var(a1);
+        self.b.ins().store(mem(), v0, at, 0);
+        self.b.ins().store(mem(), v1, at, 16);
+    }
+
+    /// [`Self::column_finish`] of accumulators stored at `at`.
+    fn column_finish_at(&mut self, op: ReduceOp, at: Value) -> Value {
+        let (t0, t1) = if op == ReduceOp::Sum {
+            (types::F64X2, types::F64X2)
+        } else {
+            (types::F32X4, types::I32X4)
+        };
+        let a0 = self.b.declare_var(t0);
+        let a1 = self.b.declare_var(t1);
+        let v0 = self.b.ins().load(t0, mem(), at, 0);
+        let v1 = self.b.ins().load(t1, mem(), at, 16);
+        self.b.def_var(a0, v0);
+        self.b.def_var(a1, v1);
+        self.column_finish(op, &[a0, a1])
     }
 
     /// The accumulators of one vector of rows: two f64x2 halves for a sum; for max and min

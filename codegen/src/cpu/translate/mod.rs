@@ -588,15 +588,26 @@ impl<'a, 'f> Translator<'a, 'f> {
             .index()
             .and_then(|index| index.strides.last().copied());
         let last = point.len().wrapping_sub(1);
+        // In a column reduction the lane dim's stride class is part of the key too.
+        let lane = (self.column_mode && self.lane_dim != last).then(|| {
+            let index = self.k.body[i]
+                .index()
+                .expect("loads and stores have an index");
+            (self.lane_dim, index.strides[self.lane_dim])
+        });
+        let known = |d: usize| match lane {
+            Some((l, s)) if l == d => Some(s),
+            Some(_) | None => (d == last).then_some(inner).flatten(),
+        };
         let base = self.bases[i];
         let from = if base.is_some() { self.bases_level } else { 0 };
         // Outer dims first so loop-invariant parts hoist out of inner loops.
         let mut e = if base.is_some() { self.zero } else { offset };
         for (d, (p, s)) in point.iter().zip(strides).enumerate() {
-            if d < from || *p == self.zero || (d == last && inner == Some(0)) {
+            if d < from || *p == self.zero || known(d) == Some(0) {
                 continue;
             }
-            let t = if d == last && inner == Some(1) {
+            let t = if known(d) == Some(1) {
                 *p
             } else {
                 self.b.ins().imul(*p, s)
