@@ -76,8 +76,9 @@ fn explain(args: &[String]) -> ExitCode {
     for name in names {
         let Some(w) = smelt::workloads::build(name, shrink) else {
             eprintln!(
-                "smelt explain: unknown workload {name}; known: {}",
-                smelt::workloads::NAMES.join(", ")
+                "smelt explain: unknown workload {name}; known: {}, {}",
+                smelt::workloads::NAMES.join(", "),
+                smelt::workloads::EXTRA_NAMES.join(", ")
             );
             return ExitCode::from(2);
         };

@@ -26,6 +26,10 @@ pub const NAMES: &[&str] = &[
     "matmul_bias_relu",
 ];
 
+/// Workloads beyond WORKLOADS.md's list, run only when named (`smelt bench sum_cols`):
+/// reductions whose layout is not a contiguous row.
+pub const EXTRA_NAMES: &[&str] = &["sum_cols", "sum_all", "softmax_cols"];
+
 /// Bytes a perfectly fused kernel moves for workload `name`: each input read once, `output`
 /// written once; `None` for the compute-bound matmul.
 pub fn ideal_bytes(name: &str, inputs: &[Tensor], output: &Tensor) -> Option<u64> {
@@ -59,6 +63,9 @@ pub fn source(name: &str) -> Option<&'static str> {
         "sum_sq_diff" => "((a-b)^2).sum(dim=1)",
         "layernorm" => "(x-mean)/sqrt(var+1e-5)*w+b over the last dim",
         "matmul_bias_relu" => "relu(A@B + bias)",
+        "sum_cols" => "x.sum(dim=0)",
+        "sum_all" => "x.sum()",
+        "softmax_cols" => "softmax(x, dim=0)",
         _ => return None,
     })
 }
@@ -68,7 +75,11 @@ pub fn build(name: &str, shrink: usize) -> Option<Workload> {
     let inputs = inputs(name, shrink)?;
     let output = program(name, &inputs)?;
     let ideal_bytes = ideal_bytes(name, &inputs, &output);
-    let name = NAMES.iter().find(|n| **n == name).copied()?;
+    let name = NAMES
+        .iter()
+        .chain(EXTRA_NAMES)
+        .find(|n| **n == name)
+        .copied()?;
     Some(Workload {
         name,
         inputs,
@@ -88,7 +99,9 @@ pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
     };
     let shapes: Vec<Vec<usize>> = match name {
         "ew_chain" => vec![vec![s(4096), s(4096)]; 3],
-        "gelu_tanh" | "softmax_rows" => vec![vec![s(4096), s(4096)]],
+        "gelu_tanh" | "softmax_rows" | "sum_cols" | "sum_all" | "softmax_cols" => {
+            vec![vec![s(4096), s(4096)]]
+        }
         "transpose_add" | "sum_sq_diff" => vec![vec![s(4096), s(4096)]; 2],
         "permute_scale" => vec![vec![s(32), s(64), s(56), s(56)]],
         "layernorm" => vec![vec![s(8192), s(1024)], vec![s(1024)], vec![s(1024)]],
@@ -126,6 +139,9 @@ pub fn program(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
             (&x - &mean) / (var + 1e-5).sqrt() * &w + &b
         }
         "matmul_bias_relu" => (x(0)?.matmul(&x(1)?) + &x(2)?).relu(),
+        "sum_cols" => x(0)?.sum(&[0], false, None),
+        "sum_all" => x(0)?.sum(&[] as &[i64], false, None),
+        "softmax_cols" => x(0)?.softmax(0, None),
         _ => return None,
     })
 }

@@ -40,7 +40,10 @@ fn conformance_suite_passes_under_check() {
 #[test]
 fn workloads_pass_under_check() {
     enable_check();
-    for name in smelt::workloads::NAMES {
+    let all = smelt::workloads::NAMES
+        .iter()
+        .chain(smelt::workloads::EXTRA_NAMES);
+    for name in all {
         let w = smelt::workloads::build(name, 32).expect("known workload");
         w.output
             .try_realize()

@@ -491,7 +491,15 @@ fn column_reductions_match_reference() {
     // Lanes across rows: groups of 16 rows, single vectors, scalar rows; reduced dims of
     // every length; several blocks; NaN, infinities and signed zeros among the inputs.
     let ops = [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min];
-    for (batch, kept, red) in [(1, 4, 1), (1, 37, 5), (2, 17, 33), (3, 70, 9), (1, 5, 0)] {
+    for (batch, kept, red) in [
+        (1, 4, 1),
+        (1, 37, 5),
+        (2, 17, 33),
+        (3, 70, 9),
+        (1, 5, 0),
+        (1, 300, 5),
+        (2, 529, 3),
+    ] {
         for first in ops {
             for second in ops {
                 for row_out in [false, true] {

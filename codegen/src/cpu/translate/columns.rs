@@ -8,28 +8,9 @@ use super::*;
 const COLUMN_GROUPS: i64 = 4;
 /// Rows of a column block ([`Translator::column_block`]): 256 f32 rows, so each step of the
 /// reduced dims reads 1 KiB contiguously per load (whole lines and pages, which the
-/// prefetchers follow) while the block's accumulators (2 KiB) stay in L1.
+/// prefetchers follow) while the block's accumulators (2 KiB) and each reduction's results
+/// (1 KiB) stay in L1.
 const COLUMN_BLOCK: i64 = 256;
-
-/// Whether a column reduction runs in blocks of [`COLUMN_BLOCK`] rows with its accumulators
-/// in memory: one reduction, no element-level store, and nothing but constants computed per
-/// row before it (`x.sum(0)`, `x.amax(0)`, `x.mean(0)`). Part of the structure key.
-pub(crate) fn column_blocks(k: &Kernel) -> bool {
-    let levels = k.levels();
-    let [r] = k.reduces()[..] else {
-        return false;
-    };
-    columns(k)
-        && k.body.iter().enumerate().all(|(i, instr)| match instr {
-            Instr::Store { .. } => levels[i] == Level::Row,
-            Instr::Const { .. } | Instr::Reduce { .. } => true,
-            Instr::Load { .. }
-            | Instr::Unary { .. }
-            | Instr::Binary { .. }
-            | Instr::Where { .. }
-            | Instr::Cast { .. } => i > r || levels[i] == Level::Element,
-        })
-}
 
 /// Whether a reduction kernel runs in columns: SIMD lanes along its innermost kept dim, each
 /// lane a row of its own, the reduced dims walked in scalar steps. Chosen when no load walks
@@ -72,8 +53,9 @@ pub(crate) fn columns(k: &Kernel) -> bool {
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
-    /// The innermost kept dim of a column reduction over `start..end`: [`COLUMN_GROUPS`]
-    /// vectors of rows a trip, then one, then single rows (scalar code).
+    /// The innermost kept dim of a column reduction over `start..end`: blocks of
+    /// [`COLUMN_BLOCK`] rows, then [`COLUMN_GROUPS`] vectors of rows a trip, then one, then
+    /// single rows (scalar code).
     pub(super) fn column_loop(
         &mut self,
         start: Value,
@@ -83,30 +65,20 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Result<()> {
         let d = self.k.shape.len() - self.k.reduce_axes - 1;
         let n = self.b.ins().isub(end, start);
-        let wide = self.b.ins().band_imm_s(n, !(COLUMN_GROUPS * LANES - 1));
-        let wide = self.b.ins().iadd(start, wide);
+        let blocks = self.b.ins().band_imm_s(n, !(COLUMN_BLOCK - 1));
+        let blocks = self.b.ins().iadd(start, blocks);
+        let left = self.b.ins().isub(end, blocks);
+        let wide = self.b.ins().band_imm_s(left, !(COLUMN_GROUPS * LANES - 1));
+        let wide = self.b.ins().iadd(blocks, wide);
         let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
         let whole = self.b.ins().iadd(start, whole);
         self.lane_dim = d;
-        let wide = if column_blocks(self.k) {
-            let blocks = self.b.ins().band_imm_s(n, !(COLUMN_BLOCK - 1));
-            let blocks = self.b.ins().iadd(start, blocks);
-            self.for_loop(start, blocks, COLUMN_BLOCK, &mut |t, i| {
-                t.column_block(i, point, vals)
-            })?;
-            let left = self.b.ins().isub(end, blocks);
-            let groups = self.b.ins().band_imm_s(left, !(COLUMN_GROUPS * LANES - 1));
-            let groups = self.b.ins().iadd(blocks, groups);
-            self.for_loop(blocks, groups, COLUMN_GROUPS * LANES, &mut |t, i| {
-                t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
-            })?;
-            groups
-        } else {
-            self.for_loop(start, wide, COLUMN_GROUPS * LANES, &mut |t, i| {
-                t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
-            })?;
-            wide
-        };
+        self.for_loop(start, blocks, COLUMN_BLOCK, &mut |t, i| {
+            t.column_block(i, point, vals)
+        })?;
+        self.for_loop(blocks, wide, COLUMN_GROUPS * LANES, &mut |t, i| {
+            t.column_rows(i, COLUMN_GROUPS as usize, point, vals)
+        })?;
         self.for_loop(wide, whole, LANES, &mut |t, i| {
             t.column_rows(i, 1, point, vals)
         })?;
@@ -203,10 +175,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    /// Rows `i..i + COLUMN_BLOCK` of a [`column_blocks`] kernel: the accumulators of the
-    /// block's vectors live in a stack slot; each step of the reduced dims folds every
-    /// vector of the block into its accumulator (so a load reads the block's rows
-    /// contiguously), then each vector's result runs the rest of the row program.
+    /// Rows `i..i + COLUMN_BLOCK` of a column reduction, the accumulators of the block's
+    /// vectors and each reduction's results in stack slots. Every pass walks the reduced
+    /// dims once and, at each step, every vector of the block (so a load reads the block's
+    /// rows contiguously); other row-level values are recomputed from the stored results
+    /// where a pass needs them. Then the row-level tail and its stores run per vector, and a
+    /// last walk stores the element-level outputs.
     fn column_block(
         &mut self,
         i: Value,
@@ -216,64 +190,104 @@ impl<'a, 'f> Translator<'a, 'f> {
         let rank = self.k.shape.len();
         let kept = rank - self.k.reduce_axes;
         let (ld, n) = (kept - 1, self.k.body.len());
-        let [r] = self.k.reduces()[..] else {
-            unreachable!("column_blocks admits one reduction")
-        };
-        let Instr::Reduce { op, x } = self.k.body[r] else {
-            unreachable!("r is the reduction")
-        };
         let vectors = COLUMN_BLOCK / LANES;
-        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
-            StackSlotKind::ExplicitSlot,
-            (vectors * 32) as u32,
-            4,
-        ));
-        let accs = self.b.ins().stack_addr(types::I64, slot, 0);
+        let slot = |t: &mut Self, bytes: i64| {
+            let s = t.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                bytes as u32,
+                4,
+            ));
+            t.b.ins().stack_addr(types::I64, s, 0)
+        };
+        let accs = slot(self, vectors * 32);
+        let reduces = self.k.reduces();
+        let results: Vec<Value> = reduces.iter().map(|_| slot(self, vectors * 16)).collect();
         point[ld] = i;
         self.set_bases(point, ld);
         self.vector = true;
         let zero = self.zero;
         let count = self.b.ins().iconst(types::I64, vectors);
-        // Identities.
-        let init = self.column_accs(op);
-        self.for_loop(zero, count, 1, &mut |t, g| {
-            let at = t.b.ins().ishl_imm_s(g, 5);
-            let at = t.b.ins().iadd(accs, at);
-            for (half, v) in init.iter().enumerate() {
-                let v = t.b.use_var(*v);
-                t.b.ins().store(mem(), v, at, (16 * half) as i32);
-            }
-            Ok(())
-        })?;
-        // The walk: every step of the reduced dims, every vector of the block.
-        self.live = Some(self.element_cone(&[x], None));
-        self.inner(kept, point, &mut |t, point| {
-            t.for_loop(zero, count, 1, &mut |t, g| {
+        // Values of vector `g` of the block: the reductions done so far loaded, the rest of
+        // the row-level program up to `upto` recomputed (stores left out).
+        let at_vector =
+            |t: &mut Self, g: Value, done: usize, upto: usize, point: &mut Vec<Value>| {
                 let lanes = t.b.ins().ishl_imm_s(g, 2);
                 point[ld] = t.b.ins().iadd(i, lanes);
                 let mut v = vals.to_vec();
-                t.eval(0..r, Level::Row, point, &mut v)?;
-                t.eval(0..r, Level::Element, point, &mut v)?;
-                let y = v[x].expect("invariant: a reduction's operand is computed before it");
+                let off = t.b.ins().ishl_imm_s(g, 4);
+                for (&r, &base) in reduces[..done].iter().zip(&results) {
+                    let at = t.b.ins().iadd(base, off);
+                    v[r] = Some(t.b.ins().load(types::F32X4, mem(), at, 0));
+                }
+                for j in 0..upto {
+                    if !matches!(t.k.body[j], Instr::Store { .. }) {
+                        t.eval(j..j + 1, Level::Row, point, &mut v)?;
+                    }
+                }
+                Ok::<_, Unsupported>(v)
+            };
+        for (done, &r) in reduces.iter().enumerate() {
+            let Instr::Reduce { op, x } = self.k.body[r] else {
+                unreachable!("reduces() lists Reduce instructions")
+            };
+            let init = self.column_accs(op);
+            self.for_loop(zero, count, 1, &mut |t, g| {
                 let at = t.b.ins().ishl_imm_s(g, 5);
                 let at = t.b.ins().iadd(accs, at);
-                t.column_fold_at(op, at, y);
+                for (half, v) in init.iter().enumerate() {
+                    let v = t.b.use_var(*v);
+                    t.b.ins().store(mem(), v, at, (16 * half) as i32);
+                }
                 Ok(())
-            })
-        })?;
-        self.live = None;
-        point[kept..].iter_mut().for_each(|p| *p = self.zero);
-        // Each vector's result, and what follows the reduction.
+            })?;
+            self.live = Some(self.element_cone(&[x], None));
+            self.inner(kept, point, &mut |t, point| {
+                t.for_loop(zero, count, 1, &mut |t, g| {
+                    let mut v = at_vector(t, g, done, r, point)?;
+                    t.eval(0..r, Level::Element, point, &mut v)?;
+                    let y = v[x].expect("invariant: a reduction's operand is computed before it");
+                    let at = t.b.ins().ishl_imm_s(g, 5);
+                    let at = t.b.ins().iadd(accs, at);
+                    t.column_fold_at(op, at, y);
+                    Ok(())
+                })
+            })?;
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+            let result = results[done];
+            self.for_loop(zero, count, 1, &mut |t, g| {
+                let at = t.b.ins().ishl_imm_s(g, 5);
+                let at = t.b.ins().iadd(accs, at);
+                let value = t.column_finish_at(op, at);
+                let off = t.b.ins().ishl_imm_s(g, 4);
+                let at = t.b.ins().iadd(result, off);
+                t.b.ins().store(mem(), value, at, 0);
+                Ok(())
+            })?;
+        }
+        let all = reduces.len();
+        // The row-level tail, stores included.
         self.for_loop(zero, count, 1, &mut |t, g| {
-            let lanes = t.b.ins().ishl_imm_s(g, 2);
-            point[ld] = t.b.ins().iadd(i, lanes);
-            let at = t.b.ins().ishl_imm_s(g, 5);
-            let at = t.b.ins().iadd(accs, at);
-            let mut v = vals.to_vec();
-            t.eval(0..r, Level::Row, point, &mut v)?;
-            v[r] = Some(t.column_finish_at(op, at));
-            t.eval(r + 1..n, Level::Row, point, &mut v)
+            let mut v = at_vector(t, g, all, 0, point)?;
+            t.eval(0..n, Level::Row, point, &mut v)
         })?;
+        // Element-level outputs.
+        let stores: Vec<usize> = (0..n)
+            .filter(|&j| {
+                matches!(self.k.body[j], Instr::Store { .. }) && self.levels[j] == Level::Element
+            })
+            .collect();
+        if !stores.is_empty() {
+            self.live = Some(self.element_cone(&stores, None));
+            self.inner(kept, point, &mut |t, point| {
+                t.for_loop(zero, count, 1, &mut |t, g| {
+                    let mut v = at_vector(t, g, all, n, point)?;
+                    t.eval(0..n, Level::Element, point, &mut v)
+                })
+            })?;
+            self.live = None;
+            point[kept..].iter_mut().for_each(|p| *p = self.zero);
+        }
         self.vector = false;
         self.clear_bases();
         Ok(())
