@@ -40,6 +40,10 @@ const LANES: i64 = 4;
 /// accumulators in flight and their add latency is hidden, and an elementwise loop pays its
 /// bookkeeping once per two vectors.
 const ROW_LANES: i64 = 8;
+/// Elements per trip of a SIMD pass over a reduction's row: four vectors, so a sum keeps
+/// eight f64x2 accumulators and a max or min four f32x4 in flight, enough to cover the add's
+/// latency (with two vectors a trip, a row pass waited on its accumulators).
+const PASS_LANES: i64 = 16;
 /// The helpers as callable references inside the function being built (order of `HELPERS`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Helpers {
@@ -241,7 +245,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost
     /// (reduced) dim: every element-level instruction has a vector form, the row-level values
     /// they read are f32 (splatted), and every reduction is an f32 sum, max or min of an
-    /// element-level value. Sums then accumulate in f64 over [`ROW_LANES`] interleaved lanes
+    /// element-level value. Sums then accumulate in f64 over [`PASS_LANES`] interleaved lanes
     /// (element `j` of a row's vector part into lane `j mod 8`), combined in a fixed tree, and
     /// the scalar tail last: the order depends only on the row length, never on threads.
     fn vectorizable_rows(&self) -> bool {
@@ -494,7 +498,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         })
     }
 
-    /// [`Self::inner`] with the innermost dim in f32x4 steps: [`ROW_LANES`] elements a trip
+    /// [`Self::inner`] with the innermost dim in f32x4 steps: [`PASS_LANES`] elements a trip
     /// (`vector` runs once per vector, told which one), then one vector, then scalar elements.
     fn inner_vector(
         &mut self,
@@ -512,11 +516,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             });
         }
         let (zero, end) = (self.zero, self.sizes[d]);
-        let wide = self.b.ins().band_imm_s(end, !(ROW_LANES - 1));
+        let wide = self.b.ins().band_imm_s(end, !(PASS_LANES - 1));
         let whole = self.b.ins().band_imm_s(end, !(LANES - 1));
         self.vector = true;
-        self.for_loop(zero, wide, ROW_LANES, &mut |t, i| {
-            for u in 0..(ROW_LANES / LANES) as usize {
+        self.for_loop(zero, wide, PASS_LANES, &mut |t, i| {
+            for u in 0..(PASS_LANES / LANES) as usize {
                 point[d] = t.b.ins().iadd_imm_s(i, u as i64 * LANES);
                 vector(t, point, u)?;
             }

@@ -248,7 +248,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// One SIMD pass of reduction `r` (an f32 sum, max or min) over the row into `acc`: the
-    /// vector part into [`ROW_LANES`] lanes (f64 lanes for a sum), combined in a fixed tree,
+    /// vector part into [`PASS_LANES`] lanes (f64 lanes for a sum), combined in a fixed tree,
     /// then the scalar tail through `scalar`.
     pub(super) fn vector_reduce(
         &mut self,
@@ -277,9 +277,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.b.ins().splat(types::F32X4, e)
         };
         let (lane_ty, parts) = if sum {
-            (types::F64X2, ROW_LANES as usize / 2)
+            (types::F64X2, PASS_LANES as usize / 2)
         } else {
-            (types::F32X4, ROW_LANES as usize / LANES as usize)
+            (types::F32X4, PASS_LANES as usize / LANES as usize)
         };
         let accs: Vec<Variable> = (0..parts)
             .map(|_| {
