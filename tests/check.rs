@@ -61,6 +61,11 @@ fn program(ops: &[u8], data: &[i8]) -> Vec<Tensor> {
         data.iter().map(|&v| v as f32 / 4.0).collect::<Vec<f32>>(),
         &[4, 6],
     );
+    program_on(ops, x)
+}
+
+/// [`program`]'s chain of ops on any 2-D `x`.
+fn program_on(ops: &[u8], x: Tensor) -> Vec<Tensor> {
     let mut outs = vec![];
     let mut t = x.clone();
     for &op in ops {
@@ -101,6 +106,26 @@ fn program(ops: &[u8], data: &[i8]) -> Vec<Tensor> {
     }
     outs.push(t);
     outs
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    /// The same programs on [130, 264]: big enough for the code paths small tensors never
+    /// take (column reductions in blocks of 256 rows, full reductions split into parallel
+    /// blocks, transposed 4×4 blocks over whole tiles, rows split across threads).
+    #[test]
+    fn random_programs_agree_at_size(ops in proptest::collection::vec(any::<u8>(), 1..6), seed in any::<u64>()) {
+        enable_check();
+        let x = Generator::new(seed).randn(&[130, 264], None) * 0.5;
+        x.realize();
+        let mut outs = program_on(&ops, x.clone());
+        let empty: &[i64] = &[];
+        outs.push(outs[outs.len() - 1].sum(empty, false, None));
+        outs.push(outs[outs.len() - 2].amax(&[0], false));
+        let refs: Vec<&Tensor> = outs.iter().collect();
+        let r = smelt::realize(&refs);
+        prop_assert!(r.is_ok(), "{:?}", r.err());
+    }
 }
 
 proptest! {
