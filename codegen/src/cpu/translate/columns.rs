@@ -64,14 +64,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         vals: &mut [Option<Value>],
     ) -> Result<()> {
         let d = self.k.shape.len() - self.k.reduce_axes - 1;
-        let n = self.b.ins().isub(end, start);
-        let blocks = self.b.ins().band_imm_s(n, !(COLUMN_BLOCK - 1));
-        let blocks = self.b.ins().iadd(start, blocks);
-        let left = self.b.ins().isub(end, blocks);
-        let wide = self.b.ins().band_imm_s(left, !(COLUMN_GROUPS * LANES - 1));
-        let wide = self.b.ins().iadd(blocks, wide);
-        let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
-        let whole = self.b.ins().iadd(start, whole);
+        let blocks = self.whole_steps(start, end, COLUMN_BLOCK);
+        let wide = self.whole_steps(blocks, end, COLUMN_GROUPS * LANES);
+        let whole = self.whole_steps(start, end, LANES);
         self.lane_dim = d;
         self.for_loop(start, blocks, COLUMN_BLOCK, &mut |t, i| {
             t.column_block(i, point, vals)
@@ -151,11 +146,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             point[ld] = rows[u];
             self.eval(row_done..n, Level::Row, point, &mut vs[u])?;
         }
-        let stores: Vec<usize> = (0..n)
-            .filter(|&j| {
-                matches!(self.k.body[j], Instr::Store { .. }) && self.levels[j] == Level::Element
-            })
-            .collect();
+        let stores = self.element_stores();
         if !stores.is_empty() {
             self.live = Some(self.element_cone(&stores, None));
             self.inner(kept, point, &mut |t, point| {
@@ -272,11 +263,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             t.eval(0..n, Level::Row, point, &mut v)
         })?;
         // Element-level outputs.
-        let stores: Vec<usize> = (0..n)
-            .filter(|&j| {
-                matches!(self.k.body[j], Instr::Store { .. }) && self.levels[j] == Level::Element
-            })
-            .collect();
+        let stores = self.element_stores();
         if !stores.is_empty() {
             self.live = Some(self.element_cone(&stores, None));
             self.inner(kept, point, &mut |t, point| {
@@ -296,38 +283,33 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// [`Self::column_fold`] on accumulators stored at `at` (two f64x2 halves for a sum; for
     /// max and min the f32x4 and its NaN mask).
     fn column_fold_at(&mut self, op: ReduceOp, at: Value, y: Value) {
-        let (t0, t1) = if op == ReduceOp::Sum {
-            (types::F64X2, types::F64X2)
-        } else {
-            (types::F32X4, types::I32X4)
-        };
-        let a0 = self.b.declare_var(t0);
-        let a1 = self.b.declare_var(t1);
-        let v0 = self.b.ins().load(t0, mem(), at, 0);
-        let v1 = self.b.ins().load(t1, mem(), at, 16);
-        self.b.def_var(a0, v0);
-        self.b.def_var(a1, v1);
-        self.column_fold(op, &[a0, a1], y);
-        let v0 = self.b.use_var(a0);
-        let v1 = self.b.use_var(a1);
-        self.b.ins().store(mem(), v0, at, 0);
-        self.b.ins().store(mem(), v1, at, 16);
+        let accs = self.column_accs_at(op, at);
+        self.column_fold(op, &accs, y);
+        for (half, acc) in accs.iter().enumerate() {
+            let v = self.b.use_var(*acc);
+            self.b.ins().store(mem(), v, at, (16 * half) as i32);
+        }
     }
 
     /// [`Self::column_finish`] of accumulators stored at `at`.
     fn column_finish_at(&mut self, op: ReduceOp, at: Value) -> Value {
-        let (t0, t1) = if op == ReduceOp::Sum {
-            (types::F64X2, types::F64X2)
+        let accs = self.column_accs_at(op, at);
+        self.column_finish(op, &accs)
+    }
+
+    /// The accumulators stored at `at`, loaded into variables.
+    fn column_accs_at(&mut self, op: ReduceOp, at: Value) -> [Variable; 2] {
+        let halves = if op == ReduceOp::Sum {
+            [types::F64X2, types::F64X2]
         } else {
-            (types::F32X4, types::I32X4)
+            [types::F32X4, types::I32X4]
         };
-        let a0 = self.b.declare_var(t0);
-        let a1 = self.b.declare_var(t1);
-        let v0 = self.b.ins().load(t0, mem(), at, 0);
-        let v1 = self.b.ins().load(t1, mem(), at, 16);
-        self.b.def_var(a0, v0);
-        self.b.def_var(a1, v1);
-        self.column_finish(op, &[a0, a1])
+        let accs = halves.map(|ty| self.b.declare_var(ty));
+        for (half, (acc, ty)) in accs.iter().zip(halves).enumerate() {
+            let v = self.b.ins().load(ty, mem(), at, (16 * half) as i32);
+            self.b.def_var(*acc, v);
+        }
+        accs
     }
 
     /// The accumulators of one vector of rows: two f64x2 halves for a sum; for max and min
@@ -338,18 +320,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             t.b.def_var(v, init);
             v
         };
+        let e = self.simd_identity(op);
         if op == ReduceOp::Sum {
-            let z = self.b.ins().f64const(0.0);
-            let z = self.b.ins().splat(types::F64X2, z);
-            vec![var(self, types::F64X2, z), var(self, types::F64X2, z)]
+            vec![var(self, types::F64X2, e), var(self, types::F64X2, e)]
         } else {
-            let e = if op == ReduceOp::Max {
-                f32::NEG_INFINITY
-            } else {
-                f32::INFINITY
-            };
-            let e = self.b.ins().f32const(e);
-            let e = self.b.ins().splat(types::F32X4, e);
             let none = self.b.ins().iconst(types::I32, 0);
             let none = self.b.ins().splat(types::I32X4, none);
             vec![var(self, types::F32X4, e), var(self, types::I32X4, none)]

@@ -317,6 +317,23 @@ impl<'a, 'f> Translator<'a, 'f> {
             .is_some_and(|j| self.widened_sum(j).is_some() && readers.next().is_none())
     }
 
+    /// The element-level stores of the kernel (a reduction kernel's final pass).
+    fn element_stores(&self) -> Vec<usize> {
+        (0..self.k.body.len())
+            .filter(|&i| {
+                matches!(self.k.body[i], Instr::Store { .. }) && self.levels[i] == Level::Element
+            })
+            .collect()
+    }
+
+    /// Where whole steps of `step` (a power of two) from `start` toward `end` stop:
+    /// `start + ((end - start) & !(step - 1))`.
+    fn whole_steps(&mut self, start: Value, end: Value, step: i64) -> Value {
+        let n = self.b.ins().isub(end, start);
+        let whole = self.b.ins().band_imm_s(n, !(step - 1));
+        self.b.ins().iadd(start, whole)
+    }
+
     /// A counted loop `start..end` by `step`; `body` gets the induction variable.
     fn for_loop(
         &mut self,
@@ -450,11 +467,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let d = self.k.shape.len() - 1;
         let split = if self.simd {
             // Two vectors a trip while they fit, then one, then scalars.
-            let n = self.b.ins().isub(end, start);
-            let wide = self.b.ins().band_imm_s(n, !(ROW_LANES - 1));
-            let wide = self.b.ins().iadd(start, wide);
-            let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
-            let split = self.b.ins().iadd(start, whole);
+            let wide = self.whole_steps(start, end, ROW_LANES);
+            let split = self.whole_steps(start, end, LANES);
             self.vector = true;
             self.for_loop(start, wide, ROW_LANES, &mut |t, i| {
                 for u in 0..ROW_LANES / LANES {

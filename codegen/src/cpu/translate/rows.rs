@@ -123,20 +123,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         if reducing {
             self.pin_row_values(row_done..n, vals);
         }
-        let element_stores = self
-            .k
-            .body
-            .iter()
-            .zip(&self.levels)
-            .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
-        if element_stores {
+        let stores = self.element_stores();
+        if !stores.is_empty() {
             self.skip = self.stash.map(|st| st.value);
-            let stores: Vec<usize> = (0..n)
-                .filter(|&i| {
-                    matches!(self.k.body[i], Instr::Store { .. })
-                        && self.levels[i] == Level::Element
-                })
-                .collect();
             self.live = Some(self.element_cone(&stores, self.skip));
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
@@ -264,18 +253,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         let kept = self.k.shape.len() - self.k.reduce_axes;
         let sum = op == ReduceOp::Sum;
-        let init = if sum {
-            let z = self.b.ins().f64const(0.0);
-            self.b.ins().splat(types::F64X2, z)
-        } else {
-            let e = if op == ReduceOp::Max {
-                f32::NEG_INFINITY
-            } else {
-                f32::INFINITY
-            };
-            let e = self.b.ins().f32const(e);
-            self.b.ins().splat(types::F32X4, e)
-        };
+        let init = self.simd_identity(op);
         let (lane_ty, parts) = if sum {
             (types::F64X2, PASS_LANES as usize / 2)
         } else {
@@ -375,6 +353,22 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.b.def_var(acc, a);
         }
         Ok(())
+    }
+
+    /// The starting value of a SIMD accumulator of `op` (sum, max or min): an f64x2 of zeros
+    /// for a sum, an f32x4 of ∓∞ for max and min.
+    pub(super) fn simd_identity(&mut self, op: ReduceOp) -> Value {
+        if op == ReduceOp::Sum {
+            let z = self.b.ins().f64const(0.0);
+            return self.b.ins().splat(types::F64X2, z);
+        }
+        let e = if op == ReduceOp::Max {
+            f32::NEG_INFINITY
+        } else {
+            f32::INFINITY
+        };
+        let e = self.b.ins().f32const(e);
+        self.b.ins().splat(types::F32X4, e)
     }
 
     /// `a ⊕ b` lane by lane for a SIMD reduction pass (sum, max or min: the only reductions

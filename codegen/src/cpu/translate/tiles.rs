@@ -77,9 +77,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let j1 = t.b.ins().iadd_imm_s(j0, cols);
                 let j1 = t.b.ins().smin(j1, width);
                 let single = if quads {
-                    let n = t.b.ins().isub(i1, i0);
-                    let whole = t.b.ins().band_imm_s(n, !(LANES - 1));
-                    let split = t.b.ins().iadd(i0, whole);
+                    let split = t.whole_steps(i0, i1, LANES);
                     t.for_loop(i0, split, LANES, &mut |t, i| t.quad(i, j0, j1, point, vals))?;
                     split
                 } else {
@@ -121,9 +119,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             rows.push(row);
             row_bases.push(self.bases.clone());
         }
-        let n = self.b.ins().isub(j1, j0);
-        let whole = self.b.ins().band_imm_s(n, !(LANES - 1));
-        let split = self.b.ins().iadd(j0, whole);
+        let split = self.whole_steps(j0, j1, LANES);
         self.vector = true;
         self.for_loop(j0, split, LANES, &mut |t, j| {
             t.bases.clone_from(&row_bases[0]);
