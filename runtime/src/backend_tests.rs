@@ -486,6 +486,46 @@ fn column_reduce(op: ReduceOp, kept: usize, red: usize) -> Kernel {
     }
 }
 
+/// `y = x - x.first(0)` stored, and `y.second(0)` beside it, over `[red, kept]` row-major.
+fn column_two_outputs(first: ReduceOp, second: ReduceOp, kept: usize, red: usize) -> Kernel {
+    let n = kept * red;
+    let along = index(&[1, kept as isize]);
+    Kernel {
+        name: "test".into(),
+        shape: vec![kept, red],
+        reduce_axes: 1,
+        args: vec![
+            arg(DType::F32, n, Access::Read),
+            arg(DType::F32, n, Access::Write),
+            arg(DType::F32, kept, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: along.clone(),
+            },
+            Instr::Reduce { op: first, x: 0 },
+            Instr::Binary {
+                op: BinaryOp::Sub,
+                a: 0,
+                b: 1,
+                compute: DType::F32,
+            },
+            Instr::Reduce { op: second, x: 2 },
+            Instr::Store {
+                arg: 1,
+                index: along,
+                x: 2,
+            },
+            Instr::Store {
+                arg: 2,
+                index: index(&[1, 0]),
+                x: 3,
+            },
+        ],
+    }
+}
+
 #[test]
 fn column_reductions_match_reference() {
     // Lanes across rows: groups of 16 rows, single vectors, scalar rows; reduced dims of
@@ -518,6 +558,17 @@ fn column_reductions_match_reference() {
             let k = column_reduce(op, kept, red);
             assert!(smelt_codegen::cpu::runs_in_columns(&k), "{k}");
             check(&k, 67);
+        }
+    }
+    // An element-level output needing only the first reduction (softmax over dim 0 storing
+    // `exp(x - max)`) is stored by the last reduction's walk.
+    for (kept, red) in [(256, 3), (300, 7), (41, 6)] {
+        for first in ops {
+            for second in ops {
+                let k = column_two_outputs(first, second, kept, red);
+                assert!(smelt_codegen::cpu::runs_in_columns(&k), "{k}");
+                check(&k, 71);
+            }
         }
     }
     // A load that walks the reduced dim contiguously keeps the row passes.

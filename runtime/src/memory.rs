@@ -31,15 +31,20 @@ const HUGE_PAGE: usize = 2 << 20;
 /// value of the type is valid for it.
 pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + 'static {
     const DTYPE: DType;
+    /// A value no correct kernel leaves behind by accident (NaN, all ones, `true`): debug
+    /// builds fill recycled blocks handed out for overwriting with it, so a kernel that skips
+    /// an element of its output fails its tests instead of reading back stale right answers.
+    const POISON: Self;
 }
 
 macro_rules! elements {
-    ($($t:ty => $d:ident),* $(,)?) => {
-        $(impl Element for $t { const DTYPE: DType = DType::$d; })*
+    ($($t:ty => $d:ident, $p:expr),* $(,)?) => {
+        $(impl Element for $t { const DTYPE: DType = DType::$d; const POISON: Self = $p; })*
     };
 }
-elements!(bool => Bool, u8 => U8, i8 => I8, i16 => I16, i32 => I32, i64 => I64,
-    f16 => F16, bf16 => BF16, f32 => F32, f64 => F64);
+elements!(bool => Bool, true, u8 => U8, u8::MAX, i8 => I8, -1, i16 => I16, -1, i32 => I32, -1,
+    i64 => I64, -1, f16 => F16, f16::NAN, bf16 => BF16, bf16::NAN, f32 => F32, f32::NAN,
+    f64 => F64, f64::NAN);
 
 /// One allocation, owned by a [`Memory`] or waiting in the pool.
 struct Block {
@@ -209,7 +214,11 @@ impl<T: Element> Memory<T> {
     /// `len` elements with unspecified (but valid) values, for a caller that writes them all:
     /// a recycled block when the pool has one of this size.
     pub fn for_overwrite(len: usize) -> Memory<T> {
-        Memory::take(len).0
+        let (mut m, recycled) = Memory::take(len);
+        if cfg!(debug_assertions) && recycled {
+            m.fill(T::POISON);
+        }
+        m
     }
 
     /// `len` zeros. Only a recycled block is cleared: a fresh one is zero already, and leaving
@@ -354,7 +363,11 @@ mod tests {
         assert_ne!(other.as_ptr() as usize, addr, "a block never changes dtype");
         let b = Memory::<i32>::for_overwrite(len);
         assert_eq!(b.as_ptr() as usize, addr);
-        assert_eq!(b[7], 42, "for_overwrite keeps stale values");
+        let stale = if cfg!(debug_assertions) { -1 } else { 42 };
+        assert_eq!(
+            b[7], stale,
+            "for_overwrite keeps stale values (poisoned in debug builds)"
+        );
         drop(b);
         let c = Memory::<i32>::zeroed(len);
         assert_eq!(c.as_ptr() as usize, addr);

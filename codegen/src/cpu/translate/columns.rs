@@ -217,10 +217,20 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 Ok::<_, Unsupported>(v)
             };
+        // Element-level outputs that need nothing from the last reduction on are stored by
+        // its walk (softmax over dim 0 storing `exp(x - max)` beside the sum), which spares
+        // a walk of their own.
+        let stores = self.element_stores();
+        let early = self.stored_by_last_walk(&stores);
         for (done, &r) in reduces.iter().enumerate() {
             let Instr::Reduce { op, x } = self.k.body[r] else {
                 unreachable!("reduces() lists Reduce instructions")
             };
+            let last = done + 1 == reduces.len();
+            let mut roots = vec![x];
+            if last && early {
+                roots.extend(&stores);
+            }
             let init = self.column_accs(op);
             self.for_loop(zero, count, 1, &mut |t, g| {
                 let at = t.b.ins().ishl_imm_s(g, 5);
@@ -231,11 +241,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 Ok(())
             })?;
-            self.live = Some(self.element_cone(&[x], None));
+            self.live = Some(self.element_cone(&roots, None));
+            let upto = if last && early { n } else { r };
             self.inner(kept, point, &mut |t, point| {
                 t.for_loop(zero, count, 1, &mut |t, g| {
                     let mut v = at_vector(t, g, done, r, point)?;
-                    t.eval(0..r, Level::Element, point, &mut v)?;
+                    t.eval(0..upto, Level::Element, point, &mut v)?;
                     let y = v[x].expect("invariant: a reduction's operand is computed before it");
                     let at = t.b.ins().ishl_imm_s(g, 5);
                     let at = t.b.ins().iadd(accs, at);
@@ -263,8 +274,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             t.eval(0..n, Level::Row, point, &mut v)
         })?;
         // Element-level outputs.
-        let stores = self.element_stores();
-        if !stores.is_empty() {
+        if !stores.is_empty() && !early {
             self.live = Some(self.element_cone(&stores, None));
             self.inner(kept, point, &mut |t, point| {
                 t.for_loop(zero, count, 1, &mut |t, g| {
@@ -278,6 +288,27 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vector = false;
         self.clear_bases();
         Ok(())
+    }
+
+    /// Whether the element-level `stores` (some) depend on no row-level value from the last
+    /// reduction on, so the last reduction's walk can store them.
+    fn stored_by_last_walk(&self, stores: &[usize]) -> bool {
+        let Some(&last) = self.k.reduces().last() else {
+            return false;
+        };
+        let mut seen = vec![false; self.k.body.len()];
+        let mut stack = stores.to_vec();
+        while let Some(i) = stack.pop() {
+            if seen[i] {
+                continue;
+            }
+            seen[i] = true;
+            if self.levels[i] == Level::Row && i >= last {
+                return false;
+            }
+            stack.extend(self.k.body[i].operands());
+        }
+        !stores.is_empty()
     }
 
     /// [`Self::column_fold`] on accumulators stored at `at` (two f64x2 halves for a sum; for
