@@ -182,7 +182,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         vals: &mut [Option<Value>],
     ) {
         let at: Vec<usize> = range
-            .filter(|&j| self.levels[j] == Level::Row && vals[j].is_some())
+            .filter(|&j| {
+                // Constants are rematerialised where used: pinning them would only cost a
+                // store and a load per row.
+                self.levels[j] == Level::Row
+                    && vals[j].is_some()
+                    && !matches!(self.k.body[j], Instr::Const { .. })
+            })
             .collect();
         if at.is_empty() {
             return;
