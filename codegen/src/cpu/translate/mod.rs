@@ -134,6 +134,11 @@ pub(crate) struct Translator<'a, 'f> {
     /// Whether a reduction kernel's passes run on f32x4 along the reduced dim
     /// ([`Translator::vectorizable_rows`]).
     row_simd: bool,
+    /// While a SIMD pass over a row runs after the row's first pass: per streamed input, the
+    /// byte address of the next row's start and the element size. Each trip of the pass loads
+    /// one byte of the next row at its own offset, so the next row's cache lines are in flight
+    /// while this row computes from cache (see [`Self::next_row_touches`]).
+    touches: Option<Vec<(Value, i64)>>,
     /// Whether a reduction kernel runs in columns ([`Translator::columns`]).
     column_mode: bool,
 }
@@ -191,6 +196,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             live: None,
             lane_dim: k.shape.len().saturating_sub(1),
             row_simd: false,
+            touches: None,
             column_mode: false,
         }
     }
@@ -534,6 +540,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let whole = self.b.ins().band_imm_s(end, !(LANES - 1));
         self.vector = true;
         self.for_loop(zero, wide, PASS_LANES, &mut |t, i| {
+            t.touch_next_row(i);
             for u in 0..(PASS_LANES / LANES) as usize {
                 point[d] = t.b.ins().iadd_imm_s(i, u as i64 * LANES);
                 vector(t, point, u)?;

@@ -85,11 +85,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         let n = self.k.body.len();
         let kept = self.k.shape.len() - self.k.reduce_axes;
         let reducing = self.k.reduce_axes > 0;
+        let touches = self.next_row_touches(point, kept);
         if reducing {
             self.set_bases(point, kept);
         }
         let mut row_done = 0;
-        for r in self.k.reduces() {
+        for (pass, r) in self.k.reduces().into_iter().enumerate() {
+            self.touches = (pass > 0)
+                .then(|| touches.clone())
+                .filter(|t| !t.is_empty());
             let Instr::Reduce { op, x } = self.k.body[r] else {
                 unreachable!("reduces() lists Reduce instructions")
             };
@@ -114,6 +118,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.inner(kept, point, &mut scalar)?;
             }
             self.live = None;
+            self.touches = None;
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
             let a = self.b.use_var(acc);
             let done = self.finish(op, dtype, a)?;
@@ -134,6 +139,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             if self.row_simd {
                 let splat = self.splat_row_values(vals);
+                self.touches = (!touches.is_empty()).then_some(touches);
                 self.inner_vector(
                     kept,
                     point,
@@ -149,12 +155,71 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             self.skip = None;
             self.live = None;
+            self.touches = None;
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
         }
         if reducing {
             self.clear_bases();
         }
         Ok(())
+    }
+
+    /// For a SIMD row program with one reduced dim: the start of the next row (the last kept
+    /// dim plus one, or this row at the end of that dim) for every element-level load that is
+    /// contiguous along the row, with its element size.
+    ///
+    /// A row's first pass streams it from memory; the later passes compute from cache, and
+    /// while they run nothing asks for the next row: the hardware prefetchers follow demand
+    /// misses, so they stop too, and the next row's first pass starts cold. Touching the next
+    /// row during the later passes (one byte per [`PASS_LANES`] elements, a cache line of f32)
+    /// overlaps its transfer with this row's arithmetic. Every address touched is inside a row
+    /// the kernel itself reads.
+    fn next_row_touches(&mut self, point: &[Value], kept: usize) -> Vec<(Value, i64)> {
+        if !self.row_simd || kept == 0 || self.k.reduce_axes != 1 {
+            return vec![];
+        }
+        let d = kept - 1;
+        let end = if d == 0 { self.end } else { self.sizes[d] };
+        let next = self.b.ins().iadd_imm_s(point[d], 1);
+        let inside = self.b.ins().icmp(IntCC::SignedLessThan, next, end);
+        let row = self.b.ins().select(inside, next, point[d]);
+        let mut at = point[..kept].to_vec();
+        at[d] = row;
+        at.resize(point.len(), self.zero);
+        let mut args = vec![];
+        let mut addrs = vec![];
+        for i in 0..self.k.body.len() {
+            let Instr::Load { arg, index, .. } = &self.k.body[i] else {
+                continue;
+            };
+            if self.levels[i] != Level::Element
+                || index.strides.last() != Some(&1)
+                || args.contains(arg)
+            {
+                continue;
+            }
+            args.push(*arg);
+            addrs.push(self.address(i, *arg, &at));
+        }
+        let pinned = self.pin(&addrs);
+        args.iter()
+            .zip(pinned)
+            .map(|(arg, a)| (a, self.k.args[*arg].dtype.size() as i64))
+            .collect()
+    }
+
+    /// In a pass trip starting at element `i` of the row, touches the next row at `i` (see
+    /// [`Self::next_row_touches`]).
+    pub(super) fn touch_next_row(&mut self, i: Value) {
+        let Some(touches) = self.touches.clone() else {
+            return;
+        };
+        for (base, size) in touches {
+            let off = self.b.ins().ishl_imm_s(i, size.trailing_zeros() as i64);
+            let addr = self.b.ins().iadd(base, off);
+            // A load that may trap is never removed, though nothing reads its byte.
+            self.b.ins().load(types::I8, MemFlagsData::new(), addr, 0);
+        }
     }
 
     /// The element-level instructions `roots` depend on (themselves included), not looking
