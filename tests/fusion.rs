@@ -42,7 +42,7 @@ fn unfused_runs_one_kernel_per_op() {
             "ew_chain" => Some(5),
             "transpose_add" => Some(1),
             "permute_scale" => Some(3),
-            "softmax_rows" => Some(5),
+            "softmax_rows" => Some(6),
             "sum_sq_diff" => Some(3),
             _ => None,
         };

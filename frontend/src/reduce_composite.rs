@@ -205,8 +205,8 @@ impl Tensor {
         Ok(r.relayout(&shape, contiguous_strides(&shape)))
     }
 
-    /// `softmax(dim, dtype)`: `exp(x - max) / Σ exp(x - max)` along `dim`; the input is cast
-    /// to `dtype` first; floating only.
+    /// `softmax(dim, dtype)`: `exp(x - max) · (1 / Σ exp(x - max))` along `dim`; the input is
+    /// cast to `dtype` first; floating only.
     #[track_caller]
     pub fn try_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
         let dim = dim.into().resolve(self)?;
@@ -224,7 +224,10 @@ impl Tensor {
         };
         let e = z.try_unary(UnaryOp::Exp)?;
         let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
-        self.softmax_finish(e.try_binary(&s, BinaryOp::Div)?, out)
+        // PyTorch's CPU kernel scales by the sum's reciprocal (`tmp_sum = 1 / tmp_sum`, then
+        // a multiply per element in `_vec_softmax_lastdim`), not by a division per element.
+        let inv = s.try_unary(UnaryOp::Reciprocal)?;
+        self.softmax_finish(e.try_binary(&inv, BinaryOp::Mul)?, out)
     }
 
     #[track_caller]

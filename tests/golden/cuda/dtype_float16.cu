@@ -73,9 +73,9 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_cast_3(
   }
 }
 
-// kernel 3: fused_cast_reduce_max1_sub_exp_reduce_sum1_div_cast_7 grid 3 block 32
+// kernel 3: fused_cast_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_cast_8 grid 3 block 32
 // scalars: n0=3 n1=4 off0=0 st0_0=4 off1=0 st1_0=4
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_cast_reduce_max1_sub_exp_reduce_sum1_div_cast_7(
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_cast_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_cast_8(
     const sm_half* __restrict__ a0,
     sm_half* __restrict__ a1,
     const long long n0,
@@ -109,15 +109,16 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_cast_reduce_max1_s
     }
     acc5 = sm_block_reduce(acc5, red5, SmSum(), (float)0.0f);
     const float v5 = acc5;
+    const float v6 = (1.0f / v5);
     // final pass: element-level stores
     for (long long j = threadIdx.x; j < width; j += blockDim.x) {
       const float v0 = sm_half2float(a0[off0 + row * st0_0 + j]);
       const float v1 = (float)v0;
       const float v3 = v1 - v2;
       const float v4 = expf(v3);
-      const float v6 = v4 / v5;
-      const float v7 = sm_round_f16(v6);
-      a1[off1 + row * st1_0 + j] = sm_float2half(v7);
+      const float v7 = v4 * v6;
+      const float v8 = sm_round_f16(v7);
+      a1[off1 + row * st1_0 + j] = sm_float2half(v8);
     }
   }
 }

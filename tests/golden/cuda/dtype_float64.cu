@@ -73,9 +73,9 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_cast_3(
   }
 }
 
-// kernel 3: fused_reduce_max1_sub_exp_reduce_sum1_div_5 grid 3 block 32
+// kernel 3: fused_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_6 grid 3 block 32
 // scalars: n0=3 n1=4 off0=0 st0_0=4 off1=0 st1_0=4
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_exp_reduce_sum1_div_5(
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_6(
     const double* __restrict__ a0,
     double* __restrict__ a1,
     const long long n0,
@@ -107,13 +107,14 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_ex
     }
     acc4 = sm_block_reduce(acc4, red4, SmSum(), (double)0.0);
     const double v4 = acc4;
+    const double v5 = (1.0 / v4);
     // final pass: element-level stores
     for (long long j = threadIdx.x; j < width; j += blockDim.x) {
       const double v0 = a0[off0 + row * st0_0 + j];
       const double v2 = v0 - v1;
       const double v3 = exp(v2);
-      const double v5 = v3 / v4;
-      a1[off1 + row * st1_0 + j] = v5;
+      const double v6 = v3 * v5;
+      a1[off1 + row * st1_0 + j] = v6;
     }
   }
 }

@@ -116,9 +116,9 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_mul_reduce_sum1_2(
   }
 }
 
-// kernel 2: fused_reduce_max1_sub_exp_reduce_sum1_div_reduce_max1_1 grid 6 block 32
+// kernel 2: fused_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_reduce_max1_1 grid 6 block 32
 // scalars: n0=6 n1=8 off0=0 st0_0=8 off1=0 off2=0 st2_0=8
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_exp_reduce_sum1_div_reduce_max1_1(
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_reduce_max1_1(
     const float* __restrict__ a0,
     float* __restrict__ a1,
     float* __restrict__ a2,
@@ -152,14 +152,15 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_ex
     }
     acc4 = sm_block_reduce(acc4, red4, SmSum(), (float)0.0f);
     const float v4 = acc4;
+    const float v5 = (1.0f / v4);
     if (threadIdx.x == 0) a1[off1 + row] = v1;
     // final pass: element-level stores
     for (long long j = threadIdx.x; j < width; j += blockDim.x) {
       const float v0 = a0[off0 + row * st0_0 + j];
       const float v2 = v0 - v1;
       const float v3 = expf(v2);
-      const float v5 = v3 / v4;
-      a2[off2 + row * st2_0 + j] = v5;
+      const float v6 = v3 * v5;
+      a2[off2 + row * st2_0 + j] = v6;
     }
   }
 }

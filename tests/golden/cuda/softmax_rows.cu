@@ -1,6 +1,6 @@
-// kernel 0: fused_reduce_max1_sub_exp_reduce_sum1_div_5 grid 256 block 256
+// kernel 0: fused_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_6 grid 256 block 256
 // scalars: n0=256 n1=256 off0=0 st0_0=256 off1=0 st1_0=256
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_exp_reduce_sum1_div_5(
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_exp_reduce_sum1_reciprocal_mul_6(
     const float* __restrict__ a0,
     float* __restrict__ a1,
     const long long n0,
@@ -32,13 +32,14 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_ex
     }
     acc4 = sm_block_reduce(acc4, red4, SmSum(), (float)0.0f);
     const float v4 = acc4;
+    const float v5 = (1.0f / v4);
     // final pass: element-level stores
     for (long long j = threadIdx.x; j < width; j += blockDim.x) {
       const float v0 = a0[off0 + row * st0_0 + j];
       const float v2 = v0 - v1;
       const float v3 = expf(v2);
-      const float v5 = v3 / v4;
-      a1[off1 + row * st1_0 + j] = v5;
+      const float v6 = v3 * v5;
+      a1[off1 + row * st1_0 + j] = v6;
     }
   }
 }
