@@ -1,0 +1,366 @@
+// Hand-fused C for WORKLOADS.md's memory-bound workloads, at smelt's vector width: 128-bit
+// SSE/AVX intrinsics with FMA, two OpenMP threads over rows, outputs allocated once and reused
+// (2 MiB aligned, advised as huge pages), the same algorithms as smelt's kernels (f64 sum
+// lanes, two-pass variance, polynomial exp/expm1 of the same degree). It is the yardstick for
+// "within 15 % of hand-written C": run it and `smelt bench` back to back (scripts/handc.sh).
+//
+// Every kernel is checked against a scalar double-precision reference on sampled rows before
+// it is timed; a wrong answer prints FAILED and exits 1.
+
+#include <immintrin.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static float *alloc(size_t n) {
+    size_t bytes = (n * sizeof(float) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+    float *p = aligned_alloc(2u << 20, bytes);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    madvise(p, bytes, MADV_HUGEPAGE);
+    return p;
+}
+
+// Deterministic inputs in [-3, 3).
+static float *random_input(size_t n, unsigned seed) {
+    float *p = alloc(n);
+    unsigned long long s = seed * 0x9e3779b97f4a7c15ull + 1;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        p[i] = (float)((s >> 40) * (6.0 / 16777216.0) - 3.0);
+    }
+    return p;
+}
+
+#define N 4096
+#define NN ((size_t)N * N)
+
+// --- exp and expm1 on f32x4 (degree-6 polynomial after Cody-Waite reduction) -------------
+
+static inline __m128 ps(float v) { return _mm_set1_ps(v); }
+
+// e^r - 1 for |r| <= ln2/2: r + r^2 (1/2 + r/6 + ...), degree 6 overall.
+static inline __m128 expm1_poly(__m128 r) {
+    __m128 p = ps(1.0f / 720);
+    p = _mm_fmadd_ps(p, r, ps(1.0f / 120));
+    p = _mm_fmadd_ps(p, r, ps(1.0f / 24));
+    p = _mm_fmadd_ps(p, r, ps(1.0f / 6));
+    p = _mm_fmadd_ps(p, r, ps(0.5f));
+    return _mm_fmadd_ps(_mm_mul_ps(r, r), p, r);
+}
+
+// n = round(x log2 e) through the 1.5*2^23 trick; r = x - n ln2 in two parts.
+static inline __m128 reduce(__m128 x, __m128 *t) {
+    const __m128 magic = ps(12582912.0f);
+    *t = _mm_fmadd_ps(x, ps(1.44269504f), magic);
+    __m128 n = _mm_sub_ps(*t, magic);
+    __m128 r = _mm_fnmadd_ps(n, ps(0.693145752f), x);
+    return _mm_fnmadd_ps(n, ps(1.42860677e-6f), r);
+}
+
+// 2^n from the magic-rounded t (n in the low mantissa bits).
+static inline __m128 pow2(__m128 t) {
+    __m128i n = _mm_sub_epi32(_mm_castps_si128(t), _mm_castps_si128(ps(12582912.0f)));
+    return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)), 23));
+}
+
+// exp(x) for x <= 0 (softmax): results down to the denormals via two scalings.
+static inline __m128 exp_neg(__m128 x) {
+    x = _mm_max_ps(x, ps(-104.0f));
+    __m128 t;
+    __m128 r = reduce(x, &t);
+    __m128 p = _mm_add_ps(expm1_poly(r), ps(1.0f));
+    __m128i n = _mm_sub_epi32(_mm_castps_si128(t), _mm_castps_si128(ps(12582912.0f)));
+    __m128i n1 = _mm_srai_epi32(n, 1), n2 = _mm_sub_epi32(n, n1);
+    __m128 s1 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n1, _mm_set1_epi32(127)), 23));
+    __m128 s2 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n2, _mm_set1_epi32(127)), 23));
+    return _mm_mul_ps(_mm_mul_ps(p, s1), s2);
+}
+
+// tanh(u) = e/(e+2), e = expm1(2u) = 2^n (e^r - 1) - (1 - 2^n), u clamped to +-9.5.
+static inline __m128 tanh4(__m128 u) {
+    u = _mm_max_ps(_mm_min_ps(u, ps(9.5f)), ps(-9.5f));
+    __m128 y = _mm_add_ps(u, u), t;
+    __m128 r = reduce(y, &t);
+    __m128 s = pow2(t);
+    __m128 e = _mm_fmadd_ps(s, expm1_poly(r), _mm_sub_ps(s, ps(1.0f)));
+    return _mm_div_ps(e, _mm_add_ps(e, ps(2.0f)));
+}
+
+static inline __m128d hi_pd(__m128 v) {
+    return _mm_cvtps_pd(_mm_castsi128_ps(_mm_shuffle_epi32(_mm_castps_si128(v), 0xee)));
+}
+
+// --- the workloads -------------------------------------------------------------------------
+
+static float *A, *B, *C, *O, *X4, *W, *Bias;
+
+static void ew_chain(void) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < N; r++)
+        for (size_t i = r * N; i < (r + 1) * N; i += 4) {
+            __m128 a = _mm_loadu_ps(A + i);
+            __m128 v = _mm_fmadd_ps(a, _mm_loadu_ps(B + i), _mm_loadu_ps(C + i));
+            v = _mm_max_ps(v, _mm_setzero_ps());
+            _mm_storeu_ps(O + i, _mm_fmadd_ps(v, ps(0.5f), a));
+        }
+}
+
+static void gelu_tanh(void) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < N; r++)
+        for (size_t i = r * N; i < (r + 1) * N; i += 4) {
+            __m128 x = _mm_loadu_ps(A + i);
+            __m128 x3 = _mm_mul_ps(_mm_mul_ps(x, x), x);
+            __m128 u = _mm_mul_ps(_mm_fmadd_ps(x3, ps(0.044715f), x), ps(0.7978845608f));
+            __m128 h = _mm_mul_ps(x, ps(0.5f));
+            _mm_storeu_ps(O + i, _mm_mul_ps(h, _mm_add_ps(tanh4(u), ps(1.0f))));
+        }
+}
+
+// out[i][j] = a[j][i] + b[i][j], 16 x 256 tiles, 4 x 4 blocks transposed in registers.
+static void transpose_add(void) {
+#pragma omp parallel for schedule(static)
+    for (size_t i0 = 0; i0 < N; i0 += 16)
+        for (size_t j0 = 0; j0 < N; j0 += 256)
+            for (size_t i = i0; i < i0 + 16; i += 4)
+                for (size_t j = j0; j < j0 + 256; j += 4) {
+                    __m128 r0 = _mm_loadu_ps(A + (j + 0) * N + i);
+                    __m128 r1 = _mm_loadu_ps(A + (j + 1) * N + i);
+                    __m128 r2 = _mm_loadu_ps(A + (j + 2) * N + i);
+                    __m128 r3 = _mm_loadu_ps(A + (j + 3) * N + i);
+                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                    __m128 rr[4] = {r0, r1, r2, r3};
+                    for (int k = 0; k < 4; k++) {
+                        size_t o = (i + k) * N + j;
+                        _mm_storeu_ps(O + o, _mm_add_ps(rr[k], _mm_loadu_ps(B + o)));
+                    }
+                }
+}
+
+// x [32,64,56,56] -> x.permute(0,2,3,1) * 2 + 1: per image a [64, 3136] -> [3136, 64] transpose.
+#define PC 64
+#define PHW 3136
+static void permute_scale(void) {
+#pragma omp parallel for schedule(static) collapse(2)
+    for (size_t n = 0; n < 32; n++)
+        for (size_t s0 = 0; s0 < PHW; s0 += 16) {
+            const float *src = X4 + n * PC * PHW;
+            float *dst = O + n * PC * PHW;
+            for (size_t s = s0; s < s0 + 16; s += 4)
+                for (size_t c = 0; c < PC; c += 4) {
+                    __m128 r0 = _mm_loadu_ps(src + (c + 0) * PHW + s);
+                    __m128 r1 = _mm_loadu_ps(src + (c + 1) * PHW + s);
+                    __m128 r2 = _mm_loadu_ps(src + (c + 2) * PHW + s);
+                    __m128 r3 = _mm_loadu_ps(src + (c + 3) * PHW + s);
+                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+                    __m128 rr[4] = {r0, r1, r2, r3};
+                    for (int k = 0; k < 4; k++)
+                        _mm_storeu_ps(dst + (s + k) * PC + c, _mm_fmadd_ps(rr[k], ps(2.0f), ps(1.0f)));
+                }
+        }
+}
+
+static double sum8(__m128d *a) {
+    __m128d s = _mm_add_pd(_mm_add_pd(_mm_add_pd(a[0], a[1]), _mm_add_pd(a[2], a[3])),
+                           _mm_add_pd(_mm_add_pd(a[4], a[5]), _mm_add_pd(a[6], a[7])));
+    return s[0] + s[1];
+}
+
+// f32 values of one row summed in eight f64x2 lanes.
+#define ROW_SUM(len, EXPR)                                                                 \
+    __m128d acc[8];                                                                        \
+    for (int q = 0; q < 8; q++) acc[q] = _mm_setzero_pd();                                 \
+    for (size_t i = 0; i < (len); i += 16)                                                 \
+        for (int u = 0; u < 4; u++) {                                                      \
+            size_t k = i + 4 * u;                                                          \
+            __m128 v = (EXPR);                                                             \
+            acc[2 * u] = _mm_add_pd(acc[2 * u], _mm_cvtps_pd(v));                          \
+            acc[2 * u + 1] = _mm_add_pd(acc[2 * u + 1], hi_pd(v));                         \
+        }
+
+static void softmax_rows(void) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < N; r++) {
+        const float *x = A + r * N;
+        float *o = O + r * N;
+        __m128 m4[4] = {ps(-INFINITY), ps(-INFINITY), ps(-INFINITY), ps(-INFINITY)};
+        for (size_t i = 0; i < N; i += 16)
+            for (int u = 0; u < 4; u++) m4[u] = _mm_max_ps(m4[u], _mm_loadu_ps(x + i + 4 * u));
+        __m128 m = _mm_max_ps(_mm_max_ps(m4[0], m4[1]), _mm_max_ps(m4[2], m4[3]));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, 0x4e));
+        m = _mm_max_ps(m, _mm_shuffle_ps(m, m, 0xb1));
+        ROW_SUM(N, ({
+                    __m128 e = exp_neg(_mm_sub_ps(_mm_loadu_ps(x + k), m));
+                    _mm_storeu_ps(o + k, e);
+                    e;
+                }));
+        __m128 inv = ps((float)(1.0 / (float)sum8(acc)));
+        for (size_t i = 0; i < N; i += 4) _mm_storeu_ps(o + i, _mm_mul_ps(_mm_loadu_ps(o + i), inv));
+    }
+}
+
+static void sum_sq_diff(void) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < N; r++) {
+        const float *a = A + r * N, *b = B + r * N;
+        ROW_SUM(N, ({
+                    __m128 d = _mm_sub_ps(_mm_loadu_ps(a + k), _mm_loadu_ps(b + k));
+                    _mm_mul_ps(d, d);
+                }));
+        O[r] = (float)sum8(acc);
+    }
+}
+
+#define LR 8192
+#define LC 1024
+static void layernorm(void) {
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < LR; r++) {
+        const float *x = A + r * LC;
+        float *o = O + r * LC;
+        float mean;
+        {
+            ROW_SUM(LC, _mm_loadu_ps(x + k));
+            mean = (float)sum8(acc) / LC;
+        }
+        __m128 m = ps(mean);
+        float var;
+        {
+            ROW_SUM(LC, ({
+                        __m128 d = _mm_sub_ps(_mm_loadu_ps(x + k), m);
+                        _mm_mul_ps(d, d);
+                    }));
+            var = (float)sum8(acc) / LC;
+        }
+        __m128 sd = ps(sqrtf(var + 1e-5f));
+        for (size_t i = 0; i < LC; i += 4) {
+            __m128 v = _mm_div_ps(_mm_sub_ps(_mm_loadu_ps(x + i), m), sd);
+            _mm_storeu_ps(o + i, _mm_fmadd_ps(v, _mm_loadu_ps(W + i), _mm_loadu_ps(Bias + i)));
+        }
+    }
+}
+
+// --- checks: a scalar double reference on sampled rows -------------------------------------
+
+static int close_to(double got, double want) {
+    return fabs(got - want) <= 1e-4 + 1e-4 * fabs(want);
+}
+
+static int check(const char *name) {
+    for (size_t r = 0; r < N; r += 509) {
+        for (size_t j = 0; j < N; j += 37) {
+            size_t i = r * N + j;
+            double want, got = O[i];
+            if (!strcmp(name, "ew_chain")) {
+                double v = (double)A[i] * B[i] + C[i];
+                want = (v > 0 ? v : 0) * 0.5 + A[i];
+            } else if (!strcmp(name, "gelu_tanh")) {
+                double x = A[i];
+                want = 0.5 * x * (1 + tanh(0.7978845608 * (x + 0.044715 * x * x * x)));
+            } else if (!strcmp(name, "transpose_add")) {
+                want = (double)A[j * N + r] + B[i];
+            } else if (!strcmp(name, "softmax_rows")) {
+                double m = -INFINITY, s = 0;
+                for (size_t k = 0; k < N; k++) m = fmax(m, A[r * N + k]);
+                for (size_t k = 0; k < N; k++) s += exp(A[r * N + k] - m);
+                want = exp(A[i] - m) / s;
+            } else if (!strcmp(name, "sum_sq_diff")) {
+                if (j) continue;
+                double s = 0;
+                for (size_t k = 0; k < N; k++) s += ((double)A[r * N + k] - B[r * N + k]) * ((double)A[r * N + k] - B[r * N + k]);
+                got = O[r];
+                want = s;
+            } else if (!strcmp(name, "layernorm")) {
+                if (r >= LR || j >= LC) continue;
+                double m = 0, v = 0;
+                for (size_t k = 0; k < LC; k++) m += A[r * LC + k];
+                m /= LC;
+                for (size_t k = 0; k < LC; k++) v += (A[r * LC + k] - m) * (A[r * LC + k] - m);
+                v /= LC;
+                got = O[r * LC + j];
+                want = (A[r * LC + j] - m) / sqrt(v + 1e-5) * W[j] + Bias[j];
+            } else { // permute_scale: out[n][s][c] = x[n][c][s]*2+1
+                size_t n = r % 32, s = j % PHW, c = (r + j) % PC;
+                got = O[(n * PHW + s) * PC + c];
+                want = X4[(n * PC + c) * PHW + s] * 2.0 + 1.0;
+            }
+            if (!close_to(got, want)) {
+                printf("%-14s FAILED at row %zu col %zu: %g vs reference %g\n", name, r, j, got, want);
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+static int cmp(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    int reps = argc > 1 ? atoi(argv[1]) : 7;
+    if (reps < 1) reps = 1;
+    A = random_input(NN, 1);
+    B = random_input(NN, 2);
+    C = random_input(NN, 3);
+    X4 = random_input((size_t)32 * PC * PHW, 4);
+    W = random_input(LC, 5);
+    Bias = random_input(LC, 6);
+    O = alloc(NN);
+    memset(O, 0, NN * sizeof(float));
+    struct {
+        const char *name;
+        void (*run)(void);
+        double mib;
+    } w[] = {
+        {"ew_chain", ew_chain, 4 * 64.0},
+        {"gelu_tanh", gelu_tanh, 2 * 64.0},
+        {"transpose_add", transpose_add, 3 * 64.0},
+        {"permute_scale", permute_scale, 2 * 24.5},
+        {"softmax_rows", softmax_rows, 2 * 64.0},
+        {"sum_sq_diff", sum_sq_diff, 2 * 64.0},
+        {"layernorm", layernorm, 2 * 32.0},
+    };
+    printf("hand-fused C, 128-bit SIMD, %d threads, median of %d\n", omp_get_max_threads(), reps);
+    printf("%-14s %9s %8s\n", "workload", "median ms", "GB/s");
+    int ok = 1;
+    for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+        if (argc > 2) {
+            int named = 0;
+            for (int a = 2; a < argc; a++) named |= !strcmp(argv[a], w[k].name);
+            if (!named) continue;
+        }
+        w[k].run();
+        if (!check(w[k].name)) {
+            ok = 0;
+            continue;
+        }
+        double t[64];
+        int n = reps < 64 ? reps : 64;
+        for (int i = 0; i < n; i++) {
+            double s = now();
+            w[k].run();
+            t[i] = now() - s;
+        }
+        qsort(t, n, sizeof t[0], cmp);
+        double med = t[n / 2];
+        printf("%-14s %9.2f %8.1f\n", w[k].name, med * 1e3, w[k].mib * 1048576 / med / 1e9);
+    }
+    return ok ? 0 : 1;
+}
