@@ -13,15 +13,7 @@ use std::sync::Arc;
 /// the same backend (fusion changes neither the ops nor the order of a row's reduction), so
 /// they differ by rounding noise at most.
 fn close(a: &Buffer, b: &Buffer) -> Option<usize> {
-    (0..a.len().min(b.len())).find(|&i| {
-        let (x, y) = (a.get(i), b.get(i));
-        if a.dtype().is_float() {
-            let (x, y) = (x.as_f64(), y.as_f64());
-            !(x == y || x.is_nan() && y.is_nan() || (x - y).abs() <= 1e-6 + 1e-5 * y.abs())
-        } else {
-            x != y
-        }
-    })
+    (0..a.len().min(b.len())).find(|&i| differs(a, b, i))
 }
 
 /// Whether one kernel's output agrees with the reference interpreter's on the same inputs:
@@ -31,19 +23,20 @@ fn kernel_close(a: &Buffer, b: &Buffer) -> Option<usize> {
     let dtype = a.dtype();
     (0..a.len().min(b.len())).find(|&i| {
         let (x, y) = (a.get(i).as_f64(), b.get(i).as_f64());
-        close_at(a, b, i).is_some() && ulps_apart(x, y, dtype) > 4
+        differs(a, b, i) && ulps_apart(x, y, dtype) > 4
     })
 }
 
-fn close_at(a: &Buffer, b: &Buffer, i: usize) -> Option<usize> {
+/// Whether element `i` of `a` and `b` differ: exactly for integers, beyond `1e-6 + 1e-5·|y|`
+/// for floats (NaN equals NaN).
+fn differs(a: &Buffer, b: &Buffer, i: usize) -> bool {
     let (x, y) = (a.get(i), b.get(i));
-    let differ = if a.dtype().is_float() {
+    if a.dtype().is_float() {
         let (x, y) = (x.as_f64(), y.as_f64());
         !(x == y || x.is_nan() && y.is_nan() || (x - y).abs() <= 1e-6 + 1e-5 * y.abs())
     } else {
         x != y
-    };
-    differ.then_some(i)
+    }
 }
 
 /// Representable values of `dtype` between `x` and `y` (integers: always far apart).

@@ -44,6 +44,12 @@ impl Kernel {
         if rank == 0 || self.reduce_axes != rank {
             return None;
         }
+        // Runs at every launch: the size, cheapest, first.
+        let total: usize = self.shape.iter().product();
+        let n0 = self.shape[0];
+        let nb = BLOCKS
+            .into_iter()
+            .find(|&nb| n0.is_multiple_of(nb) && total / nb >= MIN_BLOCK)?;
         let [r] = self.reduces()[..] else {
             return None;
         };
@@ -73,11 +79,6 @@ impl Kernel {
         if !tail_ok {
             return None;
         }
-        let total: usize = self.shape.iter().product();
-        let n0 = self.shape[0];
-        let nb = BLOCKS
-            .into_iter()
-            .find(|&nb| n0.is_multiple_of(nb) && total / nb >= MIN_BLOCK)?;
         let partial = match (op, dtype) {
             (ReduceOp::Sum, DType::F32 | DType::F16 | DType::BF16) => DType::F64,
             (ReduceOp::Sum, DType::I8 | DType::U8 | DType::I16 | DType::I32) => DType::I64,

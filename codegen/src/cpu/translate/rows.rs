@@ -175,7 +175,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// overlaps its transfer with this row's arithmetic. Every address touched is inside a row
     /// the kernel itself reads.
     fn next_row_touches(&mut self, point: &[Value], kept: usize) -> Vec<(Value, i64)> {
-        if !self.row_simd || kept == 0 || self.k.reduce_axes != 1 {
+        // Only a row with a pass after its first (another reduction, or the final stores).
+        let passes = self.k.reduces().len() + usize::from(!self.element_stores().is_empty());
+        if !self.row_simd || kept == 0 || self.k.reduce_axes != 1 || passes < 2 {
             return vec![];
         }
         let d = kept - 1;
