@@ -132,6 +132,15 @@ static void gelu_tanh(void) {
         }
 }
 
+// Four rows of four floats from `p` (rows `stride` floats apart), transposed: out[k] holds
+// column k.
+static inline void load4_transposed(const float *p, size_t stride, __m128 out[4]) {
+    __m128 r0 = _mm_loadu_ps(p), r1 = _mm_loadu_ps(p + stride);
+    __m128 r2 = _mm_loadu_ps(p + 2 * stride), r3 = _mm_loadu_ps(p + 3 * stride);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3;
+}
+
 // out[i][j] = a[j][i] + b[i][j], 16 x 256 tiles, 4 x 4 blocks transposed in registers.
 static void transpose_add(void) {
 #pragma omp parallel for schedule(static)
@@ -139,12 +148,8 @@ static void transpose_add(void) {
         for (size_t j0 = 0; j0 < N; j0 += 256)
             for (size_t i = i0; i < i0 + 16; i += 4)
                 for (size_t j = j0; j < j0 + 256; j += 4) {
-                    __m128 r0 = _mm_loadu_ps(A + (j + 0) * N + i);
-                    __m128 r1 = _mm_loadu_ps(A + (j + 1) * N + i);
-                    __m128 r2 = _mm_loadu_ps(A + (j + 2) * N + i);
-                    __m128 r3 = _mm_loadu_ps(A + (j + 3) * N + i);
-                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                    __m128 rr[4] = {r0, r1, r2, r3};
+                    __m128 rr[4];
+                    load4_transposed(A + j * N + i, N, rr);
                     for (int k = 0; k < 4; k++) {
                         size_t o = (i + k) * N + j;
                         _mm_storeu_ps(O + o, _mm_add_ps(rr[k], _mm_loadu_ps(B + o)));
@@ -163,12 +168,8 @@ static void permute_scale(void) {
             float *dst = O + n * PC * PHW;
             for (size_t s = s0; s < s0 + 16; s += 4)
                 for (size_t c = 0; c < PC; c += 4) {
-                    __m128 r0 = _mm_loadu_ps(src + (c + 0) * PHW + s);
-                    __m128 r1 = _mm_loadu_ps(src + (c + 1) * PHW + s);
-                    __m128 r2 = _mm_loadu_ps(src + (c + 2) * PHW + s);
-                    __m128 r3 = _mm_loadu_ps(src + (c + 3) * PHW + s);
-                    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-                    __m128 rr[4] = {r0, r1, r2, r3};
+                    __m128 rr[4];
+                    load4_transposed(src + c * PHW + s, PHW, rr);
                     for (int k = 0; k < 4; k++)
                         _mm_storeu_ps(dst + (s + k) * PC + c, _mm_fmadd_ps(rr[k], ps(2.0f), ps(1.0f)));
                 }

@@ -30,6 +30,7 @@ use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use smelt_ir::kernel::{Access, Instr, Kernel, Level};
 use smelt_ir::scalar::round_float;
+use smelt_ir::scalar_ops::reduce_identity;
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 
 type Result<T> = std::result::Result<T, Unsupported>;

@@ -101,7 +101,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.pin_row_values(row_done..r, vals);
             row_done = r;
             let dtype = self.types[r].expect("reductions have a value");
-            let (acc_ty, identity) = self.identity(op, dtype)?;
+            let (acc_ty, identity) = self.identity(op, dtype);
             let acc = self.b.declare_var(acc_ty);
             self.b.def_var(acc, identity);
             self.live = Some(self.element_cone(&[x], None));
@@ -477,35 +477,19 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().bitcast(types::F32X4, little, moved)
     }
 
-    pub(super) fn identity(&mut self, op: ReduceOp, dtype: DType) -> Result<(Type, Value)> {
+    /// A reduction's accumulator type and its starting value (the interpreter's
+    /// [`reduce_identity`]): bools and all/any in i8, floats in f64, integers in i64.
+    pub(super) fn identity(&mut self, op: ReduceOp, dtype: DType) -> (Type, Value) {
+        let bool_acc = dtype == DType::Bool || matches!(op, ReduceOp::All | ReduceOp::Any);
+        let v = reduce_identity(op, if bool_acc { DType::Bool } else { dtype });
         let ins = self.b.ins();
-        Ok(
-            if dtype == DType::Bool || matches!(op, ReduceOp::All | ReduceOp::Any) {
-                let v = match op {
-                    ReduceOp::Sum | ReduceOp::Max | ReduceOp::Any => 0,
-                    ReduceOp::Prod | ReduceOp::Min | ReduceOp::All => 1,
-                };
-                (types::I8, ins.iconst(types::I8, v))
-            } else if dtype.is_float() {
-                let v = match op {
-                    ReduceOp::Sum => 0.0,
-                    ReduceOp::Prod => 1.0,
-                    ReduceOp::Max => f64::NEG_INFINITY,
-                    ReduceOp::Min => f64::INFINITY,
-                    ReduceOp::All | ReduceOp::Any => return unsupported("all/any over floats"),
-                };
-                (types::F64, ins.f64const(v))
-            } else {
-                let v = match op {
-                    ReduceOp::Sum => 0,
-                    ReduceOp::Prod => 1,
-                    ReduceOp::Max => i64::MIN,
-                    ReduceOp::Min => i64::MAX,
-                    ReduceOp::All | ReduceOp::Any => return unsupported("all/any over integers"),
-                };
-                (types::I64, ins.iconst(types::I64, v))
-            },
-        )
+        if bool_acc {
+            (types::I8, ins.iconst(types::I8, i64::from(v.as_bool())))
+        } else if dtype.is_float() {
+            (types::F64, ins.f64const(v.as_f64()))
+        } else {
+            (types::I64, ins.iconst(types::I64, v.as_i64()))
+        }
     }
 
     /// `acc = acc ⊕ x`, as `reduce_step` does.
