@@ -100,14 +100,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         let rank = self.k.shape.len();
         let kept = rank - self.k.reduce_axes;
         let (ld, n) = (kept - 1, self.k.body.len());
-        let mut bases = vec![];
-        let mut rows = vec![];
+        // Per vector of rows: its pinned bases and its first row.
+        let mut at = vec![];
         for u in 0..groups {
-            let at = self.b.ins().iadd_imm_s(i, u as i64 * LANES);
-            point[ld] = at;
+            let row = self.b.ins().iadd_imm_s(i, u as i64 * LANES);
+            point[ld] = row;
             self.set_bases(point, kept);
-            bases.push(self.bases.clone());
-            rows.push(at);
+            at.push((self.bases.clone(), row));
         }
         self.vector = true;
         let mut vs: Vec<Vec<Option<Value>>> = vec![vals.to_vec(); groups];
@@ -117,8 +116,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 unreachable!("reduces() lists Reduce instructions")
             };
             for u in 0..groups {
-                self.bases.clone_from(&bases[u]);
-                point[ld] = rows[u];
+                self.enter_rows(&at[u], point, ld);
                 self.eval(row_done..r, Level::Row, point, &mut vs[u])?;
             }
             row_done = r;
@@ -126,8 +124,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.live = Some(self.element_cone(&[x], None));
             self.inner(kept, point, &mut |t, point| {
                 for u in 0..groups {
-                    t.bases.clone_from(&bases[u]);
-                    point[ld] = rows[u];
+                    t.enter_rows(&at[u], point, ld);
                     let mut v = vs[u].clone();
                     t.eval(0..r, Level::Element, point, &mut v)?;
                     let y = v[x].expect("invariant: a reduction's operand is computed before it");
@@ -142,8 +139,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         for u in 0..groups {
-            self.bases.clone_from(&bases[u]);
-            point[ld] = rows[u];
+            self.enter_rows(&at[u], point, ld);
             self.eval(row_done..n, Level::Row, point, &mut vs[u])?;
         }
         let stores = self.element_stores();
@@ -151,8 +147,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.live = Some(self.element_cone(&stores, None));
             self.inner(kept, point, &mut |t, point| {
                 for u in 0..groups {
-                    t.bases.clone_from(&bases[u]);
-                    point[ld] = rows[u];
+                    t.enter_rows(&at[u], point, ld);
                     let mut v = vs[u].clone();
                     t.eval(0..n, Level::Element, point, &mut v)?;
                 }
@@ -191,6 +186,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             t.b.ins().stack_addr(types::I64, s, 0)
         };
         let accs = slot(self, vectors * 32);
+        // The stored accumulators of vector `g` (32 bytes each).
+        let acc_at = move |t: &mut Self, g: Value| {
+            let off = t.b.ins().ishl_imm_s(g, 5);
+            t.b.ins().iadd(accs, off)
+        };
         let reduces = self.k.reduces();
         let results: Vec<Value> = reduces.iter().map(|_| slot(self, vectors * 16)).collect();
         point[ld] = i;
@@ -233,8 +233,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             let init = self.column_accs(op);
             self.for_loop(zero, count, 1, &mut |t, g| {
-                let at = t.b.ins().ishl_imm_s(g, 5);
-                let at = t.b.ins().iadd(accs, at);
+                let at = acc_at(t, g);
                 for (half, v) in init.iter().enumerate() {
                     let v = t.b.use_var(*v);
                     t.b.ins().store(mem(), v, at, (16 * half) as i32);
@@ -248,8 +247,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let mut v = at_vector(t, g, done, r, point)?;
                     t.eval(0..upto, Level::Element, point, &mut v)?;
                     let y = v[x].expect("invariant: a reduction's operand is computed before it");
-                    let at = t.b.ins().ishl_imm_s(g, 5);
-                    let at = t.b.ins().iadd(accs, at);
+                    let at = acc_at(t, g);
                     t.column_fold_at(op, at, y);
                     Ok(())
                 })
@@ -258,8 +256,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
             let result = results[done];
             self.for_loop(zero, count, 1, &mut |t, g| {
-                let at = t.b.ins().ishl_imm_s(g, 5);
-                let at = t.b.ins().iadd(accs, at);
+                let at = acc_at(t, g);
                 let value = t.column_finish_at(op, at);
                 let off = t.b.ins().ishl_imm_s(g, 4);
                 let at = t.b.ins().iadd(result, off);

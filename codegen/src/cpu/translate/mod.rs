@@ -420,6 +420,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.bases_level = level;
     }
 
+    /// Returns to a row whose bases were set and saved earlier (`at`: those bases and the
+    /// row's index at dim `d`), as the column and tile walks do, which interleave rows.
+    fn enter_rows(&mut self, at: &(Vec<Option<Value>>, Value), point: &mut [Value], d: usize) {
+        self.bases.clone_from(&at.0);
+        point[d] = at.1;
+    }
+
     /// Forgets the row bases (outside a row, addresses are computed in full).
     fn clear_bases(&mut self) {
         self.bases.iter_mut().for_each(|b| *b = None);

@@ -469,12 +469,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Lanes 2 and 3 of an f32x4 moved to lanes 0 and 1.
     pub(super) fn high_half(&mut self, x: Value) -> Value {
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
-        let bytes = self.b.ins().bitcast(types::I8X16, little, x);
-        let mask: Vec<u8> = (8..16).chain(8..16).collect();
-        let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
-        let moved = self.b.ins().shuffle(bytes, bytes, mask);
-        self.b.ins().bitcast(types::F32X4, little, moved)
+        self.shuffle32(x, x, [2, 3, 2, 3])
     }
 
     /// A reduction's accumulator type and its starting value (the interpreter's

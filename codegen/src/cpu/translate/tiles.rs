@@ -110,20 +110,18 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Result<()> {
         let rank = self.k.shape.len();
         let (d, last) = (rank - 2, rank - 1);
-        let mut rows = vec![];
-        let mut row_bases = vec![];
+        // Per row: its pinned bases and its index.
+        let mut at = vec![];
         for r in 0..LANES {
             let row = self.b.ins().iadd_imm_s(i, r);
             point[d] = row;
             self.set_bases(point, last);
-            rows.push(row);
-            row_bases.push(self.bases.clone());
+            at.push((self.bases.clone(), row));
         }
         let split = self.whole_steps(j0, j1, LANES);
         self.vector = true;
         self.for_loop(j0, split, LANES, &mut |t, j| {
-            t.bases.clone_from(&row_bases[0]);
-            point[d] = rows[0];
+            t.enter_rows(&at[0], point, d);
             for ti in 0..t.k.body.len() {
                 if !is_transposing_load(&t.k.body[ti]) {
                     continue;
@@ -138,9 +136,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.transposed[ti] = Some(t.transpose4(columns));
             }
             point[last] = j;
-            for r in 0..LANES as usize {
-                t.bases.clone_from(&row_bases[r]);
-                point[d] = rows[r];
+            for (r, row) in at.iter().enumerate() {
+                t.enter_rows(row, point, d);
                 t.quad_row = Some(r);
                 let mut v = vals.to_vec();
                 t.row(point, &mut v)?;
@@ -150,9 +147,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             Ok(())
         })?;
         self.vector = false;
-        for r in 0..LANES as usize {
-            self.bases.clone_from(&row_bases[r]);
-            point[d] = rows[r];
+        for row in &at {
+            self.enter_rows(row, point, d);
             self.for_loop(split, j1, 1, &mut |t, j| {
                 point[last] = j;
                 let mut v = vals.to_vec();
