@@ -120,7 +120,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.eval(row_done..r, Level::Row, point, &mut vs[u])?;
             }
             row_done = r;
-            let accs: Vec<Vec<Variable>> = (0..groups).map(|_| self.column_accs(op)).collect();
+            let accs: Vec<Vec<Variable>> = (0..groups).map(|_| self.vector_accs(op)).collect();
             self.live = Some(self.element_cone(&[x], None));
             self.inner(kept, point, &mut |t, point| {
                 for u in 0..groups {
@@ -128,7 +128,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let mut v = vs[u].clone();
                     t.eval(0..r, Level::Element, point, &mut v)?;
                     let y = v[x].expect("invariant: a reduction's operand is computed before it");
-                    t.column_fold(op, &accs[u], y);
+                    t.vector_fold(op, &accs[u], y);
                 }
                 Ok(())
             })?;
@@ -231,7 +231,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if last && early {
                 roots.extend(&stores);
             }
-            let init = self.column_accs(op);
+            let init = self.vector_accs(op);
             self.for_loop(zero, count, 1, &mut |t, g| {
                 let at = acc_at(t, g);
                 for (half, v) in init.iter().enumerate() {
@@ -308,11 +308,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         !stores.is_empty()
     }
 
-    /// [`Self::column_fold`] on accumulators stored at `at` (two f64x2 halves for a sum; for
+    /// [`Self::vector_fold`] on accumulators stored at `at` (two f64x2 halves for a sum; for
     /// max and min the f32x4 and its NaN mask).
     fn column_fold_at(&mut self, op: ReduceOp, at: Value, y: Value) {
         let accs = self.column_accs_at(op, at);
-        self.column_fold(op, &accs, y);
+        self.vector_fold(op, &accs, y);
         for (half, acc) in accs.iter().enumerate() {
             let v = self.b.use_var(*acc);
             self.b.ins().store(mem(), v, at, (16 * half) as i32);
@@ -338,47 +338,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.b.def_var(*acc, v);
         }
         accs
-    }
-
-    /// The accumulators of one vector of rows: two f64x2 halves for a sum; for max and min
-    /// an f32x4 and a lane mask of the NaNs seen.
-    pub(super) fn column_accs(&mut self, op: ReduceOp) -> Vec<Variable> {
-        let var = |t: &mut Self, ty: Type, init: Value| {
-            let v = t.b.declare_var(ty);
-            t.b.def_var(v, init);
-            v
-        };
-        let e = self.simd_identity(op);
-        if op == ReduceOp::Sum {
-            vec![var(self, types::F64X2, e), var(self, types::F64X2, e)]
-        } else {
-            let none = self.b.ins().iconst(types::I32, 0);
-            let none = self.b.ins().splat(types::I32X4, none);
-            vec![var(self, types::F32X4, e), var(self, types::I32X4, none)]
-        }
-    }
-
-    /// One element of each of four rows folded into their accumulators, as the scalar step
-    /// does per row (a sum adds in f64; max and min keep the earlier value on ties).
-    pub(super) fn column_fold(&mut self, op: ReduceOp, accs: &[Variable], y: Value) {
-        if op == ReduceOp::Sum {
-            let lo = self.b.ins().fvpromote_low(y);
-            let high = self.high_half(y);
-            let hi = self.b.ins().fvpromote_low(high);
-            for (acc, half) in accs.iter().zip([lo, hi]) {
-                let a = self.b.use_var(*acc);
-                let a = self.b.ins().fadd(a, half);
-                self.b.def_var(*acc, a);
-            }
-        } else {
-            let a = self.b.use_var(accs[0]);
-            let a = self.fold_lanes(op, a, y);
-            self.b.def_var(accs[0], a);
-            let seen = self.b.use_var(accs[1]);
-            let nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
-            let seen = self.b.ins().bor(seen, nan);
-            self.b.def_var(accs[1], seen);
-        }
     }
 
     /// The four rows' results as an f32x4 (sums rounded once from f64; NaN where one was

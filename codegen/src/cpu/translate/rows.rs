@@ -326,34 +326,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         let kept = self.k.shape.len() - self.k.reduce_axes;
         let sum = op == ReduceOp::Sum;
-        let init = self.simd_identity(op);
-        let (lane_ty, parts) = if sum {
-            (types::F64X2, PASS_LANES as usize / 2)
-        } else {
-            (types::F32X4, PASS_LANES as usize / LANES as usize)
-        };
-        let accs: Vec<Variable> = (0..parts)
-            .map(|_| {
-                let v = self.b.declare_var(lane_ty);
-                self.b.def_var(v, init);
-                v
-            })
+        // One set of accumulators per vector of a trip ([`Self::vector_accs`]). Max and min
+        // fold with `maxps`/`minps`, which keep the accumulator when the new element is NaN;
+        // a NaN seen anywhere is recorded in lane masks and wins at the end.
+        let groups: Vec<Vec<Variable>> = (0..PASS_LANES / LANES)
+            .map(|_| self.vector_accs(op))
             .collect();
-        // Max and min fold with `maxps`/`minps`, which keep the accumulator when the new
-        // element is NaN; a NaN seen anywhere is recorded in lane masks and wins at the end.
-        let nans: Vec<Variable> = if sum {
-            vec![]
-        } else {
-            let none = self.b.ins().iconst(types::I32, 0);
-            let none = self.b.ins().splat(types::I32X4, none);
-            (0..parts)
-                .map(|_| {
-                    let v = self.b.declare_var(types::I32X4);
-                    self.b.def_var(v, none);
-                    v
-                })
-                .collect()
-        };
         let splat = self.splat_row_values(vals);
         // A widened sum folds the f32 value; its cast to f64 is not emitted in vector code.
         let (widened, x) = match self.widened_sum(r) {
@@ -370,31 +348,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.skip = None;
                 t.stash_store(r, point, &v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
-                // A sum's f32x4 feeds two f64x2 accumulators; max and min fold in f32x4.
-                let lanes = if sum {
-                    let lo = t.b.ins().fvpromote_low(x);
-                    let high = t.high_half(x);
-                    let hi = t.b.ins().fvpromote_low(high);
-                    vec![(2 * u, lo), (2 * u + 1, hi)]
-                } else {
-                    vec![(u, x)]
-                };
-                for (part, y) in lanes {
-                    let a = t.b.use_var(accs[part]);
-                    let folded = t.fold_lanes(op, a, y);
-                    t.b.def_var(accs[part], folded);
-                    if !sum {
-                        let seen = t.b.use_var(nans[part]);
-                        let nan = t.b.ins().fcmp(FloatCC::Unordered, y, y);
-                        let seen = t.b.ins().bor(seen, nan);
-                        t.b.def_var(nans[part], seen);
-                    }
-                }
+                t.vector_fold(op, &groups[u], x);
                 Ok(())
             },
             scalar,
         )?;
-        let mut parts: Vec<Value> = accs.iter().map(|a| self.b.use_var(*a)).collect();
+        // The accumulated vectors in a fixed order (a sum's halves low then high).
+        let values: Vec<Variable> = if sum {
+            groups.iter().flatten().copied().collect()
+        } else {
+            groups.iter().map(|g| g[0]).collect()
+        };
+        let mut parts: Vec<Value> = values.iter().map(|a| self.b.use_var(*a)).collect();
         while parts.len() > 1 {
             parts = parts
                 .chunks(2)
@@ -414,9 +379,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let l = self.b.ins().extractlane(v, lane);
                 self.step(op, DType::F32, acc, l)?;
             }
-            let mut seen = self.b.use_var(nans[0]);
-            for part in &nans[1..] {
-                let more = self.b.use_var(*part);
+            let mut seen = self.b.use_var(groups[0][1]);
+            for g in &groups[1..] {
+                let more = self.b.use_var(g[1]);
                 seen = self.b.ins().bor(seen, more);
             }
             let any = self.b.ins().vany_true(seen);
@@ -442,6 +407,48 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         let e = self.b.ins().f32const(e);
         self.b.ins().splat(types::F32X4, e)
+    }
+
+    /// The accumulators of one f32x4 of a reduction (four rows of a column reduction, or
+    /// one vector of a row pass): two f64x2 halves for a sum; for max and min an f32x4 and a
+    /// lane mask of the NaNs seen.
+    pub(super) fn vector_accs(&mut self, op: ReduceOp) -> Vec<Variable> {
+        let var = |t: &mut Self, ty: Type, init: Value| {
+            let v = t.b.declare_var(ty);
+            t.b.def_var(v, init);
+            v
+        };
+        let e = self.simd_identity(op);
+        if op == ReduceOp::Sum {
+            vec![var(self, types::F64X2, e), var(self, types::F64X2, e)]
+        } else {
+            let none = self.b.ins().iconst(types::I32, 0);
+            let none = self.b.ins().splat(types::I32X4, none);
+            vec![var(self, types::F32X4, e), var(self, types::I32X4, none)]
+        }
+    }
+
+    /// An f32x4 folded into its accumulators ([`Self::vector_accs`]) lane by lane, as the
+    /// scalar step does (a sum adds in f64; max and min keep the earlier value on ties).
+    pub(super) fn vector_fold(&mut self, op: ReduceOp, accs: &[Variable], y: Value) {
+        if op == ReduceOp::Sum {
+            let lo = self.b.ins().fvpromote_low(y);
+            let high = self.high_half(y);
+            let hi = self.b.ins().fvpromote_low(high);
+            for (acc, half) in accs.iter().zip([lo, hi]) {
+                let a = self.b.use_var(*acc);
+                let a = self.b.ins().fadd(a, half);
+                self.b.def_var(*acc, a);
+            }
+        } else {
+            let a = self.b.use_var(accs[0]);
+            let a = self.fold_lanes(op, a, y);
+            self.b.def_var(accs[0], a);
+            let seen = self.b.use_var(accs[1]);
+            let nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+            let seen = self.b.ins().bor(seen, nan);
+            self.b.def_var(accs[1], seen);
+        }
     }
 
     /// `a ⊕ b` lane by lane for a SIMD reduction pass (sum, max or min: the only reductions
