@@ -76,9 +76,8 @@ fn explain(args: &[String]) -> ExitCode {
     for name in names {
         let Some(w) = smelt::workloads::build(name, shrink) else {
             eprintln!(
-                "smelt explain: unknown workload {name}; known: {}, {}",
-                smelt::workloads::NAMES.join(", "),
-                smelt::workloads::EXTRA_NAMES.join(", ")
+                "smelt explain: unknown workload {name}; known: {}",
+                smelt::workloads::all_names().collect::<Vec<_>>().join(", ")
             );
             return ExitCode::from(2);
         };

@@ -30,6 +30,11 @@ pub const NAMES: &[&str] = &[
 /// reductions whose layout is not a contiguous row.
 pub const EXTRA_NAMES: &[&str] = &["sum_cols", "sum_all", "softmax_cols"];
 
+/// Every workload [`build`] knows: [`NAMES`], then [`EXTRA_NAMES`].
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    NAMES.iter().chain(EXTRA_NAMES).copied()
+}
+
 /// Bytes a perfectly fused kernel moves for workload `name`: each input read once, `output`
 /// written once; `None` for the compute-bound matmul.
 pub fn ideal_bytes(name: &str, inputs: &[Tensor], output: &Tensor) -> Option<u64> {
@@ -75,11 +80,7 @@ pub fn build(name: &str, shrink: usize) -> Option<Workload> {
     let inputs = inputs(name, shrink)?;
     let output = program(name, &inputs)?;
     let ideal_bytes = ideal_bytes(name, &inputs, &output);
-    let name = NAMES
-        .iter()
-        .chain(EXTRA_NAMES)
-        .find(|n| **n == name)
-        .copied()?;
+    let name = all_names().find(|n| *n == name)?;
     Some(Workload {
         name,
         inputs,

@@ -40,10 +40,7 @@ fn conformance_suite_passes_under_check() {
 #[test]
 fn workloads_pass_under_check() {
     enable_check();
-    let all = smelt::workloads::NAMES
-        .iter()
-        .chain(smelt::workloads::EXTRA_NAMES);
-    for name in all {
+    for name in smelt::workloads::all_names() {
         let w = smelt::workloads::build(name, 32).expect("known workload");
         w.output
             .try_realize()

@@ -85,13 +85,13 @@ impl Kernel {
             _ => dtype,
         };
         Some((
-            self.blocks(r, nb, partial),
-            self.combine(r, nb, partial, &levels),
+            self.blocks(r, nb, partial, &types),
+            self.combine(r, nb, partial, &types, &levels),
         ))
     }
 
     /// The first half of the split: `[nb, n0/nb, rest…]`, block dim kept, one partial each.
-    fn blocks(&self, r: usize, nb: usize, partial: DType) -> Kernel {
+    fn blocks(&self, r: usize, nb: usize, partial: DType, types: &[Option<DType>]) -> Kernel {
         let rank = self.shape.len();
         let reads = self.read_args();
         let block = self.shape[0] / nb;
@@ -124,7 +124,7 @@ impl Kernel {
             })
             .collect();
         let mut value = x;
-        if self.value_dtypes()[x] != Some(partial) {
+        if types[x] != Some(partial) {
             body.push(Instr::Cast { x, to: partial });
             value = body.len() - 1;
         }
@@ -153,12 +153,19 @@ impl Kernel {
 
     /// The second half: the partials reduced in block order, then the row-level
     /// instructions of the original (its indices at the one point they address).
-    fn combine(&self, r: usize, nb: usize, partial: DType, levels: &[Level]) -> Kernel {
+    fn combine(
+        &self,
+        r: usize,
+        nb: usize,
+        partial: DType,
+        types: &[Option<DType>],
+        levels: &[Level],
+    ) -> Kernel {
         let reads = self.read_args();
         let Instr::Reduce { op, .. } = self.body[r] else {
             unreachable!("r is the reduction")
         };
-        let dtype = self.value_dtypes()[r].expect("a reduction has a value");
+        let dtype = types[r].expect("a reduction has a value");
         let at = |index: &Index| Index {
             strides: vec![0],
             offset: index.offset,
