@@ -23,5 +23,5 @@ pub use graph::{Boundary, Edge, Graph, Group, Node, NodeId, Op};
 pub use kernel::{Access, Arg, Index, Instr, Kernel, Level, LibraryCall, ValueId, Work};
 pub use op::{BinaryOp, LibraryOp, ReduceOp, UnaryOp};
 pub use scalar::Scalar;
-pub use schedule::{Schedule, Step};
+pub use schedule::{LaunchMemo, Schedule, Step};
 pub use view::{MemoryFormat, View};

@@ -40,4 +40,18 @@ impl Backend {
             Backend::Cpu => crate::cpu::run_kernel(kernel, inputs),
         }
     }
+
+    /// [`Backend::run_kernel`] for a schedule's step, whose `memo` keeps what a backend works
+    /// out before the first launch for the later ones.
+    pub fn run_step_kernel(
+        self,
+        kernel: &smelt_ir::Kernel,
+        memo: &smelt_ir::LaunchMemo,
+        inputs: Vec<std::sync::Arc<crate::Buffer>>,
+    ) -> Vec<crate::Buffer> {
+        match self {
+            Backend::Reference => crate::reference::run_kernel(kernel, inputs),
+            Backend::Cpu => crate::cpu::run_step_kernel(kernel, memo, inputs),
+        }
+    }
 }

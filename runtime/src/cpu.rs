@@ -10,6 +10,7 @@ use crate::buffer::Buffer;
 use crate::reference::prepare_outputs;
 use hashbrown::HashMap;
 use smelt_codegen::cpu::{CompiledKernel, CpuJit, KernelFn, Unsupported, structure_key};
+use smelt_ir::LaunchMemo;
 use smelt_ir::kernel::{Instr, Kernel};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -92,7 +93,7 @@ struct Launch {
 /// Runs rows `begin..end` of dimension 0.
 fn launch(l: &Launch, begin: i64, end: i64) {
     // SAFETY: `entry` was compiled for this kernel's structure with the kernel ABI. Every
-    // buffer outlives the call; `Kernel::verify` (checked in `run_kernel`) proved that each
+    // buffer outlives the call; `Kernel::verify` (checked in `prepare`, before any launch) proved that each
     // load and store over the whole iteration space stays inside its buffer and that only the
     // outputs are written; each output is a buffer of its own (`prepare_outputs`), aliased by no
     // input and no other output. Concurrent launches cover disjoint ranges of dimension 0,
@@ -113,24 +114,56 @@ const GRAIN: usize = 1 << 15;
 
 /// Runs `kernel` on compiled code (or the interpreter where the JIT refused it); returns its
 /// output buffers in output order.
-pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+    run_prepared(kernel, &prepare(kernel), inputs)
+}
+
+/// [`run_kernel`] for a schedule's step: what does not depend on the buffers (verifying the
+/// kernel, its split, the compiled code and the cache key that finds it) is worked out at the
+/// first launch and kept in `memo`.
+pub fn run_step_kernel(kernel: &Kernel, memo: &LaunchMemo, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+    match memo.get_or_init(|| prepare(kernel)) {
+        Some(prepared) => run_prepared(kernel, &prepared, inputs),
+        None => run_kernel(kernel, inputs),
+    }
+}
+
+/// How a kernel runs, whatever its buffers.
+enum Prepared {
+    /// A large full reduction: blocks in parallel, then their combination
+    /// (`Kernel::split_full_reduction`: the split depends on the shape alone).
+    Split(Box<[(Kernel, Prepared); 2]>),
+    /// Compiled code, or why the interpreter runs it.
+    Whole(Entry),
+}
+
+fn prepare(kernel: &Kernel) -> Prepared {
     let errors = kernel.verify();
     assert!(
         errors.is_empty(),
         "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
     );
-    // A large full reduction runs as blocks in parallel, then their combination
-    // (`Kernel::split_full_reduction`: the split depends on the shape alone).
-    if let Some((blocks, combine)) = kernel.split_full_reduction() {
-        let partials = run_kernel(&blocks, inputs.clone())
-            .pop()
-            .expect("the blocks kernel has one output");
-        inputs.push(Arc::new(partials));
-        return run_kernel(&combine, inputs);
+    match kernel.split_full_reduction() {
+        Some((blocks, combine)) => {
+            let (b, c) = (prepare(&blocks), prepare(&combine));
+            Prepared::Split(Box::new([(blocks, b), (combine, c)]))
+        }
+        None => Prepared::Whole(compiled(kernel)),
     }
-    let code = match compiled(kernel) {
-        Ok(code) => code,
-        Err(_) => return crate::reference::run_kernel(kernel, inputs),
+}
+
+fn run_prepared(kernel: &Kernel, prepared: &Prepared, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+    let code = match prepared {
+        Prepared::Split(halves) => {
+            let [(blocks, b), (combine, c)] = &**halves;
+            let partials = run_prepared(blocks, b, inputs.clone())
+                .pop()
+                .expect("the blocks kernel has one output");
+            inputs.push(Arc::new(partials));
+            return run_prepared(combine, c, inputs);
+        }
+        Prepared::Whole(Ok(code)) => code,
+        Prepared::Whole(Err(_)) => return crate::reference::run_kernel(kernel, inputs),
     };
     let timing = dump("timing");
     let t0 = std::time::Instant::now();

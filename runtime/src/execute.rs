@@ -118,7 +118,7 @@ fn run(
         let kept: Option<Vec<Arc<Buffer>>> = audit.as_ref().map(|_| args.clone());
         let outs = match &step.work {
             Work::Kernel(k) => match device {
-                Device::Cpu => backend.run_kernel(k, args),
+                Device::Cpu => backend.run_step_kernel(k, &step.memo, args),
                 Device::Cuda(n) => crate::cuda::run_kernel(n, k, &args)?,
             },
             Work::Library(call) => vec![match device {
