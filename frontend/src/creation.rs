@@ -4,6 +4,7 @@
 use crate::default_dtype::get_default_dtype;
 use crate::lazy::LazyNode;
 use crate::tensor::{Element, Tensor, ok};
+use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, format_strides, permuted_strides};
 use smelt_ir::{DType, Error, MemoryFormat, Result, Scalar, View};
@@ -117,7 +118,7 @@ fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
 
 /// A fresh contiguous tensor of `dtype` whose elements are `value` (lazy).
 #[track_caller]
-fn filled(shape: &[usize], strides: Vec<isize>, value: Scalar, dtype: DType) -> Tensor {
+fn filled(shape: &[usize], strides: Dims<isize>, value: Scalar, dtype: DType) -> Tensor {
     Tensor::computed(
         Op::Fill {
             value: value.cast(dtype),
@@ -304,7 +305,7 @@ impl Tensor {
         let strides = permuted_strides(&shape, physical_layout)?;
         Ok(filled(
             &shape,
-            strides,
+            strides.into(),
             Scalar::Int(0),
             dtype.unwrap_or_else(get_default_dtype),
         ))

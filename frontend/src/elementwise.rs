@@ -6,24 +6,25 @@ use crate::default_dtype::get_default_dtype;
 use crate::names::{refuse_named, refuse_named_operands, unify_operands};
 use crate::promote::{AsOperand, Operand, OperandRef, result_type, result_type_of};
 use crate::tensor::{Tensor, ok};
+use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, elementwise_out_strides};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, Result, Scalar, UnaryOp, View};
 
 /// Broadcast shape of several operands.
-pub(crate) fn broadcast_all(operands: &[&dyn AsOperand]) -> Result<Vec<usize>> {
+pub(crate) fn broadcast_all(operands: &[&dyn AsOperand]) -> Result<Dims<usize>> {
     let shapes = || operands.iter().map(|o| o.operand().shape());
     // The common case first: every operand has the widest operand's shape or is 0-dim.
     if let Some(widest) = shapes().max_by_key(|s| s.len())
         && shapes().all(|s| s.is_empty() || s == widest)
     {
-        return Ok(widest.to_vec());
+        return Ok(widest.into());
     }
     let mut shape: Vec<usize> = vec![];
     for s in shapes() {
         shape = broadcast_shapes(&shape, s)?;
     }
-    Ok(shape)
+    Ok(shape.into())
 }
 
 /// Records one elementwise node: `op` over `operands` (scalars become fills of `scalar_dtype`),
@@ -454,7 +455,7 @@ impl Tensor {
     }
 
     /// Re-targets the output layout of a freshly computed, unshared tensor.
-    pub(crate) fn relayout(self, shape: &[usize], strides: Vec<isize>) -> Tensor {
+    pub(crate) fn relayout(self, shape: &[usize], strides: Dims<isize>) -> Tensor {
         if self.view.strides == strides {
             return self;
         }

@@ -12,6 +12,7 @@ use crate::lazy::LazyNode;
 use crate::promote::Operand;
 use crate::tensor::Tensor;
 use crate::views::{TensorIndex, basic_index_step, select_index};
+use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
 use smelt_ir::{DType, Error, LibraryOp, Result, Scalar, View};
@@ -193,8 +194,12 @@ impl Tensor {
                 .to_op_order
                 .iter()
                 .map(|&i| layout.result_shape[i])
-                .collect(),
-            layout.to_op_order.iter().map(|&i| strides[i]).collect(),
+                .collect::<Dims<_>>(),
+            layout
+                .to_op_order
+                .iter()
+                .map(|&i| strides[i])
+                .collect::<Dims<_>>(),
             0,
         );
         let mut inputs = vec![(self.storage.current(), layout.target.clone())];

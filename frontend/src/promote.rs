@@ -5,6 +5,7 @@
 use crate::default_dtype::get_default_dtype;
 use crate::lazy::LazyNode;
 use crate::tensor::Tensor;
+use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::{Category, DType, Scalar, View, promote_types};
 use std::sync::Arc;
@@ -124,20 +125,56 @@ impl<'a> OperandRef<'a> {
     pub(crate) fn source(self, shape: &[usize], scalar_dtype: DType) -> (Arc<LazyNode>, View) {
         match self {
             OperandRef::Tensor(t) => (t.storage.current(), t.view.broadcast_to(shape)),
-            OperandRef::Scalar(s) => {
-                let node = LazyNode::pending(
-                    Op::Fill {
-                        value: s.cast(scalar_dtype),
-                    },
-                    scalar_dtype,
-                    1,
-                    View::contiguous(&[]),
-                    vec![],
-                );
-                (node, View::new(shape.to_vec(), vec![0; shape.len()], 0))
-            }
+            OperandRef::Scalar(s) => (
+                scalar_fill(s.cast(scalar_dtype), scalar_dtype),
+                View::new(shape, Dims::filled(0, shape.len()), 0),
+            ),
         }
     }
+}
+
+/// The pending 0-dim fill node a scalar operand reads. Fills are interned per thread, as
+/// tinygrad interns its constants: `x = x*1.0001 + 0.5` a thousand times records two fill
+/// nodes, not two thousand, so realisation walks, keys and frees half the nodes. Only a
+/// pending fill is shared; one that got a buffer (a library call or an in-place write read it)
+/// is replaced by a fresh node. A shared fill shows, in dumps, the line that first recorded it.
+#[track_caller]
+fn scalar_fill(value: Scalar, dtype: DType) -> Arc<LazyNode> {
+    /// Interned fills, direct-mapped by value and dtype.
+    const SLOTS: usize = 64;
+    type Slot = Option<(DType, Scalar, Arc<LazyNode>)>;
+    thread_local! {
+        static FILLS: std::cell::RefCell<[Slot; SLOTS]> =
+            const { std::cell::RefCell::new([const { None }; SLOTS]) };
+    }
+    // Exact bits, so that 0.0 and -0.0 (and NaN payloads) stay apart.
+    let bits = match value {
+        Scalar::Bool(b) => b as u64,
+        Scalar::Int(i) => i as u64,
+        Scalar::Float(x) => x.to_bits(),
+    };
+    let same = |v: &Scalar| match (*v, value) {
+        (Scalar::Bool(a), Scalar::Bool(b)) => a == b,
+        (Scalar::Int(a), Scalar::Int(b)) => a == b,
+        (Scalar::Float(a), Scalar::Float(b)) => a.to_bits() == b.to_bits(),
+        (Scalar::Bool(_) | Scalar::Int(_) | Scalar::Float(_), _) => false,
+    };
+    let slot = (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize ^ dtype as usize;
+    let slot = slot % SLOTS;
+    let interned = FILLS.with_borrow(|fills| match &fills[slot] {
+        Some((d, v, node)) if *d == dtype && same(v) && node.buffer().is_none() => {
+            Some(node.clone())
+        }
+        Some(_) | None => None,
+    });
+    if let Some(node) = interned {
+        return node;
+    }
+    // Outside the closure: `#[track_caller]` does not pass through closures, and the node
+    // should name the user's line.
+    let node = LazyNode::pending(Op::Fill { value }, dtype, 1, View::contiguous(&[]), vec![]);
+    FILLS.with_borrow_mut(|fills| fills[slot] = Some((dtype, value, node.clone())));
+    node
 }
 
 fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
@@ -183,5 +220,53 @@ pub fn category_name(c: Category) -> &'static str {
         Category::Bool => "bool",
         Category::Integer => "integer",
         Category::Floating => "floating",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lazy::NodeState;
+    use smelt_runtime::Buffer;
+
+    #[test]
+    fn scalar_fills_are_shared_while_pending_and_kept_apart_by_bits_and_dtype() {
+        let a = scalar_fill(Scalar::Float(1.5), DType::F32);
+        assert!(Arc::ptr_eq(
+            &a,
+            &scalar_fill(Scalar::Float(1.5), DType::F32)
+        ));
+        for (value, dtype) in [
+            (Scalar::Float(1.5), DType::F64),
+            (Scalar::Float(-1.5), DType::F32),
+            (Scalar::Int(1), DType::F32),
+        ] {
+            assert!(!Arc::ptr_eq(&a, &scalar_fill(value, dtype)));
+        }
+        let zero = scalar_fill(Scalar::Float(0.0), DType::F32);
+        let negative_zero = scalar_fill(Scalar::Float(-0.0), DType::F32);
+        assert!(!Arc::ptr_eq(&zero, &negative_zero));
+        // A fill that got a buffer is not handed out again.
+        *a.state() = NodeState::Realized(Arc::new(Buffer::F32(vec![1.5].into())));
+        let b = scalar_fill(Scalar::Float(1.5), DType::F32);
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert!(b.buffer().is_none());
+    }
+
+    #[test]
+    fn a_long_chain_of_scalar_ops_records_one_fill_per_constant() {
+        let mut x = Tensor::new([0.5f32; 4]);
+        for _ in 0..50 {
+            x = &x * 1.25 + 0.5;
+        }
+        let graph = crate::lazy::pending_graph(&[x.storage.current()]);
+        let fills = graph
+            .graph
+            .node_indices()
+            .filter(|&id| matches!(graph.node(id).op, Op::Fill { .. }))
+            .count();
+        assert_eq!((fills, graph.graph.node_count()), (2, 1 + 2 + 100));
+        let want = (0..50).fold(0.5f32, |x, _| x * 1.25 + 0.5);
+        assert_eq!(x.to_vec::<f32>(), vec![want; 4]);
     }
 }

@@ -17,6 +17,7 @@
 
 use crate::names::{Dim, DimNames, drop_dims, refuse_named};
 use crate::tensor::{Tensor, ok};
+use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
 use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
@@ -154,8 +155,8 @@ impl Tensor {
         let perm: Vec<usize> = kept.iter().chain(&reduced).copied().collect();
         let v = &self.view;
         let mut edge = View::new(
-            perm.iter().map(|&d| v.shape[d]).collect(),
-            perm.iter().map(|&d| v.strides[d]).collect(),
+            perm.iter().map(|&d| v.shape[d]).collect::<Dims<_>>(),
+            perm.iter().map(|&d| v.strides[d]).collect::<Dims<_>>(),
             v.offset,
         );
         let mut axes = reduced.len();

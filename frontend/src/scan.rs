@@ -7,6 +7,7 @@
 use crate::names::{Dim, refuse_named};
 use crate::reduce::widened_int;
 use crate::tensor::{Tensor, ok};
+use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, wrap_dim};
 use smelt_ir::{DType, LibraryOp, Result, View};
@@ -19,7 +20,7 @@ impl Tensor {
         &self,
         dim: i64,
         dtype: DType,
-        strides: Vec<isize>,
+        strides: Dims<isize>,
         op: impl FnOnce(usize) -> LibraryOp,
     ) -> Result<Tensor> {
         let d = wrap_dim(dim, self.ndim())?;
@@ -27,7 +28,13 @@ impl Tensor {
         let node = self.storage.current();
         if shape.is_empty() {
             let edge = View::new(vec![1], vec![0], self.view.offset);
-            let t = Tensor::computed(Op::Library(op(d)), dtype, &[1], vec![1], vec![(node, edge)]);
+            let t = Tensor::computed(
+                Op::Library(op(d)),
+                dtype,
+                &[1],
+                Dims::from([1]),
+                vec![(node, edge)],
+            );
             return Ok(t.with_view(View::contiguous(&[])));
         }
         Ok(Tensor::computed(

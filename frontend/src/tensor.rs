@@ -3,6 +3,7 @@
 
 use crate::lazy::{LazyNode, Storage, realize_nodes};
 use crate::names::{DimNames, NameCell};
+use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::{DType, Error, LibraryOp, MemoryFormat, Result, Scalar, View};
 use smelt_runtime::Buffer;
@@ -87,7 +88,7 @@ impl Tensor {
         op: Op,
         dtype: DType,
         shape: &[usize],
-        strides: Vec<isize>,
+        strides: Dims<isize>,
         inputs: Vec<(Arc<LazyNode>, View)>,
     ) -> Tensor {
         Tensor::computed_into(op, dtype, View::new(shape.to_vec(), strides, 0), inputs)
@@ -150,10 +151,10 @@ impl Tensor {
     }
     /// `size()`, as PyTorch spells it.
     pub fn size(&self) -> Vec<usize> {
-        self.view.shape.clone()
+        self.view.shape.to_vec()
     }
     pub fn stride(&self) -> Vec<isize> {
-        self.view.strides.clone()
+        self.view.strides.to_vec()
     }
     pub fn storage_offset(&self) -> usize {
         self.view.offset

@@ -3,6 +3,7 @@
 
 pub mod affine;
 pub mod device;
+pub mod dims;
 pub mod dtype;
 pub mod error;
 pub mod fused;
@@ -17,6 +18,7 @@ pub mod split;
 pub mod view;
 
 pub use device::Device;
+pub use dims::Dims;
 pub use dtype::{Category, DType, promote_types};
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{Boundary, Edge, Graph, Group, Node, NodeId, Op};

@@ -53,7 +53,7 @@ impl Builder<'_> {
     /// Loads the producer `src` through `view` (whose shape is a prefix-aligned space), or
     /// inlines it as a constant when it is a fill.
     fn load(&mut self, src: NodeId, view: &View) -> ValueId {
-        let mut strides = view.strides.clone();
+        let mut strides = view.strides.to_vec();
         strides.resize(self.rank, 0);
         let index = Index {
             strides,
@@ -104,7 +104,7 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
     let node = g.node(id);
     let ins = g.inputs(id);
     let (shape, reduce_axes) = match node.op {
-        Op::Reduce { axes, .. } => (ins[0].1.shape.clone(), axes),
+        Op::Reduce { axes, .. } => (ins[0].1.shape.to_vec(), axes),
         Op::Input { .. }
         | Op::Fill { .. }
         | Op::Unary { .. }
@@ -112,7 +112,7 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
         | Op::Where
         | Op::Cast
         | Op::Assign
-        | Op::Library(_) => (node.out.shape.clone(), 0),
+        | Op::Library(_) => (node.out.shape.to_vec(), 0),
     };
     let mut b = Builder {
         g,
@@ -204,7 +204,7 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
         access,
     });
     let out_arg = b.args.len() - 1;
-    let mut strides = node.out.strides.clone();
+    let mut strides = node.out.strides.to_vec();
     strides.resize(b.rank, 0);
     b.push(Instr::Store {
         arg: out_arg,

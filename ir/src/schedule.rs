@@ -35,7 +35,11 @@ impl Clone for LaunchMemo {
 
 impl fmt::Debug for LaunchMemo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.0.get().is_some() { "LaunchMemo(set)" } else { "LaunchMemo(empty)" })
+        f.write_str(if self.0.get().is_some() {
+            "LaunchMemo(set)"
+        } else {
+            "LaunchMemo(empty)"
+        })
     }
 }
 
@@ -93,5 +97,36 @@ impl Schedule {
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_memo_is_worked_out_once_and_a_clone_starts_empty() {
+        let memo = LaunchMemo::default();
+        let mut calls = 0;
+        assert_eq!(
+            memo.get_or_init(|| {
+                calls += 1;
+                7u32
+            })
+            .as_deref(),
+            Some(&7)
+        );
+        assert_eq!(
+            memo.get_or_init(|| {
+                calls += 1;
+                8u32
+            })
+            .as_deref(),
+            Some(&7)
+        );
+        assert_eq!(calls, 1);
+        // Another backend's kind of memo is not handed out as this one.
+        assert_eq!(memo.get_or_init(|| "other").as_deref(), None);
+        assert_eq!(memo.clone().get_or_init(|| 9u32).as_deref(), Some(&9));
     }
 }

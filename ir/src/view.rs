@@ -1,6 +1,7 @@
 //! `View`: (shape, strides, storage offset) over a flat storage, in elements, and the algebra of
 //! every PyTorch view op (SEMANTICS.md §2–3). A view op never copies: it returns a new `View`.
 
+use crate::dims::Dims;
 use crate::error::{Error, Result};
 use std::fmt;
 
@@ -8,8 +9,8 @@ use std::fmt;
 /// type allows negative strides so the compiler can express reversed loads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct View {
-    pub shape: Vec<usize>,
-    pub strides: Vec<isize>,
+    pub shape: Dims<usize>,
+    pub strides: Dims<isize>,
     pub offset: usize,
 }
 
@@ -20,8 +21,8 @@ pub fn fmt_list<T: fmt::Display>(xs: &[T]) -> String {
 }
 
 /// Row-major strides with PyTorch's `max(size, 1)` rule.
-pub fn contiguous_strides(shape: &[usize]) -> Vec<isize> {
-    let mut strides = vec![0isize; shape.len()];
+pub fn contiguous_strides(shape: &[usize]) -> Dims<isize> {
+    let mut strides = Dims::filled(0isize, shape.len());
     let mut acc = 1isize;
     for d in (0..shape.len()).rev() {
         strides[d] = acc;
@@ -114,19 +115,19 @@ pub fn view_strides(
     old_shape: &[usize],
     old_strides: &[isize],
     new_shape: &[usize],
-) -> Option<Vec<isize>> {
+) -> Option<Dims<isize>> {
     if old_shape.is_empty() {
-        return Some(vec![1; new_shape.len()]);
+        return Some(Dims::filled(1, new_shape.len()));
     }
     let numel: usize = old_shape.iter().product();
     if numel == 0 {
         return Some(if old_shape == new_shape {
-            old_strides.to_vec()
+            old_strides.into()
         } else {
             contiguous_strides(new_shape)
         });
     }
-    let mut out = vec![0isize; new_shape.len()];
+    let mut out = Dims::filled(0isize, new_shape.len());
     let mut view_d = new_shape.len() as isize - 1;
     let mut chunk_base = *old_strides.last()?;
     let mut tensor_numel = 1isize;
@@ -179,7 +180,7 @@ impl MemoryFormat {
 }
 
 /// Canonical strides of a memory format (no `max(size, 1)` for channels-last, as in c10).
-pub fn format_strides(shape: &[usize], format: MemoryFormat) -> Result<Vec<isize>> {
+pub fn format_strides(shape: &[usize], format: MemoryFormat) -> Result<Dims<isize>> {
     let order: &[usize] = match format {
         MemoryFormat::Contiguous | MemoryFormat::Preserve => return Ok(contiguous_strides(shape)),
         MemoryFormat::ChannelsLast => {
@@ -199,7 +200,7 @@ pub fn format_strides(shape: &[usize], format: MemoryFormat) -> Result<Vec<isize
             &[1, 4, 3, 2, 0]
         }
     };
-    let mut strides = vec![0isize; shape.len()];
+    let mut strides = Dims::filled(0isize, shape.len());
     let mut acc = 1isize;
     for &d in order {
         strides[d] = acc;
@@ -241,7 +242,7 @@ pub fn permuted_strides(shape: &[usize], layout: &[i64]) -> Result<Vec<isize>> {
 
 /// Sorts dims innermost-first by the strides of several operands (SEMANTICS.md §4.1 step 4,
 /// also `infer_dense_strides` with one operand). Returns `perm` with `perm[0]` innermost.
-pub fn order_dims(shape: &[usize], operands: &[Vec<isize>]) -> Vec<usize> {
+pub fn order_dims(shape: &[usize], operands: &[&[isize]]) -> Vec<usize> {
     let n = shape.len();
     let mut perm: Vec<usize> = (0..n).rev().collect();
     let should_swap = |a: usize, b: usize| -> i32 {
@@ -277,8 +278,8 @@ pub fn order_dims(shape: &[usize], operands: &[Vec<isize>]) -> Vec<usize> {
 }
 
 /// Dense strides following `perm` (innermost first); `skip_ones` multiplies only by sizes > 1.
-fn strides_from_perm(shape: &[usize], perm: &[usize], skip_ones: bool) -> Vec<isize> {
-    let mut strides = vec![0isize; shape.len()];
+fn strides_from_perm(shape: &[usize], perm: &[usize], skip_ones: bool) -> Dims<isize> {
+    let mut strides = Dims::filled(0isize, shape.len());
     let mut acc = 1isize;
     for &p in perm {
         strides[p] = acc;
@@ -297,13 +298,18 @@ impl View {
     /// A contiguous view of `shape` at offset 0.
     pub fn contiguous(shape: &[usize]) -> View {
         View {
-            shape: shape.to_vec(),
+            shape: shape.into(),
             strides: contiguous_strides(shape),
             offset: 0,
         }
     }
 
-    pub fn new(shape: Vec<usize>, strides: Vec<isize>, offset: usize) -> View {
+    pub fn new(
+        shape: impl Into<Dims<usize>>,
+        strides: impl Into<Dims<isize>>,
+        offset: usize,
+    ) -> View {
+        let (shape, strides) = (shape.into(), strides.into());
         debug_assert_eq!(shape.len(), strides.len(), "a view has one stride per dim");
         View {
             shape,
@@ -477,16 +483,16 @@ impl View {
     }
 
     /// Strides of `empty_like(self)` with preserve_format (SEMANTICS.md §3.3).
-    pub fn preserve_format_strides(&self) -> Vec<isize> {
+    pub fn preserve_format_strides(&self) -> Dims<isize> {
         if self.is_non_overlapping_and_dense() {
             return self.strides.clone();
         }
-        let perm = order_dims(&self.shape, std::slice::from_ref(&self.strides));
+        let perm = order_dims(&self.shape, &[&self.strides[..]]);
         strides_from_perm(&self.shape, &perm, true)
     }
 
     /// Strides of a fresh tensor of this shape laid out like `format` would lay out `self`.
-    pub fn like_strides(&self, format: MemoryFormat) -> Result<Vec<isize>> {
+    pub fn like_strides(&self, format: MemoryFormat) -> Result<Dims<isize>> {
         match format {
             MemoryFormat::Preserve => Ok(self.preserve_format_strides()),
             MemoryFormat::Contiguous
@@ -600,8 +606,8 @@ impl View {
             }
         };
         let mut v = View {
-            shape: vec![],
-            strides: vec![],
+            shape: Dims::new(),
+            strides: Dims::new(),
             offset: self.offset,
         };
         for (d, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
@@ -765,8 +771,8 @@ impl View {
             strides.iter_mut().for_each(|s| *s = 0);
         }
         Ok(View {
-            shape,
-            strides,
+            shape: shape.into(),
+            strides: strides.into(),
             offset: self.offset,
         })
     }
@@ -787,8 +793,8 @@ impl View {
             (s1 + offset).min(s2).max(0)
         };
         let mut v = View {
-            shape: vec![],
-            strides: vec![],
+            shape: Dims::new(),
+            strides: Dims::new(),
             offset: self.offset,
         };
         if len > 0 {
@@ -901,7 +907,7 @@ impl View {
         let new_shape = infer_size(shape, self.numel())?;
         match view_strides(&self.shape, &self.strides, &new_shape) {
             Some(strides) => Ok(View {
-                shape: new_shape,
+                shape: new_shape.into(),
                 strides,
                 offset: self.offset,
             }),
@@ -1094,7 +1100,7 @@ impl View {
     pub fn broadcast_to(&self, out_shape: &[usize]) -> View {
         let n = self.ndim();
         let m = out_shape.len();
-        let mut strides = vec![0isize; m];
+        let mut strides = Dims::filled(0isize, m);
         for i in 0..n {
             let o = m - n + i;
             strides[o] = if self.shape[i] == 1 && out_shape[o] != 1 {
@@ -1104,7 +1110,7 @@ impl View {
             };
         }
         View {
-            shape: out_shape.to_vec(),
+            shape: out_shape.into(),
             strides,
             offset: self.offset,
         }
@@ -1113,10 +1119,10 @@ impl View {
 
 /// Output strides of an elementwise op (SEMANTICS.md §4.1) for inputs `inputs` (already the
 /// inputs' own views, not broadcast) producing `out_shape`.
-pub fn elementwise_out_strides(out_shape: &[usize], inputs: &[&View]) -> Vec<isize> {
+pub fn elementwise_out_strides(out_shape: &[usize], inputs: &[&View]) -> Dims<isize> {
     let n = out_shape.len();
     if n == 0 {
-        return vec![];
+        return Dims::new();
     }
     let same_shape = inputs.iter().all(|v| v.shape == out_shape);
     let mixed = inputs.iter().any(|v| v.ndim() == 0) && inputs.iter().any(|v| v.ndim() > 0);
@@ -1149,10 +1155,11 @@ pub fn elementwise_out_strides(out_shape: &[usize], inputs: &[&View]) -> Vec<isi
     if n == 1 {
         return contiguous_strides(out_shape);
     }
-    let operands: Vec<Vec<isize>> = inputs
+    let operands: Vec<Dims<isize>> = inputs
         .iter()
         .map(|v| v.broadcast_to(out_shape).strides)
         .collect();
+    let operands: Vec<&[isize]> = operands.iter().map(|s| &s[..]).collect();
     let perm = order_dims(out_shape, &operands);
     if perm.iter().copied().eq((0..n).rev()) {
         return contiguous_strides(out_shape);

@@ -74,7 +74,7 @@ fn seed(g: &Graph, root: NodeId) -> Option<Group> {
     let node = g.node(root);
     match &node.op {
         Op::Reduce { axes, .. } => {
-            let space = g.inputs(root)[0].1.shape.clone();
+            let space = g.inputs(root)[0].1.shape.to_vec();
             let outer = space.len() - axes;
             Some(Group {
                 outputs: vec![(root, AffineMap::projection(space.len(), outer))],
@@ -88,7 +88,7 @@ fn seed(g: &Graph, root: NodeId) -> Option<Group> {
             Some(Group {
                 outputs: vec![(root, AffineMap::identity(rank))],
                 members: vec![root],
-                space: node.out.shape.clone(),
+                space: node.out.shape.to_vec(),
                 reduce_axes: 0,
             })
         }
@@ -308,7 +308,7 @@ fn absorb(
             Ok(())
         }
         Op::Reduce { axes, .. } => {
-            let input_space = g.inputs(p)[0].1.shape.clone();
+            let input_space = g.inputs(p)[0].1.shape.to_vec();
             let outer = input_space.len() - axes;
             let kept = &input_space[..outer];
             let mut widened = group.clone();

@@ -121,7 +121,11 @@ pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
 /// [`run_kernel`] for a schedule's step: what does not depend on the buffers (verifying the
 /// kernel, its split, the compiled code and the cache key that finds it) is worked out at the
 /// first launch and kept in `memo`.
-pub fn run_step_kernel(kernel: &Kernel, memo: &LaunchMemo, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+pub fn run_step_kernel(
+    kernel: &Kernel,
+    memo: &LaunchMemo,
+    inputs: Vec<Arc<Buffer>>,
+) -> Vec<Buffer> {
     match memo.get_or_init(|| prepare(kernel)) {
         Some(prepared) => run_prepared(kernel, &prepared, inputs),
         None => run_kernel(kernel, inputs),

@@ -1,0 +1,348 @@
+//! `Dims`: a list of sizes or strides that lives inline up to [`INLINE`] entries and on the
+//! heap beyond. Every view, node and kernel carries a shape and strides; keeping the common
+//! ranks out of the allocator makes recording an op cost a few copies instead of a handful of
+//! `malloc`/`free` pairs (PyTorch's `TensorImpl` keeps its sizes the same way, inline up to 5).
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::{Deref, DerefMut};
+
+/// Entries kept inline; a longer list moves to the heap.
+pub const INLINE: usize = 6;
+
+/// A list of `Copy` entries (sizes, strides) that dereferences to a slice.
+#[derive(Clone)]
+pub struct Dims<T: Copy + Default>(Repr<T>);
+
+#[derive(Clone)]
+enum Repr<T: Copy + Default> {
+    Inline { len: u8, items: [T; INLINE] },
+    Heap(Vec<T>),
+}
+
+impl<T: Copy + Default> Dims<T> {
+    /// The empty list.
+    pub fn new() -> Dims<T> {
+        Dims(Repr::Inline {
+            len: 0,
+            items: [T::default(); INLINE],
+        })
+    }
+
+    /// A list of `n` copies of `value`.
+    pub fn filled(value: T, n: usize) -> Dims<T> {
+        if n > INLINE {
+            return Dims(Repr::Heap(vec![value; n]));
+        }
+        Dims(Repr::Inline {
+            len: n as u8,
+            items: [value; INLINE],
+        })
+    }
+
+    pub fn push(&mut self, value: T) {
+        match &mut self.0 {
+            Repr::Inline { len, items } if (*len as usize) < INLINE => {
+                items[*len as usize] = value;
+                *len += 1;
+            }
+            Repr::Inline { items, .. } => {
+                let mut v = Vec::with_capacity(2 * INLINE);
+                v.extend_from_slice(&items[..]);
+                v.push(value);
+                self.0 = Repr::Heap(v);
+            }
+            Repr::Heap(v) => v.push(value),
+        }
+    }
+
+    pub fn pop(&mut self) -> Option<T> {
+        match &mut self.0 {
+            Repr::Inline { len, items } => {
+                if *len == 0 {
+                    return None;
+                }
+                *len -= 1;
+                Some(items[*len as usize])
+            }
+            Repr::Heap(v) => v.pop(),
+        }
+    }
+
+    /// Inserts `value` at `index`, shifting the rest right (panics past the end, as `Vec` does).
+    pub fn insert(&mut self, index: usize, value: T) {
+        let n = self.len();
+        assert!(index <= n, "insertion index {index} is past the end ({n})");
+        self.push(value);
+        self[index..].rotate_right(1);
+    }
+
+    /// Removes and returns the entry at `index`, shifting the rest left.
+    pub fn remove(&mut self, index: usize) -> T {
+        let n = self.len();
+        assert!(index < n, "removal index {index} is past the end ({n})");
+        self[index..].rotate_left(1);
+        self.pop().expect("invariant: not empty")
+    }
+
+    pub fn truncate(&mut self, n: usize) {
+        match &mut self.0 {
+            Repr::Inline { len, .. } => *len = (*len).min(n as u8),
+            Repr::Heap(v) => v.truncate(n),
+        }
+    }
+
+    /// Grows with copies of `value` or shrinks to `n` entries.
+    pub fn resize(&mut self, n: usize, value: T) {
+        self.truncate(n);
+        while self.len() < n {
+            self.push(value);
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    /// Keeps the entries for which `keep` holds, in order.
+    pub fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        let mut kept = 0;
+        for i in 0..self.len() {
+            let x = self[i];
+            if keep(&x) {
+                self[kept] = x;
+                kept += 1;
+            }
+        }
+        self.truncate(kept);
+    }
+
+    pub fn extend_from_slice(&mut self, xs: &[T]) {
+        for &x in xs {
+            self.push(x);
+        }
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        self
+    }
+
+    pub fn into_vec(self) -> Vec<T> {
+        match self.0 {
+            Repr::Inline { .. } => self.to_vec(),
+            Repr::Heap(v) => v,
+        }
+    }
+}
+
+impl<T: Copy + Default> Default for Dims<T> {
+    fn default() -> Dims<T> {
+        Dims::new()
+    }
+}
+
+impl<T: Copy + Default> Deref for Dims<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match &self.0 {
+            Repr::Inline { len, items } => &items[..*len as usize],
+            Repr::Heap(v) => v,
+        }
+    }
+}
+
+impl<T: Copy + Default> DerefMut for Dims<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match &mut self.0 {
+            Repr::Inline { len, items } => &mut items[..*len as usize],
+            Repr::Heap(v) => v,
+        }
+    }
+}
+
+impl<T: Copy + Default> From<&[T]> for Dims<T> {
+    fn from(xs: &[T]) -> Dims<T> {
+        if xs.len() > INLINE {
+            return Dims(Repr::Heap(xs.to_vec()));
+        }
+        let mut items = [T::default(); INLINE];
+        items[..xs.len()].copy_from_slice(xs);
+        Dims(Repr::Inline {
+            len: xs.len() as u8,
+            items,
+        })
+    }
+}
+
+impl<T: Copy + Default> From<Vec<T>> for Dims<T> {
+    fn from(v: Vec<T>) -> Dims<T> {
+        if v.len() > INLINE {
+            Dims(Repr::Heap(v))
+        } else {
+            Dims::from(&v[..])
+        }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> From<[T; N]> for Dims<T> {
+    fn from(xs: [T; N]) -> Dims<T> {
+        Dims::from(&xs[..])
+    }
+}
+
+impl<T: Copy + Default> From<&Vec<T>> for Dims<T> {
+    fn from(v: &Vec<T>) -> Dims<T> {
+        Dims::from(&v[..])
+    }
+}
+
+impl<T: Copy + Default> From<&Dims<T>> for Dims<T> {
+    fn from(d: &Dims<T>) -> Dims<T> {
+        d.clone()
+    }
+}
+
+impl<T: Copy + Default> From<Dims<T>> for Vec<T> {
+    fn from(d: Dims<T>) -> Vec<T> {
+        d.into_vec()
+    }
+}
+
+impl<T: Copy + Default> FromIterator<T> for Dims<T> {
+    fn from_iter<I: IntoIterator<Item = T>>(iter: I) -> Dims<T> {
+        let mut d = Dims::new();
+        d.extend(iter);
+        d
+    }
+}
+
+impl<T: Copy + Default> Extend<T> for Dims<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
+        for x in iter {
+            self.push(x);
+        }
+    }
+}
+
+impl<'a, T: Copy + Default> IntoIterator for &'a Dims<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<T: Copy + Default> IntoIterator for Dims<T> {
+    type Item = T;
+    type IntoIter = std::vec::IntoIter<T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.into_vec().into_iter()
+    }
+}
+
+impl<T: Copy + Default + PartialEq> PartialEq for Dims<T> {
+    fn eq(&self, other: &Dims<T>) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl<T: Copy + Default + Eq> Eq for Dims<T> {}
+
+impl<T: Copy + Default + PartialEq> PartialEq<[T]> for Dims<T> {
+    fn eq(&self, other: &[T]) -> bool {
+        self[..] == *other
+    }
+}
+
+impl<T: Copy + Default + PartialEq> PartialEq<&[T]> for Dims<T> {
+    fn eq(&self, other: &&[T]) -> bool {
+        self[..] == **other
+    }
+}
+
+impl<T: Copy + Default + PartialEq> PartialEq<Vec<T>> for Dims<T> {
+    fn eq(&self, other: &Vec<T>) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl<T: Copy + Default + PartialEq, const N: usize> PartialEq<[T; N]> for Dims<T> {
+    fn eq(&self, other: &[T; N]) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl<T: Copy + Default + PartialEq> PartialEq<Dims<T>> for Vec<T> {
+    fn eq(&self, other: &Dims<T>) -> bool {
+        self[..] == other[..]
+    }
+}
+
+impl<T: Copy + Default + PartialEq> PartialEq<Dims<T>> for [T] {
+    fn eq(&self, other: &Dims<T>) -> bool {
+        *self == other[..]
+    }
+}
+
+impl<T: Copy + Default + PartialEq> PartialEq<Dims<T>> for &[T] {
+    fn eq(&self, other: &Dims<T>) -> bool {
+        **self == other[..]
+    }
+}
+
+impl<T: Copy + Default + Hash> Hash for Dims<T> {
+    /// Hashes as the slice does, so equal lists hash alike whichever way they are stored.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self[..].hash(state)
+    }
+}
+
+impl<T: Copy + Default + fmt::Debug> fmt::Debug for Dims<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acts_like_a_vec_inline_and_on_the_heap() {
+        for n in [0usize, 3, INLINE, INLINE + 1, 3 * INLINE] {
+            let mut d: Dims<usize> = (0..n).collect();
+            let mut v: Vec<usize> = (0..n).collect();
+            assert_eq!(d, v);
+            d.push(99);
+            v.push(99);
+            d.insert(1, 7);
+            v.insert(1, 7);
+            assert_eq!(d.remove(0), v.remove(0));
+            d.retain(|x| x % 2 == 1);
+            v.retain(|x| x % 2 == 1);
+            assert_eq!(d, v);
+            d.truncate(2);
+            v.truncate(2);
+            assert_eq!(d, v);
+            assert_eq!(d.pop(), v.pop());
+            assert_eq!(d.clone().into_vec(), v);
+            assert_eq!(format!("{d:?}"), format!("{v:?}"));
+        }
+    }
+
+    #[test]
+    fn equal_lists_are_equal_and_hash_alike_however_stored() {
+        use std::collections::hash_map::DefaultHasher;
+        let hash = |d: &Dims<isize>| {
+            let mut h = DefaultHasher::new();
+            d.hash(&mut h);
+            h.finish()
+        };
+        let long: Vec<isize> = (0..10).collect();
+        let mut shrunk = Dims::from(long.clone());
+        shrunk.truncate(3);
+        let short = Dims::from([0isize, 1, 2]);
+        assert_eq!(shrunk, short);
+        assert_eq!(hash(&shrunk), hash(&short));
+    }
+}
