@@ -91,7 +91,7 @@ impl Tensor {
         strides: Dims<isize>,
         inputs: Vec<(Arc<LazyNode>, View)>,
     ) -> Tensor {
-        Tensor::computed_into(op, dtype, View::new(shape.to_vec(), strides, 0), inputs)
+        Tensor::computed_into(op, dtype, View::new(shape, strides, 0), inputs)
     }
 
     /// [`Tensor::computed`] writing through `out` (dense, offset 0), a view the caller built.

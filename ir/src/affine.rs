@@ -241,7 +241,7 @@ mod tests {
 /// logical index `map(p)`: the read expressed directly over the kernel's space.
 pub fn view_at(view: &View, map: &AffineMap, space: &[usize]) -> Option<View> {
     let index = map.index_through(view);
-    (index.offset >= 0).then(|| View::new(space.to_vec(), index.strides, index.offset as usize))
+    (index.offset >= 0).then(|| View::new(space, index.strides, index.offset as usize))
 }
 
 /// The map from a point of `space` to the producer's logical index (the producer wrote its
