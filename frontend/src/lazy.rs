@@ -210,12 +210,11 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
         roots.iter().map(|r| (r.clone(), None)).collect();
     while let Some((node, expanded)) = stack.pop() {
         let address = Arc::as_ptr(&node);
-        if w.ids.contains_key(&address) {
-            continue;
-        }
         let id = w.lazy.len() as u32;
         let inputs = match expanded {
+            // A node is expanded once: a second expansion would need it among its own inputs.
             Some(inputs) => inputs,
+            None if w.ids.contains_key(&address) => continue,
             None => {
                 let slot = w.buffers.len();
                 let inputs = match &*node.state() {
