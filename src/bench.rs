@@ -10,38 +10,50 @@ use smelt::workloads;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-/// STREAM-style copy and triad over f32 arrays far larger than the caches, on every core;
-/// GB/s of the best of several runs (bytes read + written, no write-allocate traffic counted).
-pub fn bandwidth() -> (f64, f64) {
-    const N: usize = 1 << 25; // 128 MiB per array
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut a = vec![1.0f32; N];
-    let b = vec![2.0f32; N];
-    let c = vec![3.0f32; N];
-    let chunk = N.div_ceil(threads);
-    let time = |f: &mut dyn FnMut()| {
-        (0..5)
-            .map(|_| {
-                let t = Instant::now();
-                f();
-                t.elapsed()
-            })
-            .min()
-            .unwrap_or_default()
-    };
-    let copy = time(&mut || {
+/// STREAM-style arrays far larger than the caches (128 MiB of f32 each), allocated once, and
+/// the copy and triad kernels over them on every core.
+struct Stream {
+    a: Vec<f32>,
+    b: Vec<f32>,
+    c: Vec<f32>,
+    chunk: usize,
+}
+
+impl Stream {
+    const N: usize = 1 << 25;
+
+    fn new() -> Stream {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Stream {
+            a: vec![1.0f32; Stream::N],
+            b: vec![2.0f32; Stream::N],
+            c: vec![3.0f32; Stream::N],
+            chunk: Stream::N.div_ceil(threads),
+        }
+    }
+
+    /// One copy `a = b`: GB/s (bytes read + written, no write-allocate traffic counted).
+    fn copy(&mut self) -> f64 {
+        let t = Instant::now();
         std::thread::scope(|s| {
-            for (dst, src) in a.chunks_mut(chunk).zip(b.chunks(chunk)) {
+            for (dst, src) in self.a.chunks_mut(self.chunk).zip(self.b.chunks(self.chunk)) {
                 s.spawn(move || dst.copy_from_slice(src));
             }
-        })
-    });
-    let triad = time(&mut || {
+        });
+        let t = t.elapsed();
+        std::hint::black_box(&self.a);
+        gb(2 * 4 * Stream::N, t)
+    }
+
+    /// One triad `a = b + 3c`: GB/s, counted as [`Stream::copy`] counts.
+    fn triad(&mut self) -> f64 {
+        let t = Instant::now();
         std::thread::scope(|s| {
-            for ((dst, x), y) in a
-                .chunks_mut(chunk)
-                .zip(b.chunks(chunk))
-                .zip(c.chunks(chunk))
+            for ((dst, x), y) in self
+                .a
+                .chunks_mut(self.chunk)
+                .zip(self.b.chunks(self.chunk))
+                .zip(self.c.chunks(self.chunk))
             {
                 s.spawn(move || {
                     for ((d, x), y) in dst.iter_mut().zip(x).zip(y) {
@@ -49,11 +61,79 @@ pub fn bandwidth() -> (f64, f64) {
                     }
                 });
             }
+        });
+        let t = t.elapsed();
+        std::hint::black_box(&self.a);
+        gb(3 * 4 * Stream::N, t)
+    }
+}
+
+/// Empties every cache level of the workloads' data between timed repetitions: a clean read
+/// (no stores, so nothing dirty is left to write back during the next repetition) of a buffer
+/// twice the size of the last-level cache, on every core. Without it, a workload whose data
+/// fits in a large last-level cache (this machine's L3 is 260 MiB) is timed reading the cache
+/// its previous repetition filled, against a DRAM bandwidth limit.
+struct Flush {
+    words: Vec<u64>,
+    chunk: usize,
+}
+
+impl Flush {
+    fn new() -> Flush {
+        let bytes = (2 * last_level_cache_bytes()).clamp(64 << 20, 1 << 30);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let words = bytes / 8;
+        // Written once, so that every page is backed (a zeroed allocation reads one shared
+        // page and would evict nothing).
+        Flush {
+            words: vec![1; words],
+            chunk: words.div_ceil(threads),
+        }
+    }
+
+    fn run(&self) {
+        std::thread::scope(|s| {
+            for part in self.words.chunks(self.chunk) {
+                // One word of every 64-byte line.
+                s.spawn(move || std::hint::black_box(part.iter().step_by(8).sum::<u64>()));
+            }
+        });
+    }
+}
+
+/// The largest cache's size from sysfs (64 MiB when it cannot be read).
+fn last_level_cache_bytes() -> usize {
+    let parse = |text: &str| {
+        let text = text.trim();
+        let (digits, unit) = match text.strip_suffix('K') {
+            Some(d) => (d, 1 << 10),
+            None => match text.strip_suffix('M') {
+                Some(d) => (d, 1 << 20),
+                None => (text, 1),
+            },
+        };
+        digits.parse::<usize>().ok().map(|n| n * unit)
+    };
+    (0..8)
+        .filter_map(|i| {
+            std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu0/cache/index{i}/size"))
+                .ok()
+                .and_then(|t| parse(&t))
         })
-    });
-    std::hint::black_box(&a);
-    let gb = |bytes: usize, t: Duration| bytes as f64 / t.as_secs_f64() / 1e9;
-    (gb(2 * 4 * N, copy), gb(3 * 4 * N, triad))
+        .max()
+        .unwrap_or(64 << 20)
+}
+
+fn gb(bytes: usize, t: Duration) -> f64 {
+    bytes as f64 / t.as_secs_f64() / 1e9
+}
+
+/// STREAM-style copy and triad on every core: GB/s of the best of five runs each.
+fn bandwidth(stream: &mut Stream) -> (f64, f64) {
+    let best = |f: &mut dyn FnMut() -> f64| (0..5).map(|_| f()).fold(0.0, f64::max);
+    let copy = best(&mut || stream.copy());
+    let triad = best(&mut || stream.triad());
+    (copy, triad)
 }
 
 /// `tiny_ops`: the median time to record the 1000-step chain on a [16] tensor and realize it
@@ -119,16 +199,16 @@ struct Row {
     vs_gemm: Option<f64>,
 }
 
-/// Checks workload `name` in `mode` against the reference backend, then times it.
-fn measure_workload(name: &str, mode: Mode, inputs: &[Tensor], reps: usize) -> Result<Row, String> {
+/// Checks workload `name` in `mode` against the reference backend; the row to time, without
+/// its time yet.
+fn checked_row(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Row, String> {
     // A fast wrong answer is a failure: check against the reference backend first.
     measure::check(name, mode, inputs)?;
     let out = measure::program(name, inputs)?;
     let kernels = smelt::explain_mode(&out, mode).kernels.len();
-    let median = measure::time_workload(name, mode, inputs, reps)?;
     Ok(Row {
         mode: mode.name(),
-        median,
+        median: Duration::ZERO,
         ideal_bytes: workloads::ideal_bytes(name, inputs, &out),
         kernels,
         flops: workloads::flops(name, inputs),
@@ -137,20 +217,63 @@ fn measure_workload(name: &str, mode: Mode, inputs: &[Tensor], reps: usize) -> R
     })
 }
 
-/// The GEMM crate alone on `matmul_bias_relu`'s A and B, checked, then timed.
-fn measure_gemm(inputs: &[Tensor], reps: usize) -> Result<Row, String> {
+/// Times the rows of one workload: each repetition realizes every mode once (and the GEMM
+/// crate alone once, for the matmul), each after a [`Flush`] unless `flush` is `None`, then
+/// runs one STREAM triad. Interleaved, the modes and the bandwidth limit are measured over the
+/// same seconds, so a machine whose bandwidth drifts from one minute to the next moves them
+/// together: the fused speed-up and the share of bandwidth compare like with like. Each row's
+/// time is its median; the limit is the best of the workload's triads (STREAM's rule).
+#[allow(clippy::too_many_arguments)]
+fn time_rows(
+    name: &str,
+    modes: &[Mode],
+    inputs: &[Tensor],
+    rows: &mut [Row],
+    mut gemm: Option<&mut (measure::GemmAlone, Row)>,
+    stream: &mut Stream,
+    flush: Option<&Flush>,
+    reps: usize,
+) -> Result<f64, String> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); rows.len()];
+    let mut gemm_times = Vec::with_capacity(reps);
+    let mut triad: f64 = 0.0;
+    let cold = || flush.iter().for_each(|f| f.run());
+    for _ in 0..reps {
+        for (&mode, times) in modes.iter().zip(&mut times) {
+            cold();
+            times.push(measure::time_once(name, mode, inputs)?);
+        }
+        if let Some((g, _)) = gemm.as_mut() {
+            cold();
+            let t = Instant::now();
+            g.run();
+            gemm_times.push(t.elapsed());
+        }
+        triad = triad.max(stream.triad());
+    }
+    for (row, times) in rows.iter_mut().zip(times) {
+        row.median = measure::median(times);
+    }
+    if let Some((_, row)) = gemm {
+        row.median = measure::median(gemm_times);
+    }
+    Ok(triad)
+}
+
+/// The GEMM crate alone on `matmul_bias_relu`'s A and B, checked; the row to time.
+fn checked_gemm(inputs: &[Tensor]) -> Result<(measure::GemmAlone, Row), String> {
     let mut gemm = measure::gemm_alone_for(inputs)?;
     gemm.check()?;
-    gemm.run();
-    Ok(Row {
+    let row = Row {
         mode: "gemm_alone",
-        median: gemm.time(reps),
+        median: Duration::ZERO,
         ideal_bytes: None,
         kernels: 1,
         flops: Some(gemm.flops()),
         speedup: None,
         vs_gemm: None,
-    })
+    };
+    Ok((gemm, row))
 }
 
 fn print_row(name: &str, row: &Row, json: bool, triad: f64) {
@@ -191,6 +314,7 @@ fn print_row(name: &str, row: &Row, json: bool, triad: f64) {
 
 pub fn run(args: &[String]) -> ExitCode {
     let json = args.iter().any(|a| a == "--json");
+    let warm = args.iter().any(|a| a == "--warm");
     let both = args.iter().any(|a| a == "--both");
     let modes: Vec<Mode> = if both {
         vec![Mode::Fused, Mode::Unfused]
@@ -212,7 +336,8 @@ pub fn run(args: &[String]) -> ExitCode {
         .filter(|a| !a.starts_with('-') && a.parse::<usize>().is_err())
         .cloned()
         .collect();
-    let (copy, triad) = bandwidth();
+    let mut stream = Stream::new();
+    let (copy, triad) = bandwidth(&mut stream);
     if names.iter().any(|n| n == "bandwidth") {
         if json {
             println!("{{\"copy_gbps\":{copy:.2},\"triad_gbps\":{triad:.2}}}");
@@ -227,12 +352,20 @@ pub fn run(args: &[String]) -> ExitCode {
         names
     };
     if !json {
-        println!("cpu backend, triad limit {triad:.1} GB/s, median of {reps}");
+        println!(
+            "cpu backend, median of {reps} {}; % bw against the best triad run between each workload's repetitions (at start: {triad:.1} GB/s)",
+            if warm {
+                "back to back (--warm)"
+            } else {
+                "with the caches emptied before each"
+            }
+        );
         println!(
             "{:<18} {:<10} {:>10} {:>8} {:>7} {:>8} {:>9}",
             "workload", "mode", "median ms", "GB/s", "% bw", "kernels", "speed-up"
         );
     }
+    let flush = (!warm).then(Flush::new);
     let mut failed = false;
     let mut fail = |name: &str, what: &str, why: String| {
         eprintln!("smelt bench: {name} ({what}) FAILED: {why}");
@@ -283,33 +416,57 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         };
         // The GEMM crate alone on the same shapes, the yardstick of the matmul rows.
-        let gemm = match (name == "matmul_bias_relu").then(|| measure_gemm(&inputs, reps)) {
-            Some(Ok(row)) => Some(row),
+        let mut gemm = match (name == "matmul_bias_relu").then(|| checked_gemm(&inputs)) {
+            Some(Ok(g)) => Some(g),
             Some(Err(why)) => {
                 fail(name, "gemm_alone", why);
                 None
             }
             None => None,
         };
-        let mut fused = None;
+        let mut timed_modes = vec![];
+        let mut rows = vec![];
         for &mode in &modes {
-            let mut row = match measure_workload(name, mode, &inputs, reps) {
-                Ok(r) => r,
-                Err(why) => {
-                    fail(name, mode.name(), why);
-                    continue;
+            match checked_row(name, mode, &inputs) {
+                Ok(row) => {
+                    timed_modes.push(mode);
+                    rows.push(row);
                 }
-            };
-            let secs = row.median.as_secs_f64();
-            row.vs_gemm = gemm.as_ref().map(|g| secs / g.median.as_secs_f64());
-            match mode {
-                Mode::Fused => fused = Some(secs),
-                Mode::Unfused => row.speedup = fused.map(|f| secs / f),
+                Err(why) => fail(name, mode.name(), why),
             }
-            print_row(name, &row, json, triad);
         }
-        if let Some(g) = &gemm {
-            print_row(name, g, json, triad);
+        let limit = match time_rows(
+            name,
+            &timed_modes,
+            &inputs,
+            &mut rows,
+            gemm.as_mut(),
+            &mut stream,
+            flush.as_ref(),
+            reps,
+        ) {
+            Ok(limit) => limit,
+            Err(why) => {
+                fail(name, "timing", why);
+                continue;
+            }
+        };
+        let gemm_secs = gemm.as_ref().map(|(_, g)| g.median.as_secs_f64());
+        let fused = timed_modes
+            .iter()
+            .zip(&rows)
+            .find(|(m, _)| **m == Mode::Fused)
+            .map(|(_, r)| r.median.as_secs_f64());
+        for (&mode, row) in timed_modes.iter().zip(&mut rows) {
+            let secs = row.median.as_secs_f64();
+            row.vs_gemm = gemm_secs.map(|g| secs / g);
+            if mode == Mode::Unfused {
+                row.speedup = fused.map(|f| secs / f);
+            }
+            print_row(name, row, json, limit);
+        }
+        if let Some((_, g)) = &gemm {
+            print_row(name, g, json, limit);
         }
     }
     if failed {

@@ -8,7 +8,7 @@ mod demo;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result;\n                            then real fused kernels, checked and timed against unfused\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status, codegen SIMD vs the host's\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved\n  bench [WORKLOAD…|bandwidth|tiny_ops|compile_latency] [--unfused|--both] [--json] [--reps N] [--shrink N]\n                            time workloads on the cpu backend (checked against the reference first)"
+        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result;\n                            then real fused kernels, checked and timed against unfused\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status, codegen SIMD vs the host's\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved\n  bench [WORKLOAD…|bandwidth|tiny_ops|compile_latency] [--unfused|--both] [--json] [--reps N] [--shrink N] [--warm]\n                            time workloads on the cpu backend (checked against the reference first;\n                            caches emptied before each repetition unless --warm)"
     );
     ExitCode::from(2)
 }

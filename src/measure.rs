@@ -56,21 +56,25 @@ pub fn check(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<(), String> {
     check_with(&|| program(name, inputs), mode)
 }
 
-/// The median of `reps` realisations of workload `name` on the cpu backend in `mode`. Only the
-/// realisation is timed: building the graph and dropping the result are not.
+/// One realisation of workload `name` on the cpu backend in `mode`. Only the realisation is
+/// timed: building the graph and dropping the result are not.
+pub fn time_once(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Duration, String> {
+    let y = program(name, inputs)?;
+    let t = Instant::now();
+    realize_cpu(&y, mode)?;
+    Ok(t.elapsed())
+}
+
+/// The median of `reps` realisations of workload `name` on the cpu backend in `mode`.
 pub fn time_workload(
     name: &str,
     mode: Mode,
     inputs: &[Tensor],
     reps: usize,
 ) -> Result<Duration, String> {
-    let mut times = Vec::with_capacity(reps);
-    for _ in 0..reps.max(1) {
-        let y = program(name, inputs)?;
-        let t = Instant::now();
-        realize_cpu(&y, mode)?;
-        times.push(t.elapsed());
-    }
+    let times = (0..reps.max(1))
+        .map(|_| time_once(name, mode, inputs))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(median(times))
 }
 
