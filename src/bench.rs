@@ -237,11 +237,11 @@ fn time_rows(
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); rows.len()];
     let mut gemm_times = Vec::with_capacity(reps);
     let mut triad: f64 = 0.0;
-    let cold = || flush.iter().for_each(|f| f.run());
+    let mut cold = || flush.iter().for_each(|f| f.run());
     for _ in 0..reps {
-        for (&mode, times) in modes.iter().zip(&mut times) {
-            cold();
-            times.push(measure::time_once(name, mode, inputs)?);
+        let once = measure::time_modes_once(name, modes, inputs, &mut cold)?;
+        for (times, t) in times.iter_mut().zip(once) {
+            times.push(t);
         }
         if let Some((g, _)) = gemm.as_mut() {
             cold();

@@ -64,7 +64,7 @@ fn fused_kernels() -> Result<(), String> {
         "WORKLOADS.md programs with each dim divided by {SHRINK}, on the cpu backend (cranelift JIT)."
     );
     println!(
-        "Each result is checked against the reference interpreter first; then the median of {REPS}"
+        "Each result is checked against the reference interpreter first; then the median of {REPS} interleaved"
     );
     println!(
         "realisations, fused (the default pipeline) vs unfused (one kernel per op, same codegen)."
@@ -87,12 +87,12 @@ fn fused_kernels() -> Result<(), String> {
                 .map_err(|e| format!("{name} ({}): {e}", mode.name()))?;
         }
         println!("\nchecked: fused and unfused results match the reference interpreter");
-        let ms =
-            |mode| measure::time_workload(name, mode, &inputs, REPS).map(|t| t.as_secs_f64() * 1e3);
+        let times = measure::time_interleaved(name, &[Mode::Fused, Mode::Unfused], &inputs, REPS)?;
+        let ms = |i: usize| times[i].as_secs_f64() * 1e3;
         let row = Timing {
             name,
             kernels: (fused.kernels.len(), unfused.kernels.len()),
-            ms: (ms(Mode::Fused)?, ms(Mode::Unfused)?),
+            ms: (ms(0), ms(1)),
         };
         let gbps = |ms: f64| {
             workloads::ideal_bytes(name, &inputs, &program).map_or(String::new(), |b| {

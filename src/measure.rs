@@ -65,17 +65,41 @@ pub fn time_once(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Duration, 
     Ok(t.elapsed())
 }
 
-/// The median of `reps` realisations of workload `name` on the cpu backend in `mode`.
-pub fn time_workload(
+/// One realisation of workload `name` in each of `modes`, in order, each after `before`.
+pub fn time_modes_once(
     name: &str,
-    mode: Mode,
+    modes: &[Mode],
+    inputs: &[Tensor],
+    before: &mut dyn FnMut(),
+) -> Result<Vec<Duration>, String> {
+    modes
+        .iter()
+        .map(|&mode| {
+            before();
+            time_once(name, mode, inputs)
+        })
+        .collect()
+}
+
+/// The median of `reps` realisations of workload `name` in each of `modes`, interleaved (each
+/// repetition runs every mode once), so that a machine whose speed drifts moves every mode's
+/// time alike and their ratio stays honest.
+pub fn time_interleaved(
+    name: &str,
+    modes: &[Mode],
     inputs: &[Tensor],
     reps: usize,
-) -> Result<Duration, String> {
-    let times = (0..reps.max(1))
-        .map(|_| time_once(name, mode, inputs))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(median(times))
+) -> Result<Vec<Duration>, String> {
+    let mut times = vec![Vec::with_capacity(reps); modes.len()];
+    for _ in 0..reps.max(1) {
+        for (all, t) in times
+            .iter_mut()
+            .zip(time_modes_once(name, modes, inputs, &mut || {})?)
+        {
+            all.push(t);
+        }
+    }
+    Ok(times.into_iter().map(median).collect())
 }
 
 /// The GEMM crate alone on `matmul_bias_relu`'s shapes: the `gemm` call the runtime's matmul
