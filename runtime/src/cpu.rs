@@ -93,8 +93,9 @@ struct Launch {
 /// Runs rows `begin..end` of dimension 0.
 fn launch(l: &Launch, begin: i64, end: i64) {
     // SAFETY: `entry` was compiled for this kernel's structure with the kernel ABI. Every
-    // buffer outlives the call; `Kernel::verify` (checked in `prepare`, before any launch) proved that each
-    // load and store over the whole iteration space stays inside its buffer and that only the
+    // buffer outlives the call; `Kernel::verify` (checked in `prepare`, before any launch)
+    // proved that each load and store over the whole iteration space stays inside its
+    // argument's length, and `run_prepared` checked each buffer against its argument; only the
     // outputs are written; each output is a buffer of its own (`prepare_outputs`), aliased by no
     // input and no other output. Concurrent launches cover disjoint ranges of dimension 0,
     // along which every store of every output moves (checked in `run_kernel`).
@@ -172,6 +173,28 @@ fn run_prepared(kernel: &Kernel, prepared: &Prepared, mut inputs: Vec<Arc<Buffer
     let timing = dump("timing");
     let t0 = std::time::Instant::now();
     let mut outs = prepare_outputs(kernel, &mut inputs);
+    // What `verify` proved holds for buffers of the arguments' dtypes and lengths: check that
+    // these are. (An `Update`'s source moved into its output leaves an empty buffer behind,
+    // which nothing loads.)
+    let loaded = |arg: usize| {
+        kernel
+            .body
+            .iter()
+            .any(|i| matches!(i, Instr::Load { arg: a, .. } if *a == arg))
+    };
+    let fits = |b: &Buffer, arg: usize| {
+        let spec = &kernel.args[arg];
+        b.dtype() == spec.dtype && (b.len() >= spec.len || !loaded(arg))
+    };
+    assert!(
+        inputs.iter().enumerate().all(|(arg, b)| fits(b, arg))
+            && outs
+                .iter()
+                .zip(kernel.outputs())
+                .all(|(b, arg)| fits(b, arg)),
+        "invariant: kernel {}'s buffers have its arguments' dtypes and lengths",
+        kernel.name
+    );
     let rank = kernel.shape.len();
     let kept = rank - kernel.reduce_axes;
     if kernel.shape[..kept].contains(&0) {
