@@ -168,3 +168,64 @@ fn a_long_chain_realizes_as_one_kernel() {
         "{v} vs {want}"
     );
 }
+
+/// Sizes and strides live inline up to rank 6 (`ir::Dims`) and on the heap beyond: a rank-8
+/// tensor goes through views, a permuted copy, broadcasting and a reduction on that path.
+#[test]
+fn tensors_of_rank_eight_view_broadcast_and_reduce() {
+    let shape = [2usize, 1, 3, 1, 2, 2, 1, 3];
+    let n: usize = shape.iter().product();
+    let dims: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
+    let a = Tensor::arange(0, n as i64, 1, None).view(&dims);
+    assert_eq!(a.shape(), shape);
+    assert_eq!(a.stride(), vec![36, 36, 12, 12, 6, 3, 3, 1]);
+    // The flat position of a multi-index in `a`.
+    let flat = |ix: &[usize]| {
+        ix.iter()
+            .zip(a.stride())
+            .map(|(&i, s)| i * s as usize)
+            .sum::<usize>()
+    };
+    let index = |mut f: usize, shape: &[usize]| {
+        let mut ix = vec![0; shape.len()];
+        for d in (0..shape.len()).rev() {
+            ix[d] = f % shape[d];
+            f /= shape[d];
+        }
+        ix
+    };
+    let reversed: Vec<i64> = (0..8).rev().collect();
+    let p = a.permute(&reversed);
+    assert!(p.shares_storage(&a));
+    assert_eq!(p.stride(), vec![1, 3, 3, 6, 12, 12, 36, 36]);
+    let rshape: Vec<usize> = shape.iter().rev().copied().collect();
+    let want: Vec<i64> = (0..n)
+        .map(|f| {
+            let ix: Vec<usize> = index(f, &rshape).into_iter().rev().collect();
+            flat(&ix) as i64
+        })
+        .collect();
+    assert_eq!(p.contiguous().to_vec::<i64>(), want);
+    // Broadcast against a rank-8 tensor of ones along the size-1 dims, then reduce three dims.
+    let ones = Tensor::ones(&[1, 4, 1, 5, 1, 1, 2, 1], None).to_dtype(DType::I64);
+    let b = &a + &ones;
+    assert_eq!(b.shape(), [2, 4, 3, 5, 2, 2, 2, 3]);
+    let s = b.sum(&[0, 2, 7][..], false, None);
+    assert_eq!(s.shape(), [4, 5, 2, 2, 2]);
+    let sums = s.to_vec::<i64>();
+    for (f, got) in sums.iter().enumerate() {
+        // Dims 1, 3 and 6 of `s` broadcast `a`: only dims 4 and 5 pick its elements.
+        let [_, _, i4, i5, _] = index(f, &[4, 5, 2, 2, 2])[..] else {
+            unreachable!("five dims")
+        };
+        let mut want = 0;
+        for i0 in 0..2 {
+            for i2 in 0..3 {
+                for i7 in 0..3 {
+                    want += flat(&[i0, 0, i2, 0, i4, i5, 0, i7]) as i64 + 1;
+                }
+            }
+        }
+        assert_eq!(*got, want, "element {f}");
+    }
+}
