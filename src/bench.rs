@@ -45,6 +45,22 @@ impl Stream {
         gb(2 * 4 * Stream::N, t)
     }
 
+    /// One read of `b` and `c` (every element, nothing stored): GB/s. The limit of a workload
+    /// that only reads, like `sum_sq_diff`, which can therefore pass 100 % of the triad.
+    fn read(&self) -> f64 {
+        let t = Instant::now();
+        std::thread::scope(|s| {
+            for (x, y) in self.b.chunks(self.chunk).zip(self.c.chunks(self.chunk)) {
+                s.spawn(move || {
+                    let bits =
+                        |v: &[f32]| v.iter().fold(0u32, |acc, x| acc.wrapping_add(x.to_bits()));
+                    std::hint::black_box(bits(x) ^ bits(y))
+                });
+            }
+        });
+        gb(2 * 4 * Stream::N, t.elapsed())
+    }
+
     /// One triad `a = b + 3c`: GB/s, counted as [`Stream::copy`] counts.
     fn triad(&mut self) -> f64 {
         let t = Instant::now();
@@ -128,11 +144,15 @@ fn gb(bytes: usize, t: Duration) -> f64 {
     bytes as f64 / t.as_secs_f64() / 1e9
 }
 
+/// The best of five runs of `f` (GB/s).
+fn best_of_five(f: &mut dyn FnMut() -> f64) -> f64 {
+    (0..5).map(|_| f()).fold(0.0, f64::max)
+}
+
 /// STREAM-style copy and triad on every core: GB/s of the best of five runs each.
 fn bandwidth(stream: &mut Stream) -> (f64, f64) {
-    let best = |f: &mut dyn FnMut() -> f64| (0..5).map(|_| f()).fold(0.0, f64::max);
-    let copy = best(&mut || stream.copy());
-    let triad = best(&mut || stream.triad());
+    let copy = best_of_five(&mut || stream.copy());
+    let triad = best_of_five(&mut || stream.triad());
     (copy, triad)
 }
 
@@ -339,10 +359,15 @@ pub fn run(args: &[String]) -> ExitCode {
     let mut stream = Stream::new();
     let (copy, triad) = bandwidth(&mut stream);
     if names.iter().any(|n| n == "bandwidth") {
+        let read = best_of_five(&mut || stream.read());
         if json {
-            println!("{{\"copy_gbps\":{copy:.2},\"triad_gbps\":{triad:.2}}}");
+            println!(
+                "{{\"copy_gbps\":{copy:.2},\"triad_gbps\":{triad:.2},\"read_gbps\":{read:.2}}}"
+            );
         } else {
-            println!("STREAM copy {copy:.1} GB/s, triad {triad:.1} GB/s (all threads)");
+            println!(
+                "STREAM copy {copy:.1} GB/s, triad {triad:.1} GB/s, read {read:.1} GB/s (all threads)"
+            );
         }
         return ExitCode::SUCCESS;
     }
