@@ -85,35 +85,32 @@ impl Stream {
 }
 
 /// Empties every cache level of the workloads' data between timed repetitions: a clean read
-/// (no stores, so nothing dirty is left to write back during the next repetition) of a buffer
-/// twice the size of the last-level cache, on every core. Without it, a workload whose data
-/// fits in a large last-level cache (this machine's L3 is 260 MiB) is timed reading the cache
-/// its previous repetition filled, against a DRAM bandwidth limit.
+/// (no stores, so nothing dirty is left to write back during the next repetition) of a tensor
+/// twice the size of the last-level cache. Without it, a workload whose data fits in a large
+/// last-level cache (this machine's L3 is 260 MiB) is timed reading the cache its previous
+/// repetition filled, against a DRAM bandwidth limit.
+///
+/// The read is a smelt sum, so it runs on the runtime's own worker threads, like the kernels
+/// timed next. Read from threads of its own, it left the workers asleep meanwhile, and their
+/// wake-up on this virtual machine made the next repetition up to 1.5× slower and noisier
+/// (`sum_sq_diff`: 9.6–13.4 ms against 7.6–7.8 read on the workers, and 7.7–8.4 for the
+/// hand-written C, whose OpenMP threads flush and compute alike).
 struct Flush {
-    words: Vec<u64>,
-    chunk: usize,
+    data: Tensor,
 }
 
 impl Flush {
     fn new() -> Flush {
         let bytes = (2 * last_level_cache_bytes()).clamp(64 << 20, 1 << 30);
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let words = bytes / 8;
-        // Written once, so that every page is backed (a zeroed allocation reads one shared
-        // page and would evict nothing).
-        Flush {
-            words: vec![1; words],
-            chunk: words.div_ceil(threads),
-        }
+        // Ones, written once: every page is backed (a zeroed allocation could read one shared
+        // page and evict nothing).
+        let data = Tensor::ones(&[(bytes / 4) as i64], Some(smelt::DType::F32));
+        data.realize();
+        Flush { data }
     }
 
     fn run(&self) {
-        std::thread::scope(|s| {
-            for part in self.words.chunks(self.chunk) {
-                // One word of every 64-byte line.
-                s.spawn(move || std::hint::black_box(part.iter().step_by(8).sum::<u64>()));
-            }
-        });
+        self.data.sum(&[0][..], false, None).realize();
     }
 }
 
