@@ -235,11 +235,15 @@ fn checked_row(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Row, String>
 }
 
 /// Times the rows of one workload: each repetition realizes every mode once (and the GEMM
-/// crate alone once, for the matmul), each after a [`Flush`] unless `flush` is `None`, then
-/// runs one STREAM triad. Interleaved, the modes and the bandwidth limit are measured over the
-/// same seconds, so a machine whose bandwidth drifts from one minute to the next moves them
-/// together: the fused speed-up and the share of bandwidth compare like with like. Each row's
-/// time is its median; the limit is the best of the workload's triads (STREAM's rule).
+/// crate alone once, for the matmul), each after a [`Flush`], then runs one STREAM triad.
+/// Interleaved, the modes and the bandwidth limit are measured over the same seconds, so a
+/// machine whose bandwidth drifts from one minute to the next moves them together: the fused
+/// speed-up and the share of bandwidth compare like with like. Each row's time is its median;
+/// the limit is the best of the workload's triads (STREAM's rule).
+///
+/// Without a flush (`--warm`), the repetitions run back to back, and the triads run three
+/// before and three after them: a triad runs on threads of its own, and the runtime's workers,
+/// asleep meanwhile, would start the next repetition late (see [`Flush`]).
 #[allow(clippy::too_many_arguments)]
 fn time_rows(
     name: &str,
@@ -255,6 +259,11 @@ fn time_rows(
     let mut gemm_times = Vec::with_capacity(reps);
     let mut triad: f64 = 0.0;
     let mut cold = || flush.iter().for_each(|f| f.run());
+    if flush.is_none() {
+        for _ in 0..3 {
+            triad = triad.max(stream.triad());
+        }
+    }
     for _ in 0..reps {
         let once = measure::time_modes_once(name, modes, inputs, &mut cold)?;
         for (times, t) in times.iter_mut().zip(once) {
@@ -266,7 +275,14 @@ fn time_rows(
             g.run();
             gemm_times.push(t.elapsed());
         }
-        triad = triad.max(stream.triad());
+        if flush.is_some() {
+            triad = triad.max(stream.triad());
+        }
+    }
+    if flush.is_none() {
+        for _ in 0..3 {
+            triad = triad.max(stream.triad());
+        }
     }
     for (row, times) in rows.iter_mut().zip(times) {
         row.median = measure::median(times);
@@ -375,7 +391,7 @@ pub fn run(args: &[String]) -> ExitCode {
     };
     if !json {
         println!(
-            "cpu backend, median of {reps} {}; % bw against the best triad run between each workload's repetitions (at start: {triad:.1} GB/s)",
+            "cpu backend, median of {reps} {}; % bw against the best triad run among each workload's repetitions (at start: {triad:.1} GB/s)",
             if warm {
                 "back to back (--warm)"
             } else {
