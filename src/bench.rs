@@ -1,6 +1,7 @@
 //! `smelt bench`: the WORKLOADS.md list timed fused and unfused on the cpu backend, each result
-//! checked against the reference backend first; `smelt bench bandwidth`: STREAM copy and triad;
-//! the `tiny_ops` and `compile_latency` reports; `matmul_bias_relu` beside the GEMM crate alone.
+//! checked against the reference backend first; `smelt bench bandwidth`: STREAM copy, triad
+//! and read; the `tiny_ops` and `compile_latency` reports; `matmul_bias_relu` beside the GEMM
+//! crate alone.
 //! The measuring itself lives in `smelt::measure`, shared with `cargo bench` and the demo.
 
 use smelt::Mode;
@@ -11,7 +12,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// STREAM-style arrays far larger than the caches (128 MiB of f32 each), allocated once, and
-/// the copy and triad kernels over them on every core.
+/// the copy, read and triad kernels over them on every core.
 struct Stream {
     a: Vec<f32>,
     b: Vec<f32>,
