@@ -259,12 +259,12 @@ fn time_rows(
     let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); rows.len()];
     let mut gemm_times = Vec::with_capacity(reps);
     let mut triad: f64 = 0.0;
+    // Triads per repetition when each repetition starts with a flush; otherwise three
+    // before the repetitions and three after.
+    let (between, around) = if flush.is_some() { (1, 0) } else { (0, 3) };
+    let mut triads = |n: usize| (0..n).for_each(|_| triad = triad.max(stream.triad()));
     let mut cold = || flush.iter().for_each(|f| f.run());
-    if flush.is_none() {
-        for _ in 0..3 {
-            triad = triad.max(stream.triad());
-        }
-    }
+    triads(around);
     for _ in 0..reps {
         let once = measure::time_modes_once(name, modes, inputs, &mut cold)?;
         for (times, t) in times.iter_mut().zip(once) {
@@ -276,15 +276,9 @@ fn time_rows(
             g.run();
             gemm_times.push(t.elapsed());
         }
-        if flush.is_some() {
-            triad = triad.max(stream.triad());
-        }
+        triads(between);
     }
-    if flush.is_none() {
-        for _ in 0..3 {
-            triad = triad.max(stream.triad());
-        }
-    }
+    triads(around);
     for (row, times) in rows.iter_mut().zip(times) {
         row.median = measure::median(times);
     }

@@ -126,18 +126,23 @@ impl Plans {
     }
 }
 
-/// Appends an op to a key: a tag, then its fields; constants by their bits, so that `-0.0`
-/// and `0.0` (equal as floats) and every NaN payload stay distinct.
+/// A constant as its kind and bits, so that `-0.0` and `0.0` (equal as floats) and every NaN
+/// payload stay distinct.
+pub(crate) fn scalar_bits(value: Scalar) -> [u64; 2] {
+    match value {
+        Scalar::Bool(b) => [0, b as u64],
+        Scalar::Int(i) => [1, i as u64],
+        Scalar::Float(f) => [2, f.to_bits()],
+    }
+}
+
+/// Appends an op to a key: a tag, then its fields; constants by [`scalar_bits`].
 pub(crate) fn encode_op(op: &Op, words: &mut Vec<u64>) {
     match op {
         Op::Input { slot } => words.extend([0, *slot as u64]),
         Op::Fill { value } => {
-            let (kind, bits) = match *value {
-                Scalar::Bool(b) => (0, b as u64),
-                Scalar::Int(i) => (1, i as u64),
-                Scalar::Float(f) => (2, f.to_bits()),
-            };
-            words.extend([1, kind, bits]);
+            words.push(1);
+            words.extend(scalar_bits(*value));
         }
         Op::Unary { op, compute } => words.extend([2, *op as u64, *compute as u64]),
         Op::Binary { op, compute } => words.extend([3, *op as u64, *compute as u64]),

@@ -4,6 +4,7 @@
 
 use crate::default_dtype::get_default_dtype;
 use crate::lazy::LazyNode;
+use crate::plan_cache::scalar_bits;
 use crate::tensor::Tensor;
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
@@ -142,27 +143,17 @@ impl<'a> OperandRef<'a> {
 fn scalar_fill(value: Scalar, dtype: DType) -> Arc<LazyNode> {
     /// Interned fills, direct-mapped by value and dtype.
     const SLOTS: usize = 64;
-    type Slot = Option<(DType, Scalar, Arc<LazyNode>)>;
+    type Slot = Option<(DType, [u64; 2], Arc<LazyNode>)>;
     thread_local! {
         static FILLS: std::cell::RefCell<[Slot; SLOTS]> =
             const { std::cell::RefCell::new([const { None }; SLOTS]) };
     }
-    // Exact bits, so that 0.0 and -0.0 (and NaN payloads) stay apart.
-    let bits = match value {
-        Scalar::Bool(b) => b as u64,
-        Scalar::Int(i) => i as u64,
-        Scalar::Float(x) => x.to_bits(),
-    };
-    let same = |v: &Scalar| match (*v, value) {
-        (Scalar::Bool(a), Scalar::Bool(b)) => a == b,
-        (Scalar::Int(a), Scalar::Int(b)) => a == b,
-        (Scalar::Float(a), Scalar::Float(b)) => a.to_bits() == b.to_bits(),
-        (Scalar::Bool(_) | Scalar::Int(_) | Scalar::Float(_), _) => false,
-    };
-    let slot = (bits.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize ^ dtype as usize;
+    // By kind and exact bits, so that 0.0 and -0.0 (and NaN payloads) stay apart.
+    let bits = scalar_bits(value);
+    let slot = (bits[1].wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize ^ dtype as usize;
     let slot = slot % SLOTS;
     let interned = FILLS.with_borrow(|fills| match &fills[slot] {
-        Some((d, v, node)) if *d == dtype && same(v) && node.buffer().is_none() => {
+        Some((d, b, node)) if *d == dtype && *b == bits && node.buffer().is_none() => {
             Some(node.clone())
         }
         Some(_) | None => None,
@@ -173,7 +164,7 @@ fn scalar_fill(value: Scalar, dtype: DType) -> Arc<LazyNode> {
     // Outside the closure: `#[track_caller]` does not pass through closures, and the node
     // should name the user's line.
     let node = LazyNode::pending(Op::Fill { value }, dtype, 1, View::contiguous(&[]), vec![]);
-    FILLS.with_borrow_mut(|fills| fills[slot] = Some((dtype, value, node.clone())));
+    FILLS.with_borrow_mut(|fills| fills[slot] = Some((dtype, bits, node.clone())));
     node
 }
 

@@ -117,16 +117,6 @@ impl<T: Copy + Default> Dims<T> {
         self.truncate(kept);
     }
 
-    pub fn extend_from_slice(&mut self, xs: &[T]) {
-        for &x in xs {
-            self.push(x);
-        }
-    }
-
-    pub fn as_slice(&self) -> &[T] {
-        self
-    }
-
     pub fn into_vec(self) -> Vec<T> {
         match self.0 {
             Repr::Inline { .. } => self.to_vec(),
@@ -190,18 +180,6 @@ impl<T: Copy + Default, const N: usize> From<[T; N]> for Dims<T> {
     }
 }
 
-impl<T: Copy + Default> From<&Vec<T>> for Dims<T> {
-    fn from(v: &Vec<T>) -> Dims<T> {
-        Dims::from(&v[..])
-    }
-}
-
-impl<T: Copy + Default> From<&Dims<T>> for Dims<T> {
-    fn from(d: &Dims<T>) -> Dims<T> {
-        d.clone()
-    }
-}
-
 impl<T: Copy + Default> From<Dims<T>> for Vec<T> {
     fn from(d: Dims<T>) -> Vec<T> {
         d.into_vec()
@@ -229,14 +207,6 @@ impl<'a, T: Copy + Default> IntoIterator for &'a Dims<T> {
     type IntoIter = std::slice::Iter<'a, T>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
-    }
-}
-
-impl<T: Copy + Default> IntoIterator for Dims<T> {
-    type Item = T;
-    type IntoIter = std::vec::IntoIter<T>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.into_vec().into_iter()
     }
 }
 
@@ -275,18 +245,6 @@ impl<T: Copy + Default + PartialEq, const N: usize> PartialEq<[T; N]> for Dims<T
 impl<T: Copy + Default + PartialEq> PartialEq<Dims<T>> for Vec<T> {
     fn eq(&self, other: &Dims<T>) -> bool {
         self[..] == other[..]
-    }
-}
-
-impl<T: Copy + Default + PartialEq> PartialEq<Dims<T>> for [T] {
-    fn eq(&self, other: &Dims<T>) -> bool {
-        *self == other[..]
-    }
-}
-
-impl<T: Copy + Default + PartialEq> PartialEq<Dims<T>> for &[T] {
-    fn eq(&self, other: &Dims<T>) -> bool {
-        **self == other[..]
     }
 }
 

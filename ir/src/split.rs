@@ -44,7 +44,8 @@ impl Kernel {
         if rank == 0 || self.reduce_axes != rank {
             return None;
         }
-        // Runs at every launch: the size, cheapest, first.
+        // Runs before a kernel's first launch (and at every direct `run_kernel`): the size,
+        // cheapest, first.
         let total: usize = self.shape.iter().product();
         let n0 = self.shape[0];
         let nb = BLOCKS

@@ -115,7 +115,7 @@ fn push_num(s: &mut String, n: u64) {
 /// bits), which loads and stores are contiguous or broadcast along the innermost dim, and each
 /// instruction's level — everything compiled code depends on, and nothing about sizes.
 /// Kernels with equal keys share compiled code. Built with plain pushes (no formatting
-/// machinery): a cache hit computes it on every launch.
+/// machinery): every kernel not yet prepared for its schedule step computes it to find its code.
 pub fn structure_key(kernel: &Kernel) -> String {
     let mut s = String::with_capacity(16 + 4 * kernel.args.len() + 12 * kernel.body.len());
     s.push('r');

@@ -91,9 +91,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let mut row_done = 0;
         for (pass, r) in self.k.reduces().into_iter().enumerate() {
-            self.touches = (pass > 0)
-                .then(|| touches.clone())
-                .filter(|t| !t.is_empty());
+            self.touches = if pass > 0 { touches.clone() } else { None };
             let Instr::Reduce { op, x } = self.k.body[r] else {
                 unreachable!("reduces() lists Reduce instructions")
             };
@@ -139,7 +137,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             if self.row_simd {
                 let splat = self.splat_row_values(vals);
-                self.touches = (!touches.is_empty()).then_some(touches);
+                self.touches = touches;
                 self.inner_vector(
                     kept,
                     point,
@@ -174,11 +172,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// row during the later passes (one byte per [`PASS_LANES`] elements, a cache line of f32)
     /// overlaps its transfer with this row's arithmetic. Every address touched is inside a row
     /// the kernel itself reads.
-    fn next_row_touches(&mut self, point: &[Value], kept: usize) -> Vec<(Value, i64)> {
+    /// `None` where there is nothing to touch.
+    fn next_row_touches(&mut self, point: &[Value], kept: usize) -> Option<Vec<(Value, i64)>> {
         // Only a row with a pass after its first (another reduction, or the final stores).
         let passes = self.k.reduces().len() + usize::from(!self.element_stores().is_empty());
         if !self.row_simd || kept == 0 || self.k.reduce_axes != 1 || passes < 2 {
-            return vec![];
+            return None;
         }
         let d = kept - 1;
         let end = if d == 0 { self.end } else { self.sizes[d] };
@@ -203,11 +202,16 @@ impl<'a, 'f> Translator<'a, 'f> {
             args.push(*arg);
             addrs.push(self.address(i, *arg, &at));
         }
+        if args.is_empty() {
+            return None;
+        }
         let pinned = self.pin(&addrs);
-        args.iter()
+        let touches = args
+            .iter()
             .zip(pinned)
             .map(|(arg, a)| (a, self.k.args[*arg].dtype.size() as i64))
-            .collect()
+            .collect();
+        Some(touches)
     }
 
     /// In a pass trip starting at element `i` of the row, touches the next row at `i` (see
