@@ -41,9 +41,10 @@ const LANES: i64 = 4;
 /// accumulators in flight and their add latency is hidden, and an elementwise loop pays its
 /// bookkeeping once per two vectors.
 const ROW_LANES: i64 = 8;
-/// Elements per trip of a SIMD pass over a reduction's row: four vectors, so a sum keeps
-/// eight f64x2 accumulators and a max or min four f32x4 in flight, enough to cover the add's
-/// latency (with two vectors a trip, a row pass waited on its accumulators).
+/// Elements per trip of a SIMD pass over a reduction's row: four vectors, so a max or min
+/// keeps four f32x4 accumulators in flight and a sum adds four vectors in f64 before its one
+/// loop-carried add, enough to cover the add's latency (with two vectors a trip, a row pass
+/// waited on its accumulators).
 const PASS_LANES: i64 = 16;
 /// The helpers as callable references inside the function being built (order of `HELPERS`).
 #[derive(Clone, Copy, Debug)]
@@ -107,6 +108,9 @@ pub(crate) struct Translator<'a, 'f> {
     simd: bool,
     /// Whether the instructions being emitted now are in a SIMD loop body.
     vector: bool,
+    /// Whether they are in the unrolled trip of [`Self::inner_vector`] (all
+    /// [`PASS_LANES`] / [`LANES`] vectors of the trip, in order), not its one-vector loop.
+    in_trip: bool,
     bufs: Vec<Value>,
     sizes: Vec<Value>,
     /// Per instruction with an index: its strides and offset.
@@ -182,6 +186,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             h,
             simd,
             vector: false,
+            in_trip: false,
             bufs,
             sizes,
             index,
@@ -252,9 +257,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost
     /// (reduced) dim: every element-level instruction has a vector form, the row-level values
     /// they read are f32 (splatted), and every reduction is an f32 sum, max or min of an
-    /// element-level value. Sums then accumulate in f64 over [`PASS_LANES`] interleaved lanes
-    /// (element `j` of a row's vector part into lane `j mod 8`), combined in a fixed tree, and
-    /// the scalar tail last: the order depends only on the row length, never on threads.
+    /// element-level value. Sums then accumulate in f64 lanes (element `j` of a row's vector
+    /// part into lane `j mod 4`, a trip of [`PASS_LANES`] at a time), combined in a fixed
+    /// order, and the scalar tail last: the order depends only on the row length, never on
+    /// threads.
     fn vectorizable_rows(&self) -> bool {
         if self.k.reduce_axes == 0 {
             return false;
@@ -549,10 +555,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.vector = true;
         self.for_loop(zero, wide, PASS_LANES, &mut |t, i| {
             t.touch_next_row(i);
+            t.in_trip = true;
             for u in 0..(PASS_LANES / LANES) as usize {
                 point[d] = t.b.ins().iadd_imm_s(i, u as i64 * LANES);
                 vector(t, point, u)?;
             }
+            t.in_trip = false;
             Ok(())
         })?;
         self.for_loop(wide, whole, LANES, &mut |t, i| {

@@ -330,13 +330,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         };
         let kept = self.k.shape.len() - self.k.reduce_axes;
         let sum = op == ReduceOp::Sum;
-        // One set of accumulators per vector of a trip ([`Self::vector_accs`]). Max and min
-        // fold with `maxps`/`minps`, which keep the accumulator when the new element is NaN;
-        // a NaN seen anywhere is recorded in lane masks and wins at the end.
-        let groups: Vec<Vec<Variable>> = (0..PASS_LANES / LANES)
-            .map(|_| self.vector_accs(op))
-            .collect();
+        // A sum keeps one pair of f64x2 accumulators: a trip's four vectors are added in f64
+        // first ([`Self::trip_sum`]), which keeps fewer registers live than a pair per vector
+        // (softmax's `exp` spilled less). Max and min keep one set per vector of a trip
+        // ([`Self::vector_accs`]) and fold with `maxps`/`minps`, which keep the accumulator
+        // when the new element is NaN; a NaN seen anywhere is recorded in lane masks and wins
+        // at the end.
+        let sets = if sum { 1 } else { PASS_LANES / LANES };
+        let groups: Vec<Vec<Variable>> = (0..sets).map(|_| self.vector_accs(op)).collect();
         let splat = self.splat_row_values(vals);
+        let mut trip = None;
         // A widened sum folds the f32 value; its cast to f64 is not emitted in vector code.
         let (widened, x) = match self.widened_sum(r) {
             Some(y) => (Some(x), y),
@@ -352,7 +355,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.skip = None;
                 t.stash_store(r, point, &v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
-                t.vector_fold(op, &groups[u], x);
+                if sum && t.in_trip {
+                    let last = u == (PASS_LANES / LANES) as usize - 1;
+                    t.trip_sum(&groups[0], &mut trip, x, last);
+                } else {
+                    t.vector_fold(op, &groups[if sum { 0 } else { u }], x);
+                }
                 Ok(())
             },
             scalar,
@@ -452,6 +460,36 @@ impl<'a, 'f> Translator<'a, 'f> {
             let nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
             let seen = self.b.ins().bor(seen, nan);
             self.b.def_var(accs[1], seen);
+        }
+    }
+
+    /// One vector of a trip of a SIMD sum pass: its f32 lanes widened to two f64x2 halves and
+    /// added to the trip's running halves in `pending`; after the trip's `last` vector the
+    /// halves go into `accs` ([`Self::vector_accs`]). Element `j` of a trip is summed in f64
+    /// lane `j mod 4`, in order; the f64 sum of f32 values is exact unless their magnitudes
+    /// span more than 2^29, so this order gives the interpreter's bits as the per-vector one did.
+    pub(super) fn trip_sum(
+        &mut self,
+        accs: &[Variable],
+        pending: &mut Option<(Value, Value)>,
+        x: Value,
+        last: bool,
+    ) {
+        let lo = self.b.ins().fvpromote_low(x);
+        let high = self.high_half(x);
+        let hi = self.b.ins().fvpromote_low(high);
+        let (lo, hi) = match pending.take() {
+            None => (lo, hi),
+            Some((a, b)) => (self.b.ins().fadd(a, lo), self.b.ins().fadd(b, hi)),
+        };
+        if !last {
+            *pending = Some((lo, hi));
+            return;
+        }
+        for (acc, half) in accs.iter().zip([lo, hi]) {
+            let a = self.b.use_var(*acc);
+            let a = self.b.ins().fadd(a, half);
+            self.b.def_var(*acc, a);
         }
     }
 
