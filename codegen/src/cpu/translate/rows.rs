@@ -466,8 +466,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// One vector of a trip of a SIMD sum pass: its f32 lanes widened to two f64x2 halves and
     /// added to the trip's running halves in `pending`; after the trip's `last` vector the
     /// halves go into `accs` ([`Self::vector_accs`]). Element `j` of a trip is summed in f64
-    /// lane `j mod 4`, in order; the f64 sum of f32 values is exact unless their magnitudes
-    /// span more than 2^29, so this order gives the interpreter's bits as the per-vector one did.
+    /// lane `j mod 4`, in order. The f64 sum of `n` f32 values is exact while their exponents
+    /// span at most 29 − log2 `n` binades (24 significant bits each in f64's 53), and then
+    /// this order gives the interpreter's bits as the per-vector one did.
     pub(super) fn trip_sum(
         &mut self,
         accs: &[Variable],
