@@ -622,6 +622,36 @@ mod tests {
     }
 
     #[test]
+    fn a_path_that_leaves_a_group_and_comes_back_is_a_dependency() {
+        // a → b → c and a → c: a group of {a, c} would run both before and after b.
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[4]), vec![]);
+        let v = View::contiguous(&[4]);
+        let exp = Op::Unary {
+            op: UnaryOp::Exp,
+            compute: DType::F32,
+        };
+        let add = Op::Binary {
+            op: BinaryOp::Add,
+            compute: DType::F32,
+        };
+        let a = g.add_node(node(exp.clone(), &[4]), vec![(x, v.clone())]);
+        let b = g.add_node(node(exp, &[4]), vec![(a, v.clone())]);
+        let c = g.add_node(node(add, &[4]), vec![(a, v.clone()), (b, v)]);
+        g.outputs = vec![c];
+        let live = g.live();
+        let unit_of = vec![None; g.graph.node_count()];
+        let units = |_: usize| -> &[NodeId] { &[] };
+        let group = [a, c];
+        let inside = |n: NodeId| group.contains(&n);
+        assert!(depends(&g, &live, &unit_of, &units, &group, &inside, true));
+        // Without b in between, the direct edge a → c is absorbed by the group.
+        let pair = [a, b];
+        let inside = |n: NodeId| pair.contains(&n);
+        assert!(!depends(&g, &live, &unit_of, &units, &pair, &inside, true));
+    }
+
+    #[test]
     fn an_elementwise_chain_is_one_group() {
         let mut g = Graph::new();
         let x = g.add_node(node(Op::Input { slot: 0 }, &[4, 4]), vec![]);

@@ -58,7 +58,8 @@ impl Plan {
 /// `unit_nodes` lists) continues from all of its nodes, since the kernel runs after all its
 /// inputs and before all readers of any of its outputs. With `via_third`, edges from `from`
 /// straight into `to` do not count (merging the two absorbs them); only paths through some
-/// other node do.
+/// other node do. `from` and `to` may overlap (a group asking whether a path leaves it and
+/// comes back): a `to` node counts when the path reaches it again, though it started there.
 pub(super) fn depends<'a>(
     g: &Graph,
     live: &[bool],
@@ -88,11 +89,15 @@ pub(super) fn depends<'a>(
         }
     }
     while let Some(v) = stack.pop() {
-        if !live[v.index()] || !seen.insert(v) {
+        if !live[v.index()] {
             continue;
         }
+        // Before the `seen` test: a start node that is also a `to` node is reached again.
         if to(v) {
             return true;
+        }
+        if !seen.insert(v) {
+            continue;
         }
         if let Some(u) = unit_of[v.index()] {
             stack.extend(unit_nodes(u).iter().copied().filter(|n| !seen.contains(n)));
@@ -100,7 +105,7 @@ pub(super) fn depends<'a>(
         stack.extend(
             g.graph
                 .neighbors_directed(v, Direction::Outgoing)
-                .filter(|n| !seen.contains(n)),
+                .filter(|&n| to(n) || !seen.contains(&n)),
         );
     }
     false
