@@ -105,8 +105,22 @@ fn program_on(ops: &[u8], x: Tensor) -> Vec<Tensor> {
     outs
 }
 
+/// `ci` cases, unless `PROPTEST_CASES` asks for a longer soak
+/// (`PROPTEST_CASES=20000 cargo test --release --test NAME`).
+fn cases(ci: u32) -> ProptestConfig {
+    let default = ProptestConfig::default();
+    ProptestConfig {
+        cases: if std::env::var_os("PROPTEST_CASES").is_some() {
+            default.cases
+        } else {
+            ci
+        },
+        ..default
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
+    #![proptest_config(cases(12))]
     /// The same programs on [130, 264]: big enough for the code paths small tensors never
     /// take (column reductions in blocks of 256 rows, full reductions split into parallel
     /// blocks, transposed 4×4 blocks over whole tiles, rows split across threads).
@@ -126,7 +140,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(cases(64))]
     #[test]
     fn random_programs_agree_fused_and_unfused(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24)) {
         enable_check();

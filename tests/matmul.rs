@@ -184,8 +184,22 @@ fn random_buffer(dtype: IrDType, len: usize, seed: u64) -> Buffer {
     Buffer::from_scalars(dtype, &values)
 }
 
+/// `ci` cases, unless `PROPTEST_CASES` asks for a longer soak
+/// (`PROPTEST_CASES=20000 cargo test --release --test NAME`).
+fn cases(ci: u32) -> ProptestConfig {
+    let default = ProptestConfig::default();
+    ProptestConfig {
+        cases: if std::env::var_os("PROPTEST_CASES").is_some() {
+            default.cases
+        } else {
+            ci
+        },
+        ..default
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(cases(64))]
     #[test]
     fn gemm_matches_reference(
         batch in proptest::collection::vec(1usize..3, 0..3),

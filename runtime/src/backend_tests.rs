@@ -121,8 +121,20 @@ fn check(kernel: &Kernel, seed: u64) {
 }
 
 /// [`check`], allowing `slack` ulps beyond the inline-math tolerance (a float result whose
-/// additions are grouped differently).
+/// additions are grouped differently). `SMELT_FUZZ_SEEDS=n` runs each kernel on `n` seeds
+/// derived from `seed` instead of one, for a longer soak.
 fn check_within(kernel: &Kernel, seed: u64, slack: u64) {
+    let extra: u64 = std::env::var("SMELT_FUZZ_SEEDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(1);
+    for i in 0..extra.max(1) {
+        check_seed(kernel, seed ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15), slack);
+    }
+}
+
+/// [`check_within`] on one seed's inputs.
+fn check_seed(kernel: &Kernel, seed: u64, slack: u64) {
     let mut rng = Rng(seed | 1);
     let inputs: Vec<Arc<Buffer>> = kernel.args[..kernel.read_args()]
         .iter()
@@ -149,7 +161,7 @@ fn check_within(kernel: &Kernel, seed: u64, slack: u64) {
         for (o, (got, want)) in got.iter().zip(&want).enumerate() {
             if let Some(i) = same(got, want, ulps) {
                 panic!(
-                    "{} differs from reference in output {o} at {i}: {} vs {}\n{kernel}",
+                    "{} differs from reference in output {o} at {i} (seed {seed}): {} vs {}\n{kernel}",
                     backend.name(),
                     got.get(i),
                     want.get(i)
