@@ -229,3 +229,35 @@ fn tensors_of_rank_eight_view_broadcast_and_reduce() {
         assert_eq!(*got, want, "element {f}");
     }
 }
+
+/// Found by a soak of random programs on strided inputs: `eliminate_copies` let an in-place
+/// write update the source of a clone instead of the clone. The write copies its target's
+/// whole buffer as stored, so reading the source through the clone's view (flipped, expanded)
+/// lost the view.
+#[test]
+fn an_in_place_write_into_a_clone_of_a_strided_view_updates_the_clone() {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[4]);
+    let c = x.flip(&[0]).deep_clone();
+    c.select(0, 0).add_(10.0);
+    smelt::realize(&[&c]).unwrap();
+    assert_eq!(x.to_vec::<f32>(), vec![1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(c.to_vec::<f32>(), vec![14.0, 3.0, 2.0, 1.0]);
+
+    let x = Tensor::from_vec(vec![5.0f32, 6.0, 7.0, 8.0], &[4]);
+    let c = x.select(0, 0).expand(&[4]).deep_clone();
+    c.select(0, 1).add_(10.0);
+    smelt::realize(&[&c]).unwrap();
+    assert_eq!(c.to_vec::<f32>(), vec![5.0, 15.0, 5.0, 5.0]);
+
+    let base = Tensor::from_vec((0..8).map(|i| i as f64).collect::<Vec<f64>>(), &[8, 1]);
+    let c = base.flip(&[0]).deep_clone();
+    c.select(0, 0).mul_(2.0);
+    let y = c.exp();
+    smelt::realize(&[&c, &y]).unwrap();
+    let want: Vec<f64> = [14.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0].to_vec();
+    assert_eq!(c.to_vec::<f64>(), want);
+    assert_eq!(
+        y.to_vec::<f64>(),
+        want.iter().map(|v| v.exp()).collect::<Vec<f64>>()
+    );
+}

@@ -9,6 +9,10 @@
 //! `q`; a consumer reading the copy through `V` reads index `M(y)` where `M` composes `V` with
 //! the copy's output view; so it may read the source through `W ∘ M`.
 //!
+//! An in-place write (`Assign`) starts from its target's whole buffer as stored, not through
+//! its edge's view: a copy it updates is bypassed only when the source's buffer is that copy
+//! element for element (same length, read contiguously from offset 0).
+//!
 //! Cost rule: a copy read by more than `MAX_READERS` consumers is kept, so that one strided
 //! gather feeds many streaming reads rather than each consumer reading with a bad stride.
 //!
@@ -56,6 +60,18 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
             index.offset as usize,
         );
         if !view.fits_in(g.node(src).len) {
+            return false;
+        }
+        // An in-place write updates a copy of its target's whole buffer as stored (argument
+        // `Update { from }` ignores the edge's view): it may read the source instead only when
+        // the source's buffer holds the copy's elements in the same places.
+        let target = matches!(g.node(*consumer).op, Op::Assign) && edge.slot == 0;
+        let src_len = g.node(src).len;
+        let whole = view.offset == 0
+            && view.is_contiguous()
+            && view.numel() == src_len
+            && node.len == src_len;
+        if target && !whole {
             return false;
         }
         rewired.push((
@@ -110,6 +126,65 @@ mod tests {
         eliminate_copies(&mut g);
         assert_eq!(g.inputs(e), vec![(x, t)]);
         assert!(!g.live()[copy.index()]);
+    }
+
+    #[test]
+    fn a_strided_copy_an_in_place_write_updates_stays() {
+        // c = x.flip(0).clone(); c[0] += 1: the write starts from c's buffer as stored.
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[4]), vec![]);
+        let flipped = View::new(vec![4], vec![-1], 3);
+        let copy = g.add_node(node(Op::Cast, &[4]), vec![(x, flipped)]);
+        let one = g.add_node(
+            node(
+                Op::Fill {
+                    value: smelt_ir::Scalar::Float(1.0),
+                },
+                &[],
+            ),
+            vec![],
+        );
+        let write = g.add_node(
+            Node {
+                out: View::new(vec![], vec![], 0),
+                ..node(Op::Assign, &[4])
+            },
+            vec![
+                (copy, View::contiguous(&[4])),
+                (one, View::new(vec![], vec![], 0)),
+            ],
+        );
+        g.outputs = vec![write];
+        eliminate_copies(&mut g);
+        assert_eq!(g.inputs(write)[0].0, copy);
+
+        // Read in order from offset 0, the source's buffer is the copy: the write may start
+        // from it.
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[4]), vec![]);
+        let copy = g.add_node(node(Op::Cast, &[4]), vec![(x, View::contiguous(&[4]))]);
+        let one = g.add_node(
+            node(
+                Op::Fill {
+                    value: smelt_ir::Scalar::Float(1.0),
+                },
+                &[],
+            ),
+            vec![],
+        );
+        let write = g.add_node(
+            Node {
+                out: View::new(vec![], vec![], 0),
+                ..node(Op::Assign, &[4])
+            },
+            vec![
+                (copy, View::contiguous(&[4])),
+                (one, View::new(vec![], vec![], 0)),
+            ],
+        );
+        g.outputs = vec![write];
+        eliminate_copies(&mut g);
+        assert_eq!(g.inputs(write)[0].0, x);
     }
 
     #[test]
