@@ -195,3 +195,151 @@ proptest! {
         }
     }
 }
+
+/// Shapes of [`typed_input`]: ranks 2 and 3, single rows and columns, a single element.
+const SHAPES: &[&[usize]] = &[
+    &[4, 6],
+    &[3, 5],
+    &[1, 7],
+    &[8, 1],
+    &[2, 3, 4],
+    &[1, 1],
+    &[5, 3],
+    &[3, 1, 4],
+];
+const DTYPES: &[DType] = &[DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32];
+
+/// An input of one of [`SHAPES`] and [`DTYPES`], its elements `data` repeated (quarters for
+/// floats).
+fn typed_input(shape: usize, dtype: usize, data: &[i8]) -> Tensor {
+    let shape = SHAPES[shape % SHAPES.len()];
+    let n: usize = shape.iter().product();
+    let vals: Vec<i8> = (0..n).map(|i| data[i % data.len()]).collect();
+    match DTYPES[dtype % DTYPES.len()] {
+        DType::I32 => Tensor::from_vec(
+            vals.iter().map(|&v| i32::from(v)).collect::<Vec<i32>>(),
+            shape,
+        ),
+        DType::F64 => Tensor::from_vec(
+            vals.iter()
+                .map(|&v| f64::from(v) / 4.0)
+                .collect::<Vec<f64>>(),
+            shape,
+        ),
+        dt => Tensor::from_vec(
+            vals.iter()
+                .map(|&v| f32::from(v) / 4.0)
+                .collect::<Vec<f32>>(),
+            shape,
+        )
+        .to_dtype(dt),
+    }
+}
+
+/// [`program_on`]'s chain for any rank from 2 and for integer tensors, with ten more ops
+/// (cumsum, roll, clamp, masked_fill, log_softmax or remainder, a write into a row of a
+/// clone, amin beside logsumexp or a sum, square, sqrt, a transposed copy plus a column sum,
+/// division or floor division).
+fn program_typed(ops: &[u8], x: Tensor) -> Vec<Tensor> {
+    let mut outs = vec![];
+    let mut t = x.clone();
+    for &op in ops {
+        if op & 0x80 != 0 {
+            outs.push(t.clone());
+        }
+        let int = !t.dtype().is_float();
+        let last = *t.shape().last().expect("rank 2 or more") as i64;
+        t = match op % 22 {
+            0 if int => &t * 3 + 1,
+            0 => &t * 1.5 + 0.25,
+            1 => t.transpose(-2, -1).exp().transpose(-2, -1),
+            2 if int => (&t - t.sum(&[-1], true, None)).relu(),
+            2 => (&t - t.mean(&[-1], true, None)).relu(),
+            3 if int => t.abs() * 3,
+            3 => t.softmax(-1, None),
+            4 => {
+                let s = t.sum(&[0], true, None);
+                &t + s
+            }
+            5 => t.sigmoid() * &x,
+            6 => {
+                let c = t.deep_clone();
+                if int {
+                    c.select(-1, 2.min(last - 1)).add_(1i64);
+                } else {
+                    c.select(-1, 2.min(last - 1)).add_(1.0);
+                }
+                c
+            }
+            7 => t.flip(&[-1]).tanh(),
+            8 => {
+                outs.push(t.sum(&[-1], false, None));
+                outs.push((&t * &t).sum(&[-1], false, None));
+                t.abs()
+            }
+            9 => {
+                outs.push(t.exp());
+                &t * 2
+            }
+            10 if int => {
+                outs.push(t.amax(&[-1], true));
+                &t - t.amax(&[0], true)
+            }
+            10 => {
+                outs.push(t.var(&[-1], 1.0, true));
+                &t - t.mean(&[-1], true, None)
+            }
+            11 => t.maximum(x.transpose(-2, -1).contiguous().transpose(-2, -1)),
+            12 => t.cumsum(-1, None),
+            13 => t.roll(&[1], &[-1]) + t.flip(&[0]),
+            14 if int => t.clamp(Some((-2i64).into()), Some(3i64.into())),
+            14 => t.clamp(Some((-0.5).into()), Some(1.0.into())),
+            15 if int => t.masked_fill(&t.gt(0i64), 0i64),
+            15 => t.masked_fill(&t.gt(0.0), 0.5),
+            16 if int => t.remainder(3i64),
+            16 => t.log_softmax(-1, None),
+            17 => {
+                let c = t.deep_clone();
+                if int {
+                    c.select(0, 0).mul_(2i64);
+                } else {
+                    c.select(0, 0).mul_(2.0);
+                }
+                c
+            }
+            18 => {
+                outs.push(t.amin(&[0], false));
+                if int {
+                    outs.push(t.sum(&[0], false, None));
+                } else {
+                    outs.push(t.logsumexp(&[0], false));
+                }
+                t.square()
+            }
+            19 if int => &t * &t,
+            19 => t.abs().sqrt(),
+            20 => t.transpose(-2, -1).contiguous().transpose(-2, -1) + t.sum(&[-2], true, None),
+            21 if int => t.floor_divide(2i64),
+            _ => &t / (t.abs() + 1.0),
+        };
+    }
+    outs.push(t);
+    outs
+}
+
+proptest! {
+    #![proptest_config(cases(64))]
+    /// [`program_typed`] over [`SHAPES`] × [`DTYPES`], every pass configuration.
+    #[test]
+    fn random_programs_agree_across_shapes_and_dtypes(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24), shape in 0usize..8, dtype in 0usize..5) {
+        enable_check();
+        let mut configs: Vec<Vec<&str>> = vec![vec![]];
+        configs.extend(smelt_passes::PIPELINE.iter().map(|(name, _)| vec![*name]));
+        for disabled in configs {
+            let outs = program_typed(&ops, typed_input(shape, dtype, &data));
+            let refs: Vec<&Tensor> = outs.iter().collect();
+            let r = smelt_passes::with_disabled(&disabled, || smelt::realize(&refs));
+            prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
+        }
+    }
+}
