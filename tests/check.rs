@@ -226,7 +226,14 @@ fn typed_input(shape: usize, dtype: usize, data: &[i8]) -> Tensor {
                 .collect::<Vec<f64>>(),
             shape,
         ),
-        dt => Tensor::from_vec(
+        dt @ (DType::F32
+        | DType::F16
+        | DType::BF16
+        | DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I64) => Tensor::from_vec(
             vals.iter()
                 .map(|&v| f32::from(v) / 4.0)
                 .collect::<Vec<f32>>(),
