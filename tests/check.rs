@@ -7,6 +7,8 @@ use proptest::prelude::*;
 use smelt::prelude::*;
 use std::path::PathBuf;
 use std::sync::Once;
+mod common;
+use common::cases;
 
 fn enable_check() {
     static ONCE: Once = Once::new();
@@ -61,48 +63,15 @@ fn program(ops: &[u8], data: &[i8]) -> Vec<Tensor> {
     program_on(ops, x)
 }
 
-/// [`program`]'s chain of ops on any 2-D `x`.
+/// [`program`]'s chain of ops on any 2-D `x`: the first twelve ops of [`program_typed`]
+/// (`op % 12`, the high bit kept).
 fn program_on(ops: &[u8], x: Tensor) -> Vec<Tensor> {
-    let mut outs = vec![];
-    let mut t = x.clone();
-    for &op in ops {
-        if op & 0x80 != 0 {
-            outs.push(t.clone());
-        }
-        t = match op % 12 {
-            0 => &t * 1.5 + 0.25,
-            1 => t.t().exp().t(),
-            2 => (&t - t.mean(&[-1], true, None)).relu(),
-            3 => t.softmax(-1, None),
-            4 => {
-                let s = t.sum(&[0], true, None);
-                &t + s
-            }
-            5 => t.sigmoid() * &x,
-            6 => {
-                let c = t.deep_clone();
-                c.select(1, (t.shape()[1] - 1).min(2) as i64).add_(1.0);
-                c
-            }
-            7 => t.flip(&[1]).tanh(),
-            8 => {
-                outs.push(t.sum(&[1], false, None));
-                outs.push((&t * &t).sum(&[1], false, None));
-                t.abs()
-            }
-            9 => {
-                outs.push(t.exp());
-                &t * 2.0
-            }
-            10 => {
-                outs.push(t.var(&[1], 1.0, true));
-                &t - t.mean(&[1], true, None)
-            }
-            _ => t.maximum(x.t().contiguous().t()),
-        };
-    }
-    outs.push(t);
-    outs
+    // 132 = 6 · 22: a byte with the high bit set that picks the same op of the 22.
+    let typed: Vec<u8> = ops
+        .iter()
+        .map(|&op| if op & 0x80 != 0 { 132 } else { 0 } + op % 12)
+        .collect();
+    program_typed(&typed, x)
 }
 
 /// A 2-D input of `data` in one of several layouts: contiguous [4, 6], transposed storage, a
@@ -122,20 +91,6 @@ fn strided_input(layout: u8, data: &[i8]) -> Tensor {
         3 => Tensor::from_vec(v(24), &[4, 6]).flip(&[0]),
         4 => Tensor::from_vec(v(8), &[8, 1]).flip(&[0]),
         _ => Tensor::from_vec(v(1), &[1, 1]).expand(&[8, 1]),
-    }
-}
-
-/// `ci` cases, unless `PROPTEST_CASES` asks for a longer soak
-/// (`PROPTEST_CASES=20000 cargo test --release --test NAME`).
-fn cases(ci: u32) -> ProptestConfig {
-    let default = ProptestConfig::default();
-    ProptestConfig {
-        cases: if std::env::var_os("PROPTEST_CASES").is_some() {
-            default.cases
-        } else {
-            ci
-        },
-        ..default
     }
 }
 

@@ -8,6 +8,8 @@ use smelt_ir::{DType as IrDType, LibraryCall, LibraryOp, View};
 use smelt_runtime::Buffer;
 use smelt_runtime::library::{matmul_gemm, matmul_reference};
 use std::sync::Arc;
+mod common;
+use common::cases;
 
 fn t(data: &[f64], shape: &[usize], dtype: DType) -> Tensor {
     let values: Vec<Scalar> = data.iter().map(|&v| Scalar::Float(v)).collect();
@@ -182,20 +184,6 @@ fn random_buffer(dtype: IrDType, len: usize, seed: u64) -> Buffer {
         })
         .collect();
     Buffer::from_scalars(dtype, &values)
-}
-
-/// `ci` cases, unless `PROPTEST_CASES` asks for a longer soak
-/// (`PROPTEST_CASES=20000 cargo test --release --test NAME`).
-fn cases(ci: u32) -> ProptestConfig {
-    let default = ProptestConfig::default();
-    ProptestConfig {
-        cases: if std::env::var_os("PROPTEST_CASES").is_some() {
-            default.cases
-        } else {
-            ci
-        },
-        ..default
-    }
 }
 
 proptest! {

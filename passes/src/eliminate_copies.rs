@@ -128,61 +128,43 @@ mod tests {
         assert!(!g.live()[copy.index()]);
     }
 
+    /// `c = x.clone()` through `view`, then `c[...] = 1`: the graph, `x`, the copy and the write.
+    fn clone_then_write(view: View) -> (Graph, NodeId, NodeId, NodeId) {
+        let mut g = Graph::new();
+        let x = g.add_node(node(Op::Input { slot: 0 }, &[4]), vec![]);
+        let copy = g.add_node(node(Op::Cast, &[4]), vec![(x, view)]);
+        let one = g.add_node(
+            node(
+                Op::Fill {
+                    value: smelt_ir::Scalar::Float(1.0),
+                },
+                &[],
+            ),
+            vec![],
+        );
+        let write = g.add_node(
+            Node {
+                out: View::new(vec![], vec![], 0),
+                ..node(Op::Assign, &[4])
+            },
+            vec![
+                (copy, View::contiguous(&[4])),
+                (one, View::new(vec![], vec![], 0)),
+            ],
+        );
+        g.outputs = vec![write];
+        (g, x, copy, write)
+    }
+
     #[test]
     fn a_strided_copy_an_in_place_write_updates_stays() {
-        // c = x.flip(0).clone(); c[0] += 1: the write starts from c's buffer as stored.
-        let mut g = Graph::new();
-        let x = g.add_node(node(Op::Input { slot: 0 }, &[4]), vec![]);
-        let flipped = View::new(vec![4], vec![-1], 3);
-        let copy = g.add_node(node(Op::Cast, &[4]), vec![(x, flipped)]);
-        let one = g.add_node(
-            node(
-                Op::Fill {
-                    value: smelt_ir::Scalar::Float(1.0),
-                },
-                &[],
-            ),
-            vec![],
-        );
-        let write = g.add_node(
-            Node {
-                out: View::new(vec![], vec![], 0),
-                ..node(Op::Assign, &[4])
-            },
-            vec![
-                (copy, View::contiguous(&[4])),
-                (one, View::new(vec![], vec![], 0)),
-            ],
-        );
-        g.outputs = vec![write];
+        // c = x.flip(0).clone(); c[0] = 1: the write starts from c's buffer as stored.
+        let (mut g, _, copy, write) = clone_then_write(View::new(vec![4], vec![-1], 3));
         eliminate_copies(&mut g);
         assert_eq!(g.inputs(write)[0].0, copy);
-
         // Read in order from offset 0, the source's buffer is the copy: the write may start
         // from it.
-        let mut g = Graph::new();
-        let x = g.add_node(node(Op::Input { slot: 0 }, &[4]), vec![]);
-        let copy = g.add_node(node(Op::Cast, &[4]), vec![(x, View::contiguous(&[4]))]);
-        let one = g.add_node(
-            node(
-                Op::Fill {
-                    value: smelt_ir::Scalar::Float(1.0),
-                },
-                &[],
-            ),
-            vec![],
-        );
-        let write = g.add_node(
-            Node {
-                out: View::new(vec![], vec![], 0),
-                ..node(Op::Assign, &[4])
-            },
-            vec![
-                (copy, View::contiguous(&[4])),
-                (one, View::new(vec![], vec![], 0)),
-            ],
-        );
-        g.outputs = vec![write];
+        let (mut g, x, _, write) = clone_then_write(View::contiguous(&[4]));
         eliminate_copies(&mut g);
         assert_eq!(g.inputs(write)[0].0, x);
     }
