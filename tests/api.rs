@@ -261,3 +261,23 @@ fn an_in_place_write_into_a_clone_of_a_strided_view_updates_the_clone() {
         want.iter().map(|v| v.exp()).collect::<Vec<f64>>()
     );
 }
+
+/// The same for `index_put` (found by a soak of in-place writes through views): it too starts
+/// from its target's whole buffer, and read the 24-element source of a 6-element clone.
+#[test]
+fn an_index_put_into_a_clone_of_a_view_updates_the_clone() {
+    let x = Tensor::from_vec((0..24).map(|i| i as f32).collect::<Vec<f32>>(), &[4, 6]);
+    let c = x.select(0, 1).deep_clone();
+    c.setitem(
+        &[TensorIndex::Tensor(Tensor::from_vec(vec![0i64, 2], &[2]))],
+        50.0,
+    );
+    assert_eq!(c.to_vec::<f32>(), vec![50.0, 7.0, 50.0, 9.0, 10.0, 11.0]);
+    let d = x.select(1, 0).contiguous();
+    d.setitem(
+        &[TensorIndex::Tensor(Tensor::from_vec(vec![3i64], &[1]))],
+        -1.0,
+    );
+    assert_eq!(d.to_vec::<f32>(), vec![0.0, 6.0, 12.0, -1.0]);
+    assert_eq!(x.to_vec::<f32>()[18], 18.0);
+}

@@ -9,8 +9,8 @@
 //! `q`; a consumer reading the copy through `V` reads index `M(y)` where `M` composes `V` with
 //! the copy's output view; so it may read the source through `W ∘ M`.
 //!
-//! An in-place write (`Assign`) starts from its target's whole buffer as stored, not through
-//! its edge's view: a copy it updates is bypassed only when the source's buffer is that copy
+//! An in-place write (`Assign`, `index_put`) starts from its target's whole buffer as stored,
+//! not through its edge's view: a copy it updates is bypassed only when the source's buffer is that copy
 //! element for element (same length, read contiguously from offset 0).
 //!
 //! Cost rule: a copy read by more than `MAX_READERS` consumers is kept, so that one strided
@@ -21,6 +21,7 @@
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
+use smelt_ir::LibraryOp;
 use smelt_ir::View;
 use smelt_ir::affine::compose_views;
 use smelt_ir::graph::{Graph, NodeId, Op};
@@ -62,10 +63,14 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
         if !view.fits_in(g.node(src).len) {
             return false;
         }
-        // An in-place write updates a copy of its target's whole buffer as stored (argument
-        // `Update { from }` ignores the edge's view): it may read the source instead only when
-        // the source's buffer holds the copy's elements in the same places.
-        let target = matches!(g.node(*consumer).op, Op::Assign) && edge.slot == 0;
+        // An in-place write (an `Assign`, or `index_put`) starts from its target's whole
+        // buffer as stored, whatever the edge's view says: it may read the source instead only
+        // when the source's buffer holds the copy's elements in the same places.
+        let target = edge.slot == 0
+            && matches!(
+                g.node(*consumer).op,
+                Op::Assign | Op::Library(LibraryOp::IndexPut { .. })
+            );
         let src_len = g.node(src).len;
         let whole = view.offset == 0
             && view.is_contiguous()
