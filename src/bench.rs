@@ -256,31 +256,29 @@ fn time_rows(
     flush: Option<&Flush>,
     reps: usize,
 ) -> Result<f64, String> {
-    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(reps); rows.len()];
     let mut gemm_times = Vec::with_capacity(reps);
     let mut triad: f64 = 0.0;
+    let mut triads = |stream: &mut Stream, n: usize| {
+        (0..n).for_each(|_| triad = triad.max(stream.triad()));
+    };
     // Triads per repetition when each repetition starts with a flush; otherwise three
     // before the repetitions and three after.
     let (between, around) = if flush.is_some() { (1, 0) } else { (0, 3) };
-    let mut triads = |n: usize| (0..n).for_each(|_| triad = triad.max(stream.triad()));
-    let mut cold = || flush.iter().for_each(|f| f.run());
-    triads(around);
-    for _ in 0..reps {
-        let once = measure::time_modes_once(name, modes, inputs, &mut cold)?;
-        for (times, t) in times.iter_mut().zip(once) {
-            times.push(t);
-        }
-        if let Some((g, _)) = gemm.as_mut() {
-            cold();
-            let t = Instant::now();
-            g.run();
-            gemm_times.push(t.elapsed());
-        }
-        triads(between);
-    }
-    triads(around);
-    for (row, times) in rows.iter_mut().zip(times) {
-        row.median = measure::median(times);
+    let cold = || flush.iter().for_each(|f| f.run());
+    triads(stream, around);
+    let times =
+        measure::time_interleaved_with(name, modes, inputs, reps, &mut || cold(), &mut || {
+            if let Some((g, _)) = gemm.as_mut() {
+                cold();
+                let t = Instant::now();
+                g.run();
+                gemm_times.push(t.elapsed());
+            }
+            triads(stream, between);
+        })?;
+    triads(stream, around);
+    for (row, median) in rows.iter_mut().zip(times) {
+        row.median = median;
     }
     if let Some((_, row)) = gemm {
         row.median = measure::median(gemm_times);

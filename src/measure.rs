@@ -66,7 +66,7 @@ pub fn time_once(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Duration, 
 }
 
 /// One realisation of workload `name` in each of `modes`, in order, each after `before`.
-pub fn time_modes_once(
+fn time_modes_once(
     name: &str,
     modes: &[Mode],
     inputs: &[Tensor],
@@ -90,14 +90,28 @@ pub fn time_interleaved(
     inputs: &[Tensor],
     reps: usize,
 ) -> Result<Vec<Duration>, String> {
+    time_interleaved_with(name, modes, inputs, reps, &mut || {}, &mut || {})
+}
+
+/// [`time_interleaved`], running `before` before each timed realisation and `after` after
+/// each repetition (`smelt bench` empties the caches and measures the bandwidth there).
+pub fn time_interleaved_with(
+    name: &str,
+    modes: &[Mode],
+    inputs: &[Tensor],
+    reps: usize,
+    before: &mut dyn FnMut(),
+    after: &mut dyn FnMut(),
+) -> Result<Vec<Duration>, String> {
     let mut times = vec![Vec::with_capacity(reps); modes.len()];
     for _ in 0..reps.max(1) {
         for (all, t) in times
             .iter_mut()
-            .zip(time_modes_once(name, modes, inputs, &mut || {})?)
+            .zip(time_modes_once(name, modes, inputs, before)?)
         {
             all.push(t);
         }
+        after();
     }
     Ok(times.into_iter().map(median).collect())
 }

@@ -94,6 +94,21 @@ fn strided_input(layout: u8, data: &[i8]) -> Tensor {
     }
 }
 
+/// Realises the outputs `build` makes (afresh each time) together under every configuration:
+/// all passes on, and each pass off in turn; `SMELT_CHECK` compares each realisation with the
+/// every-pass-off run.
+fn agree_under_every_config(build: &dyn Fn() -> Vec<Tensor>) -> Result<(), TestCaseError> {
+    let mut configs: Vec<Vec<&str>> = vec![vec![]];
+    configs.extend(smelt_passes::PIPELINE.iter().map(|(name, _)| vec![*name]));
+    for disabled in configs {
+        let outs = build();
+        let refs: Vec<&Tensor> = outs.iter().collect();
+        let r = smelt_passes::with_disabled(&disabled, || smelt::realize(&refs));
+        prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(cases(12))]
     /// The same programs on [130, 264]: big enough for the code paths small tensors never
@@ -119,17 +134,7 @@ proptest! {
     #[test]
     fn random_programs_agree_fused_and_unfused(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24)) {
         enable_check();
-        // Every configuration: all passes on, and each pass off in turn; each realisation
-        // of all the program's outputs together is compared by SMELT_CHECK with the
-        // every-pass-off run.
-        let mut configs: Vec<Vec<&str>> = vec![vec![]];
-        configs.extend(smelt_passes::PIPELINE.iter().map(|(name, _)| vec![*name]));
-        for disabled in configs {
-            let outs = program(&ops, &data);
-            let refs: Vec<&Tensor> = outs.iter().collect();
-            let r = smelt_passes::with_disabled(&disabled, || smelt::realize(&refs));
-            prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
-        }
+        agree_under_every_config(&|| program(&ops, &data))?;
     }
 }
 
@@ -140,14 +145,7 @@ proptest! {
     #[test]
     fn random_programs_agree_on_strided_inputs(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24), layout in any::<u8>()) {
         enable_check();
-        let mut configs: Vec<Vec<&str>> = vec![vec![]];
-        configs.extend(smelt_passes::PIPELINE.iter().map(|(name, _)| vec![*name]));
-        for disabled in configs {
-            let outs = program_on(&ops, strided_input(layout, &data));
-            let refs: Vec<&Tensor> = outs.iter().collect();
-            let r = smelt_passes::with_disabled(&disabled, || smelt::realize(&refs));
-            prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
-        }
+        agree_under_every_config(&|| program_on(&ops, strided_input(layout, &data)))?;
     }
 }
 
@@ -295,13 +293,6 @@ proptest! {
     #[test]
     fn random_programs_agree_across_shapes_and_dtypes(ops in proptest::collection::vec(any::<u8>(), 1..8), data in proptest::collection::vec(-8i8..8, 24), shape in 0usize..8, dtype in 0usize..5) {
         enable_check();
-        let mut configs: Vec<Vec<&str>> = vec![vec![]];
-        configs.extend(smelt_passes::PIPELINE.iter().map(|(name, _)| vec![*name]));
-        for disabled in configs {
-            let outs = program_typed(&ops, typed_input(shape, dtype, &data));
-            let refs: Vec<&Tensor> = outs.iter().collect();
-            let r = smelt_passes::with_disabled(&disabled, || smelt::realize(&refs));
-            prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
-        }
+        agree_under_every_config(&|| program_typed(&ops, typed_input(shape, dtype, &data)))?;
     }
 }

@@ -118,24 +118,29 @@ fn values(program: Program, mode: Mode, backend: Backend) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// Asserts that the outputs `got` on `backend` equal `want` (NaN equals NaN) or lie within
+/// `1e-6 · (1 + |want|)`.
+fn assert_agree(got: &[Vec<f64>], want: &[Vec<f64>], backend: Backend) {
+    for (o, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.len(), w.len(), "output {o} on {}", backend.name());
+        for (i, (a, b)) in g.iter().zip(w).enumerate() {
+            let close =
+                a == b || a.is_nan() && b.is_nan() || (a - b).abs() <= 1e-6 * (1.0 + b.abs());
+            assert!(
+                close,
+                "output {o} element {i} on {}: {a} vs {b}",
+                backend.name()
+            );
+        }
+    }
+}
+
 /// The fused plan of `program`, after checking its values on every backend against every
 /// op run on its own on the reference interpreter.
 fn plan_checked(program: Program) -> Explain {
     let want = values(program, Mode::Unfused, Backend::Reference);
     for backend in Backend::ALL {
-        let got = values(program, Mode::Fused, backend);
-        for (o, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g.len(), w.len(), "output {o} on {}", backend.name());
-            for (i, (a, b)) in g.iter().zip(w).enumerate() {
-                let close =
-                    a == b || a.is_nan() && b.is_nan() || (a - b).abs() <= 1e-6 * (1.0 + b.abs());
-                assert!(
-                    close,
-                    "output {o} element {i} on {}: {a} vs {b}",
-                    backend.name()
-                );
-            }
-        }
+        assert_agree(&values(program, Mode::Fused, backend), &want, backend);
     }
     let outs = program();
     smelt::explain_all(&outs.iter().collect::<Vec<_>>())
@@ -341,15 +346,6 @@ fn a_group_that_a_path_leaves_and_reenters_is_not_kept() {
     };
     let want = run(Mode::Unfused, Backend::Reference);
     for backend in Backend::ALL {
-        let got = run(Mode::Fused, backend);
-        for (g, w) in got.iter().zip(&want) {
-            for (a, b) in g.iter().zip(w) {
-                assert!(
-                    (a - b).abs() <= 1e-6 * (1.0 + b.abs()),
-                    "{a} vs {b} on {}",
-                    backend.name()
-                );
-            }
-        }
+        assert_agree(&run(Mode::Fused, backend), &want, backend);
     }
 }

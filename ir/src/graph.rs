@@ -37,6 +37,12 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the op's output starts as its input 0's whole buffer as stored, then updated
+    /// (`Assign`, `index_put`): that input is read whole, whatever its edge's view says.
+    pub fn updates_input_0(&self) -> bool {
+        matches!(self, Op::Assign | Op::Library(LibraryOp::IndexPut { .. }))
+    }
+
     pub fn name(&self) -> String {
         match self {
             Op::Input { slot } => format!("input[{slot}]"),

@@ -21,7 +21,6 @@
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
-use smelt_ir::LibraryOp;
 use smelt_ir::View;
 use smelt_ir::affine::compose_views;
 use smelt_ir::graph::{Graph, NodeId, Op};
@@ -63,21 +62,18 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
         if !view.fits_in(g.node(src).len) {
             return false;
         }
-        // An in-place write (an `Assign`, or `index_put`) starts from its target's whole
-        // buffer as stored, whatever the edge's view says: it may read the source instead only
-        // when the source's buffer holds the copy's elements in the same places.
-        let target = edge.slot == 0
-            && matches!(
-                g.node(*consumer).op,
-                Op::Assign | Op::Library(LibraryOp::IndexPut { .. })
-            );
-        let src_len = g.node(src).len;
-        let whole = view.offset == 0
-            && view.is_contiguous()
-            && view.numel() == src_len
-            && node.len == src_len;
-        if target && !whole {
-            return false;
+        // An in-place write starts from its target's whole buffer as stored, whatever the
+        // edge's view says: it may read the source instead only when the source's buffer
+        // holds the copy's elements in the same places.
+        if edge.slot == 0 && g.node(*consumer).op.updates_input_0() {
+            let src_len = g.node(src).len;
+            let whole = view.offset == 0
+                && view.is_contiguous()
+                && view.numel() == src_len
+                && node.len == src_len;
+            if !whole {
+                return false;
+            }
         }
         rewired.push((
             *consumer,
