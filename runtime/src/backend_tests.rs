@@ -269,6 +269,243 @@ fn every_binary_op_matches_reference_for_every_dtype() {
     }
 }
 
+/// The unary and binary kernels above, of `dtype` in and out (bool results aside), for the
+/// SIMD check below.
+fn same_dtype_kernels(dtype: DType) -> Vec<(String, Kernel)> {
+    let load = |arg, strides: &[isize]| Instr::Load {
+        arg,
+        index: index(strides),
+    };
+    let store = |x| Instr::Store {
+        arg: 2,
+        index: index(&[COLS as isize, 1]),
+        x,
+    };
+    let mut kernels = vec![];
+    for op in UNARY_OPS {
+        if op.result_dtype(dtype) == dtype {
+            let unary = Instr::Unary {
+                op,
+                x: 0,
+                compute: dtype,
+            };
+            let body = vec![load(0, &[COLS as isize, 1]), unary, store(1)];
+            kernels.push((format!("{op:?}"), elementwise(dtype, dtype, body)));
+        }
+    }
+    for op in BINARY_OPS {
+        if op.result_dtype(dtype) == dtype && (dtype.is_float() || op != BinaryOp::Atan2) {
+            let binary = Instr::Binary {
+                op,
+                a: 0,
+                b: 1,
+                compute: dtype,
+            };
+            let body = vec![
+                load(0, &[COLS as isize, 1]),
+                load(1, &[0, 1]),
+                binary,
+                store(2),
+            ];
+            kernels.push((format!("{op:?}"), elementwise(dtype, dtype, body)));
+        }
+    }
+    kernels
+}
+
+/// `a op b` stored as bools.
+fn compare(dtype: DType, op: BinaryOp) -> Kernel {
+    let body = vec![
+        Instr::Load {
+            arg: 0,
+            index: index(&[COLS as isize, 1]),
+        },
+        Instr::Load {
+            arg: 1,
+            index: index(&[0, 1]),
+        },
+        Instr::Binary {
+            op,
+            a: 0,
+            b: 1,
+            compute: dtype,
+        },
+        Instr::Store {
+            arg: 2,
+            index: index(&[COLS as isize, 1]),
+            x: 2,
+        },
+    ];
+    elementwise(dtype, DType::Bool, body)
+}
+
+/// `out = (a < b) as dtype` and `out2 = a as bool`.
+fn bool_casts(dtype: DType) -> Kernel {
+    let n = ROWS * COLS;
+    let full = [COLS as isize, 1];
+    Kernel {
+        name: "test".into(),
+        shape: vec![ROWS, COLS],
+        reduce_axes: 0,
+        args: vec![
+            arg(dtype, n, Access::Read),
+            arg(dtype, COLS, Access::Read),
+            arg(dtype, n, Access::Write),
+            arg(DType::Bool, n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&full),
+            },
+            Instr::Load {
+                arg: 1,
+                index: index(&[0, 1]),
+            },
+            Instr::Binary {
+                op: BinaryOp::Lt,
+                a: 0,
+                b: 1,
+                compute: dtype,
+            },
+            Instr::Cast { x: 2, to: dtype },
+            Instr::Store {
+                arg: 2,
+                index: index(&full),
+                x: 3,
+            },
+            Instr::Cast {
+                x: 0,
+                to: DType::Bool,
+            },
+            Instr::Store {
+                arg: 3,
+                index: index(&full),
+                x: 5,
+            },
+        ],
+    }
+}
+
+/// `out = where(m, a, b)` and `out2 = !m | (a < b)` for a bool input `m` read with
+/// `m_strides` (one bool per element or one per column).
+fn masked(dtype: DType, m_strides: [isize; 2]) -> Kernel {
+    let n = ROWS * COLS;
+    let m_len = if m_strides[0] == 0 { COLS } else { n };
+    let full = [COLS as isize, 1];
+    Kernel {
+        name: "test".into(),
+        shape: vec![ROWS, COLS],
+        reduce_axes: 0,
+        args: vec![
+            arg(dtype, n, Access::Read),
+            arg(dtype, COLS, Access::Read),
+            arg(DType::Bool, m_len, Access::Read),
+            arg(dtype, n, Access::Write),
+            arg(DType::Bool, n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&full),
+            },
+            Instr::Load {
+                arg: 1,
+                index: index(&[0, 1]),
+            },
+            Instr::Load {
+                arg: 2,
+                index: index(&m_strides),
+            },
+            Instr::Where {
+                cond: 2,
+                a: 0,
+                b: 1,
+            },
+            Instr::Store {
+                arg: 3,
+                index: index(&full),
+                x: 3,
+            },
+            Instr::Unary {
+                op: UnaryOp::LogicalNot,
+                x: 2,
+                compute: DType::Bool,
+            },
+            Instr::Binary {
+                op: BinaryOp::Lt,
+                a: 0,
+                b: 1,
+                compute: dtype,
+            },
+            Instr::Binary {
+                op: BinaryOp::LogicalOr,
+                a: 5,
+                b: 6,
+                compute: DType::Bool,
+            },
+            Instr::Store {
+                arg: 4,
+                index: index(&full),
+                x: 7,
+            },
+        ],
+    }
+}
+
+/// f32, f64, i32 and i64 elementwise kernels run their innermost loop in f32x4, f64x2,
+/// i32x4 and i64x2 (the tests above check their values with a tail of one to three
+/// elements); compares, selects and logical ops run on lane masks, and bools are loaded
+/// (per element or broadcast) and stored as bytes.
+#[test]
+fn elementwise_kernels_of_every_vector_dtype_compile_to_simd() {
+    for dtype in [DType::F32, DType::F64, DType::I32, DType::I64] {
+        let mut kernels = same_dtype_kernels(dtype);
+        let body = vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&[COLS as isize, 1]),
+            },
+            Instr::Load {
+                arg: 1,
+                index: index(&[0, 1]),
+            },
+            Instr::Binary {
+                op: BinaryOp::Lt,
+                a: 0,
+                b: 1,
+                compute: dtype,
+            },
+            Instr::Where {
+                cond: 2,
+                a: 1,
+                b: 0,
+            },
+            Instr::Store {
+                arg: 2,
+                index: index(&[COLS as isize, 1]),
+                x: 3,
+            },
+        ];
+        kernels.push(("where(a < b, b, a)".into(), elementwise(dtype, dtype, body)));
+        for op in [BinaryOp::Lt, BinaryOp::Ge, BinaryOp::Eq, BinaryOp::Ne] {
+            kernels.push((format!("{op:?} to bool"), compare(dtype, op)));
+        }
+        kernels.push(("casts to and from bool".into(), bool_casts(dtype)));
+        for m_strides in [[COLS as isize, 1], [0, 1]] {
+            kernels.push((
+                format!("where and not over bools {m_strides:?}"),
+                masked(dtype, m_strides),
+            ));
+        }
+        for (name, k) in kernels {
+            let compiled = crate::cpu::compiled(&k).expect("the cpu JIT compiles it");
+            assert!(compiled.simd, "{dtype:?} {name} has no SIMD form");
+            check(&k, 5);
+        }
+    }
+}
+
 #[test]
 fn every_cast_and_where_matches_reference() {
     for from in DType::ALL {

@@ -6,8 +6,10 @@
 //! Values live in registers by dtype: f32/f16/bf16 as `f32` (f16 and bf16 values rounded to
 //! their dtype after every op), f64 as `f64`, integers at their width, bool as `i8` 0/1. Float
 //! reductions accumulate in f64 and integer ones in wrapping i64, as the interpreter does, so
-//! results match it bit for bit for a row walked in order. In a SIMD loop f32 values are
-//! `f32x4` and bools are `i32x4` lane masks.
+//! results match it bit for bit for a row walked in order. In an elementwise SIMD loop the
+//! kernel's values are 128-bit vectors of its one dtype (`f32x4`, `f64x2`, `i32x4`, `i64x2`,
+//! [`Vectors`]) and bools are lane masks of the same lane width; reduction passes run on
+//! `f32x4`.
 
 mod columns;
 mod rows;
@@ -28,19 +30,18 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
-use smelt_ir::kernel::{Access, Instr, Kernel, Level};
+use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
 use smelt_ir::scalar::round_float;
 use smelt_ir::scalar_ops::reduce_identity;
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 
 type Result<T> = std::result::Result<T, Unsupported>;
 
-/// Lanes of a SIMD value (128-bit f32 vectors).
+/// Lanes of an f32 SIMD value (the reduction passes, column and tiled walks).
 const LANES: i64 = 4;
-/// Elements per trip of an unrolled SIMD loop: two vectors, so a sum has four f64x2
-/// accumulators in flight and their add latency is hidden, and an elementwise loop pays its
+/// Vectors per trip of an unrolled elementwise SIMD loop: two, so the loop pays its
 /// bookkeeping once per two vectors.
-const ROW_LANES: i64 = 8;
+const ROW_VECTORS: i64 = 2;
 /// Elements per trip of a SIMD pass over a reduction's row: four vectors, so a max or min
 /// keeps four f32x4 accumulators in flight and a sum adds four vectors in f64 before its one
 /// loop-carried add, enough to cover the add's latency (with two vectors a trip, a row pass
@@ -78,6 +79,65 @@ fn unsupported<T>(why: impl Into<String>) -> Result<T> {
     Err(Unsupported(why.into()))
 }
 
+/// The 128-bit SIMD form of an elementwise kernel's values: f32x4, f64x2, i32x4 or i64x2,
+/// with bools as lane masks of the same lane width (all ones for true, as compares give them).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Vectors {
+    /// The vector type, its lane type and its lane count.
+    ty: Type,
+    lane: Type,
+    lanes: i64,
+    /// The lane masks compares produce: the integer vector of the same lane width.
+    mask: Type,
+}
+
+impl Vectors {
+    /// The vector form of `dtype` values, if SIMD loops support it.
+    fn of(dtype: DType) -> Option<Vectors> {
+        let (ty, mask) = match dtype {
+            DType::F32 => (types::F32X4, types::I32X4),
+            DType::F64 => (types::F64X2, types::I64X2),
+            DType::I32 => (types::I32X4, types::I32X4),
+            DType::I64 => (types::I64X2, types::I64X2),
+            DType::F16 | DType::BF16 | DType::I16 | DType::I8 | DType::U8 | DType::Bool => {
+                return None;
+            }
+        };
+        Some(Vectors {
+            ty,
+            lane: ty.lane_type(),
+            lanes: i64::from(ty.lane_count()),
+            mask,
+        })
+    }
+
+    /// Whether `op` computed in `dtype` has a vector form: every binary op but atan2 over
+    /// integers (division-like ops and integer pow call their helper once per lane).
+    fn has_binary(dtype: DType, op: BinaryOp) -> bool {
+        dtype.is_float() || op != BinaryOp::Atan2
+    }
+
+    /// Whether `op` over bools is a bit operation on lane masks (and, or, xor, equality).
+    fn has_mask_op(op: BinaryOp) -> bool {
+        matches!(
+            op,
+            BinaryOp::LogicalAnd
+                | BinaryOp::BitAnd
+                | BinaryOp::Mul
+                | BinaryOp::Minimum
+                | BinaryOp::LogicalOr
+                | BinaryOp::BitOr
+                | BinaryOp::Add
+                | BinaryOp::Maximum
+                | BinaryOp::Ne
+                | BinaryOp::LogicalXor
+                | BinaryOp::BitXor
+                | BinaryOp::Sub
+                | BinaryOp::Eq
+        )
+    }
+}
+
 /// The register type of a scalar value of `dtype`.
 fn ty(dtype: DType) -> Type {
     match dtype {
@@ -106,6 +166,8 @@ pub(crate) struct Translator<'a, 'f> {
     levels: Vec<Level>,
     h: Helpers,
     simd: bool,
+    /// The 128-bit vector form of the kernel's values in SIMD loops ([`Vectors`]).
+    v: Vectors,
     /// Whether the instructions being emitted now are in a SIMD loop body.
     vector: bool,
     /// Whether they are in the unrolled trip of [`Self::inner_vector`] (all
@@ -185,6 +247,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             k,
             h,
             simd,
+            v: Vectors::of(DType::F32).expect("f32 has a vector form"),
             vector: false,
             in_trip: false,
             bufs,
@@ -212,7 +275,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         if self.simd {
             self.row_simd = self.vectorizable_rows();
             self.column_mode = columns(self.k);
-            if !(self.vectorizable() || self.row_simd || self.column_mode) {
+            let elementwise = self.elementwise_vectors();
+            if let Some(v) = elementwise {
+                self.v = v;
+            }
+            if !(elementwise.is_some() || self.row_simd || self.column_mode) {
                 return unsupported("no SIMD form");
             }
         }
@@ -226,31 +293,60 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
-    /// Whether the innermost loop can run on f32x4: an elementwise kernel over f32 values
-    /// whose loads and stores are contiguous or broadcast along the innermost dim.
-    fn vectorizable(&self) -> bool {
+    /// The vector form the innermost loop runs in, if it can run in SIMD: an elementwise
+    /// kernel whose values are all of one dtype with a [`Vectors`] form, bools aside (lane
+    /// masks, loaded and stored as bytes), whose loads and stores are contiguous or broadcast
+    /// along the innermost dim.
+    fn elementwise_vectors(&self) -> Option<Vectors> {
         if self.k.reduce_axes > 0 || self.k.shape.is_empty() {
-            return false;
+            return None;
         }
-        (0..self.k.body.len()).all(|i| self.vector_instr(i))
+        let dtype = self
+            .types
+            .iter()
+            .flatten()
+            .copied()
+            .find(|&t| t != DType::Bool)?;
+        let v = Vectors::of(dtype)?;
+        (0..self.k.body.len())
+            .all(|i| self.vector_instr(i, dtype))
+            .then_some(v)
     }
 
-    /// Whether instruction `i` has an f32x4 form in a loop along the innermost dim.
-    fn vector_instr(&self, i: usize) -> bool {
+    /// Whether instruction `i` has a vector form in a loop along the innermost dim whose
+    /// values are `dtype` or bools.
+    fn vector_instr(&self, i: usize, dtype: DType) -> bool {
         let t = self.types[i];
-        let f32_or_bool = |v: usize| matches!(self.types[v], Some(DType::F32 | DType::Bool));
+        let is = |v: usize, d: DType| self.types[v] == Some(d);
+        // f32 ops may read bools (as lane masks); integer ops read their own dtype only.
+        let same_or_bool = |v: usize| is(v, dtype) || (dtype.is_float() && is(v, DType::Bool));
+        let inner = |index: &Index| index.strides.last().copied();
         match &self.k.body[i] {
-            // A strided load gathers its lanes; a strided store has no vector form.
-            Instr::Load { .. } => t == Some(DType::F32),
+            // A strided load gathers its lanes (bools only contiguous or broadcast); a strided
+            // store has no vector form.
+            Instr::Load { index, .. } => {
+                t == Some(dtype) || (t == Some(DType::Bool) && matches!(inner(index), Some(0 | 1)))
+            }
             Instr::Store { index, x, .. } => {
-                self.types[*x] == Some(DType::F32) && index.strides.last() == Some(&1)
+                (is(*x, dtype) || is(*x, DType::Bool)) && inner(index) == Some(1)
             }
-            Instr::Const { dtype, .. } => *dtype == DType::F32,
-            Instr::Unary { x, compute, .. } | Instr::Binary { a: x, compute, .. } => {
-                *compute == DType::F32 && f32_or_bool(*x)
+            Instr::Const { dtype: c, .. } => *c == dtype || *c == DType::Bool,
+            // Every unary op has one (f64 and integer transcendentals call their helper once
+            // per lane); over bools, the ones that are bit operations on masks.
+            Instr::Unary { x, compute, .. } if *compute == DType::Bool => is(*x, DType::Bool),
+            Instr::Unary { x, compute, .. } => *compute == dtype && same_or_bool(*x),
+            Instr::Binary { op, a, compute, .. } if *compute == DType::Bool => {
+                is(*a, DType::Bool) && Vectors::has_mask_op(*op)
             }
-            Instr::Where { a, .. } => self.types[*a] == Some(DType::F32),
-            Instr::Cast { .. } | Instr::Reduce { .. } => false,
+            Instr::Binary { op, a, compute, .. } => {
+                *compute == dtype && same_or_bool(*a) && Vectors::has_binary(dtype, *op)
+            }
+            Instr::Where { a, .. } => is(*a, dtype),
+            // Casts between the kernel's dtype and bool keep the lanes.
+            Instr::Cast { x, to } => {
+                (is(*x, dtype) && *to == DType::Bool) || (is(*x, DType::Bool) && *to == dtype)
+            }
+            Instr::Reduce { .. } => false,
         }
     }
 
@@ -281,7 +377,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if !element(i) {
                 return true;
             }
-            self.vector_instr(i)
+            self.vector_instr(i, DType::F32)
                 && match instr {
                     Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Store { x, .. } => {
                         row_f32(*x)
@@ -487,18 +583,19 @@ impl<'a, 'f> Translator<'a, 'f> {
         let d = self.k.shape.len() - 1;
         let split = if self.simd {
             // Two vectors a trip while they fit, then one, then scalars.
-            let wide = self.whole_steps(start, end, ROW_LANES);
-            let split = self.whole_steps(start, end, LANES);
+            let lanes = self.v.lanes;
+            let wide = self.whole_steps(start, end, ROW_VECTORS * lanes);
+            let split = self.whole_steps(start, end, lanes);
             self.vector = true;
-            self.for_loop(start, wide, ROW_LANES, &mut |t, i| {
-                for u in 0..ROW_LANES / LANES {
-                    point[d] = t.b.ins().iadd_imm_s(i, u * LANES);
+            self.for_loop(start, wide, ROW_VECTORS * lanes, &mut |t, i| {
+                for u in 0..ROW_VECTORS {
+                    point[d] = t.b.ins().iadd_imm_s(i, u * lanes);
                     let mut v = vals.to_vec();
                     t.row(point, &mut v)?;
                 }
                 Ok(())
             })?;
-            self.for_loop(wide, split, LANES, &mut |t, i| {
+            self.for_loop(wide, split, lanes, &mut |t, i| {
                 point[d] = i;
                 let mut v = vals.to_vec();
                 t.row(point, &mut v)
@@ -677,23 +774,31 @@ impl<'a, 'f> Translator<'a, 'f> {
             let Instr::Load { index, .. } = &self.k.body[i] else {
                 unreachable!("load() emits loads")
             };
+            if dtype == DType::Bool {
+                let broadcast = index.strides.get(self.lane_dim) == Some(&0);
+                return Ok(self.load_mask(addr, broadcast));
+            }
+            let (lane_ty, vty) = (self.v.lane, self.v.ty);
             return Ok(match index.strides.get(self.lane_dim) {
                 Some(0) => {
-                    let s = self.b.ins().load(types::F32, mem(), addr, 0);
-                    self.b.ins().splat(types::F32X4, s)
+                    let s = self.b.ins().load(lane_ty, mem(), addr, 0);
+                    self.b.ins().splat(vty, s)
                 }
-                Some(1) => self.b.ins().load(types::F32X4, mem(), addr, 0),
-                // A strided row: four scalar loads gathered into one vector.
+                Some(1) => self.b.ins().load(vty, mem(), addr, 0),
+                // A strided row: one scalar load per lane gathered into one vector.
                 Some(_) | None => {
                     let (strides, _) = self.index[i].clone().expect("loads have an index");
                     let step = strides[self.lane_dim];
-                    let step = self.b.ins().ishl_imm_s(step, 2);
+                    let step = self
+                        .b
+                        .ins()
+                        .ishl_imm_s(step, dtype.size().trailing_zeros() as i64);
                     let mut at = addr;
-                    let first = self.b.ins().load(types::F32, mem(), at, 0);
-                    let mut v = self.b.ins().splat(types::F32X4, first);
-                    for lane in 1..LANES as u8 {
+                    let first = self.b.ins().load(lane_ty, mem(), at, 0);
+                    let mut v = self.b.ins().splat(vty, first);
+                    for lane in 1..self.v.lanes as u8 {
                         at = self.b.ins().iadd(at, step);
-                        let x = self.b.ins().load(types::F32, mem(), at, 0);
+                        let x = self.b.ins().load(lane_ty, mem(), at, 0);
                         v = self.b.ins().insertlane(v, x, lane);
                     }
                     v
@@ -729,7 +834,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             if self.inner_stride_is_zero(i) {
                 return unsupported("broadcast store in a SIMD loop");
             }
-            self.b.ins().store(mem(), x, addr, 0);
+            if dtype == DType::Bool {
+                self.store_mask(x, addr);
+            } else {
+                self.b.ins().store(mem(), x, addr, 0);
+            }
             return Ok(());
         }
         match dtype {
@@ -756,5 +865,48 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         Ok(())
+    }
+
+    /// Lane masks from bools in memory (bytes 0 or 1): one byte splat over the lanes, or one
+    /// byte per lane, sign-extended to the lane width and negated (1 becomes all ones).
+    fn load_mask(&mut self, addr: Value, broadcast: bool) -> Value {
+        let (mask, lane) = (self.v.mask, self.v.mask.lane_type());
+        if broadcast {
+            let byte = self.b.ins().uload8(lane, mem(), addr, 0);
+            let m = self.b.ins().ineg(byte);
+            return self.b.ins().splat(mask, m);
+        }
+        let bytes = if self.v.lanes == 4 {
+            self.b.ins().load(types::I32, mem(), addr, 0)
+        } else {
+            self.b.ins().uload16(types::I32, mem(), addr, 0)
+        };
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let v = self.b.ins().scalar_to_vector(types::I32X4, bytes);
+        let mut v = self.b.ins().bitcast(types::I8X16, little, v);
+        while self.b.func.dfg.value_type(v) != mask {
+            v = self.b.ins().swiden_low(v);
+        }
+        self.b.ins().ineg(v)
+    }
+
+    /// Stores lane masks as bools: the low byte of each lane, gathered and masked to 0 or 1.
+    fn store_mask(&mut self, m: Value, addr: Value) {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let width = (16 / self.v.lanes) as u8;
+        let bytes = self.b.ins().bitcast(types::I8X16, little, m);
+        let picks: Vec<u8> = (0..16).map(|j| (j % self.v.lanes as u8) * width).collect();
+        let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
+        let low = self.b.ins().shuffle(bytes, bytes, picks);
+        let one = self.b.ins().iconst(types::I8, 1);
+        let ones = self.b.ins().splat(types::I8X16, one);
+        let bools = self.b.ins().band(low, ones);
+        let words = self.b.ins().bitcast(types::I32X4, little, bools);
+        let word = self.b.ins().extractlane(words, 0);
+        if self.v.lanes == 4 {
+            self.b.ins().store(mem(), word, addr, 0);
+        } else {
+            self.b.ins().istore16(mem(), word, addr, 0);
+        }
     }
 }

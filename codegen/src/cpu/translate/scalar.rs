@@ -16,10 +16,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().iconst(ty(dtype), v.as_i64())
             }
         };
-        if self.vector {
-            self.b.ins().splat(types::F32X4, s)
-        } else {
+        if !self.vector {
             s
+        } else if dtype == DType::Bool {
+            self.bool_const(v.as_bool())
+        } else {
+            self.b.ins().splat(self.v.ty, s)
         }
     }
 
@@ -29,6 +31,10 @@ impl<'a, 'f> Translator<'a, 'f> {
             types::F32X4 => {
                 let s = self.b.ins().f32const(v as f32);
                 self.b.ins().splat(types::F32X4, s)
+            }
+            types::F64X2 => {
+                let s = self.b.ins().f64const(v);
+                self.b.ins().splat(types::F64X2, s)
             }
             _ => self.b.ins().f32const(v as f32),
         }
@@ -113,16 +119,23 @@ impl<'a, 'f> Translator<'a, 'f> {
         compute: DType,
     ) -> Value {
         if self.vector {
-            let mut out = self.fconst(types::F32X4, 0.0);
-            for lane in 0..LANES as u8 {
+            let mut out = self.fconst(self.v.ty, 0.0);
+            let f32_lanes = self.v.lane == types::F32;
+            for lane in 0..self.v.lanes as u8 {
                 let mut call_args = vec![self.b.ins().iconst(types::I64, code)];
                 for a in args {
                     let s = self.b.ins().extractlane(*a, lane);
-                    call_args.push(self.b.ins().fpromote(types::F64, s));
+                    call_args.push(if f32_lanes {
+                        self.b.ins().fpromote(types::F64, s)
+                    } else {
+                        s
+                    });
                 }
                 let call = self.b.ins().call(f, &call_args);
-                let r = self.b.inst_results(call)[0];
-                let r = self.b.ins().fdemote(types::F32, r);
+                let mut r = self.b.inst_results(call)[0];
+                if f32_lanes {
+                    r = self.b.ins().fdemote(types::F32, r);
+                }
                 out = self.b.ins().insertlane(out, r, lane);
             }
             return out;
@@ -138,8 +151,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     pub(super) fn bool_const(&mut self, v: bool) -> Value {
         if self.vector {
-            let s = self.b.ins().iconst(types::I32, -(v as i64));
-            self.b.ins().splat(types::I32X4, s)
+            let s = self.b.ins().iconst(self.v.mask.lane_type(), -(v as i64));
+            self.b.ins().splat(self.v.mask, s)
         } else {
             self.b.ins().iconst(types::I8, v as i64)
         }
@@ -151,6 +164,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         if compute == DType::Bool {
             return Ok(match op {
+                // Lane masks are all ones or zeros.
+                UnaryOp::LogicalNot | UnaryOp::BitwiseNot if self.vector => self.b.ins().bnot(x),
                 UnaryOp::LogicalNot | UnaryOp::BitwiseNot => self.b.ins().bxor_imm_s(x, 1),
                 UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
                 UnaryOp::IsFinite => self.bool_const(true),
@@ -178,6 +193,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 | UnaryOp::Round
                 | UnaryOp::Trunc => x,
             });
+        }
+        if self.vector {
+            return self.unary_int_vector(op, x);
         }
         let t = ty(compute);
         let signed = is_signed(compute);
@@ -242,11 +260,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     pub(super) fn unary_float(&mut self, op: UnaryOp, x: Value, compute: DType) -> Value {
-        let t = if self.vector {
-            types::F32X4
-        } else {
-            ty(compute)
-        };
+        let t = if self.vector { self.v.ty } else { ty(compute) };
         match op {
             UnaryOp::Neg => self.b.ins().fneg(x),
             UnaryOp::Abs => self.b.ins().fabs(x),
@@ -333,10 +347,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `cond ? a : b`; in a SIMD loop `cond` is a lane mask.
     pub(super) fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
         if self.vector {
-            let mask = self
-                .b
-                .ins()
-                .bitcast(types::F32X4, MemFlagsData::new(), cond);
+            let mask = if self.v.mask == self.v.ty {
+                cond
+            } else {
+                self.b.ins().bitcast(self.v.ty, MemFlagsData::new(), cond)
+            };
             self.b.ins().bitselect(mask, a, b)
         } else {
             self.b.ins().select(cond, a, b)
@@ -385,6 +400,23 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let signed = is_signed(compute);
         let cc = |s: IntCC, u: IntCC| if signed { s } else { u };
+        if self.vector {
+            if let BinaryOp::Div
+            | BinaryOp::DivTrunc
+            | BinaryOp::DivFloor
+            | BinaryOp::Remainder
+            | BinaryOp::Fmod
+            | BinaryOp::Pow = op
+            {
+                return Ok(self.int_lanes2(a, b, &mut |t, x, y| t.int_helper(op, x, y)));
+            }
+            if let BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor = op {
+                let zero = self.int_zero();
+                let x = self.b.ins().icmp(IntCC::NotEqual, a, zero);
+                let y = self.b.ins().icmp(IntCC::NotEqual, b, zero);
+                return Ok(self.logical(op, x, y));
+            }
+        }
         Ok(match op {
             BinaryOp::Add => self.b.ins().iadd(a, b),
             BinaryOp::Sub => self.b.ins().isub(a, b),
@@ -457,6 +489,89 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
+    /// The zero of the kernel's integer vectors.
+    fn int_zero(&mut self) -> Value {
+        let z = self.b.ins().iconst(self.v.lane, 0);
+        self.b.ins().splat(self.v.ty, z)
+    }
+
+    /// An integer unary op on a vector of the kernel's (signed) integer lanes.
+    fn unary_int_vector(&mut self, op: UnaryOp, x: Value) -> Result<Value> {
+        Ok(match op {
+            UnaryOp::Neg => self.b.ins().ineg(x),
+            UnaryOp::Abs => self.b.ins().iabs(x),
+            // The masks are −1 where true: sign = (x < 0) − (x > 0).
+            UnaryOp::Sign => {
+                let zero = self.int_zero();
+                let pos = self.b.ins().icmp(IntCC::SignedGreaterThan, x, zero);
+                let neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
+                self.b.ins().isub(neg, pos)
+            }
+            UnaryOp::Square => self.b.ins().imul(x, x),
+            UnaryOp::Relu => {
+                let zero = self.int_zero();
+                self.b.ins().smax(x, zero)
+            }
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x,
+            UnaryOp::BitwiseNot => self.b.ins().bnot(x),
+            UnaryOp::LogicalNot => {
+                let zero = self.int_zero();
+                self.b.ins().icmp(IntCC::Equal, x, zero)
+            }
+            UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
+            UnaryOp::IsFinite => self.bool_const(true),
+            UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Reciprocal
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf => {
+                let code = self.b.ins().iconst(types::I64, unary_code(op));
+                self.int_lanes(x, &mut |t, x| {
+                    let call = t.b.ins().call(t.h.unary_i64, &[code, x]);
+                    t.b.inst_results(call)[0]
+                })
+            }
+        })
+    }
+
+    /// `f` on each lane of `x`, a vector of the kernel's (signed) integer lanes, widened to
+    /// i64; its i64 result is narrowed back into the lane.
+    fn int_lanes(&mut self, x: Value, f: &mut dyn FnMut(&mut Self, Value) -> Value) -> Value {
+        self.int_lanes2(x, x, &mut |t, x, _| f(t, x))
+    }
+
+    /// [`Self::int_lanes`] over the lanes of two vectors.
+    fn int_lanes2(
+        &mut self,
+        a: Value,
+        b: Value,
+        f: &mut dyn FnMut(&mut Self, Value, Value) -> Value,
+    ) -> Value {
+        let lane_ty = self.v.lane;
+        let mut out = self.int_zero();
+        for lane in 0..self.v.lanes as u8 {
+            let mut xy = [a, b].map(|v| self.b.ins().extractlane(v, lane));
+            if lane_ty != types::I64 {
+                xy = xy.map(|v| self.b.ins().sextend(types::I64, v));
+            }
+            let mut r = f(self, xy[0], xy[1]);
+            if lane_ty != types::I64 {
+                r = self.b.ins().ireduce(lane_ty, r);
+            }
+            out = self.b.ins().insertlane(out, r, lane);
+        }
+        out
+    }
+
     pub(super) fn int_helper(&mut self, op: BinaryOp, x: Value, y: Value) -> Value {
         let code = self.b.ins().iconst(types::I64, binary_code(op));
         let call = self.b.ins().call(self.h.binary_i64, &[code, x, y]);
@@ -471,11 +586,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         compute: DType,
         exponent: Option<f64>,
     ) -> Value {
-        let t = if self.vector {
-            types::F32X4
-        } else {
-            ty(compute)
-        };
+        let t = if self.vector { self.v.ty } else { ty(compute) };
         let cmp = |s: &mut Self, cc: FloatCC| s.b.ins().fcmp(cc, a, b);
         match op {
             BinaryOp::Add => {
@@ -543,9 +654,33 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
+    /// In a SIMD loop, a cast between the kernel's dtype and bool (lane masks): nonzero
+    /// (NaN included) is true, true is 1.
+    fn cast_mask(&mut self, x: Value, from: DType, to: DType) -> Value {
+        let vty = self.v.ty;
+        if to == DType::Bool {
+            if from.is_float() {
+                let zero = self.fconst(vty, 0.0);
+                self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
+            } else {
+                let zero = self.int_zero();
+                self.b.ins().icmp(IntCC::NotEqual, x, zero)
+            }
+        } else if to.is_float() {
+            let one = self.fconst(vty, 1.0);
+            let m = self.b.ins().bitcast(vty, MemFlagsData::new(), x);
+            self.b.ins().band(m, one)
+        } else {
+            self.b.ins().ineg(x)
+        }
+    }
+
     pub(super) fn cast(&mut self, x: Value, from: DType, to: DType) -> Result<Value> {
         if from == to {
             return Ok(x);
+        }
+        if self.vector {
+            return Ok(self.cast_mask(x, from, to));
         }
         let ins_float = |d: DType| d.is_float();
         Ok(if ins_float(from) {

@@ -63,7 +63,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Result<()> {
         let rank = self.k.shape.len();
         let (d, last) = (rank - 2, rank - 1);
-        let quads = self.simd && self.k.body.iter().any(is_transposing_load);
+        let quads =
+            self.simd && self.v.ty == types::F32X4 && self.k.body.iter().any(is_transposing_load);
         let (rows, cols) = if quads { QUAD_TILE } else { TILE };
         let width = self.sizes[last];
         // `i0 + rows - 1 < end + rows - 1`: a partial block still runs.
