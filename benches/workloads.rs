@@ -2,14 +2,16 @@
 //! the cpu backend. Each result is checked against the reference backend before it is timed (a
 //! fast wrong answer panics). Throughput is the ideal bytes (the matmul: its floating-point
 //! operations, shown as elem/s, beside the GEMM crate alone on the same shapes). Then `tiny_ops`
-//! (elem/s = lazy ops per second) and a realisation served from the kernel cache.
+//! (elem/s = lazy ops per second) and a realisation served from the kernel cache. Last, the
+//! `dtypes` group: the same small elementwise programs in f32, f64, i32 and i64 (the SIMD loop
+//! of each dtype), on [512, 512] inputs that stay in cache.
 //!
 //! Short by default (10 samples, 1 s warm-up, 3 s of measurement each); `-- --quick` is shorter,
 //! and criterion's flags (`--sample-size`, `--measurement-time`, a name filter) override.
 
 use criterion::{BatchSize, Bencher, Criterion, Throughput, criterion_group, criterion_main};
-use smelt::frontend::Tensor;
-use smelt::{Mode, measure, workloads};
+use smelt::frontend::{Generator, Tensor};
+use smelt::{DType, Mode, measure, workloads};
 use std::time::Duration;
 
 /// Panics with the reason when the cpu backend's answer is wrong: no timing for it.
@@ -101,6 +103,40 @@ fn bench_overhead(c: &mut Criterion) {
     group.finish();
 }
 
+/// Elementwise programs per vector dtype: a fused chain with relu and maximum, a compare to
+/// bool, and a select on a bool input.
+fn bench_dtypes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("dtypes");
+    let n = 512;
+    group.throughput(Throughput::Elements((n * n) as u64));
+    for dtype in [DType::F32, DType::F64, DType::I32, DType::I64] {
+        let mut g = Generator::new(7);
+        let mut input = || {
+            let t = (g.randn(&[n, n], Some(DType::F32)) * 100.0).to_dtype(dtype);
+            t.realize();
+            t
+        };
+        let (a, b, c) = (input(), input(), input());
+        let m = a.gt(&b);
+        m.realize();
+        let chain = || {
+            let y = (&a * &b + &c).relu();
+            let y = if dtype.is_float() { y * 2.0 } else { y * 2i64 };
+            (y - &a).maximum(&b)
+        };
+        let compare = || a.lt(&b);
+        let select = || Tensor::r#where(&m, &a, &b);
+        let programs: [(&str, &dyn Fn() -> Tensor); 3] =
+            [("chain", &chain), ("compare", &compare), ("where", &select)];
+        for (name, make) in programs {
+            let id = format!("{}/{name}", dtype.name());
+            checked(&id, measure::check_with(&|| Ok(make()), Mode::Fused));
+            group.bench_function(&id, |b| time_realisation(b, Mode::Fused, make));
+        }
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -111,6 +147,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_workloads, bench_overhead
+    targets = bench_workloads, bench_overhead, bench_dtypes
 }
 criterion_main!(benches);

@@ -111,10 +111,20 @@ impl Vectors {
         })
     }
 
-    /// Whether `op` computed in `dtype` has a vector form: every binary op but atan2 over
-    /// integers (division-like ops and integer pow call their helper once per lane).
+    /// Whether `op` computed in `dtype` has a vector form worth running: every binary op
+    /// (division-like ops and integer pow call their helper once per lane) but atan2 over
+    /// integers and the i64 product ([`Vectors::slow_product`]).
     fn has_binary(dtype: DType, op: BinaryOp) -> bool {
-        dtype.is_float() || op != BinaryOp::Atan2
+        dtype.is_float()
+            || !(op == BinaryOp::Atan2 || (op == BinaryOp::Mul && Self::slow_product(dtype)))
+    }
+
+    /// Whether products of `dtype` stay scalar: an i64x2 multiply is `vpmullq`, three µops
+    /// with a 15-cycle latency on Intel cores (and a longer emulation without AVX-512DQ). On
+    /// this project's Xeon the fused `(relu(a·b + c)·2 − a).maximum(b)` in i64 ran 1.3–1.8×
+    /// slower in i64x2 than in scalar code (`cargo bench --bench workloads -- dtypes`).
+    fn slow_product(dtype: DType) -> bool {
+        dtype == DType::I64
     }
 
     /// Whether `op` over bools is a bit operation on lane masks (and, or, xor, equality).
@@ -334,7 +344,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             // Every unary op has one (f64 and integer transcendentals call their helper once
             // per lane); over bools, the ones that are bit operations on masks.
             Instr::Unary { x, compute, .. } if *compute == DType::Bool => is(*x, DType::Bool),
-            Instr::Unary { x, compute, .. } => *compute == dtype && same_or_bool(*x),
+            Instr::Unary { op, x, compute } => {
+                *compute == dtype
+                    && same_or_bool(*x)
+                    && !(*op == UnaryOp::Square && Vectors::slow_product(dtype))
+            }
             Instr::Binary { op, a, compute, .. } if *compute == DType::Bool => {
                 is(*a, DType::Bool) && Vectors::has_mask_op(*op)
             }
