@@ -201,32 +201,53 @@ fn elementwise(dtype: DType, out: DType, body: Vec<Instr>) -> Kernel {
     }
 }
 
+/// `out[i,j] = op(a[i,j])`, computed in `dtype`.
+fn unary_kernel(dtype: DType, op: UnaryOp) -> Kernel {
+    let full = index(&[COLS as isize, 1]);
+    let body = vec![
+        Instr::Load {
+            arg: 0,
+            index: full.clone(),
+        },
+        Instr::Unary {
+            op,
+            x: 0,
+            compute: dtype,
+        },
+        Instr::Store {
+            arg: 2,
+            index: full,
+            x: 1,
+        },
+    ];
+    elementwise(dtype, op.result_dtype(dtype), body)
+}
+
+/// `out[i,j] = op(a[i,j], b[j])`, computed in `dtype`.
+fn binary_kernel(dtype: DType, op: BinaryOp) -> Kernel {
+    let full = index(&[COLS as isize, 1]);
+    let operation = [
+        Instr::Binary {
+            op,
+            a: 0,
+            b: 1,
+            compute: dtype,
+        },
+        Instr::Store {
+            arg: 2,
+            index: full,
+            x: 2,
+        },
+    ];
+    let body = [a_and_b().as_slice(), &operation].concat();
+    elementwise(dtype, op.result_dtype(dtype), body)
+}
+
 #[test]
 fn every_unary_op_matches_reference_for_every_dtype() {
     for dtype in DType::ALL {
         for op in UNARY_OPS {
-            let out = op.result_dtype(dtype);
-            let k = elementwise(
-                dtype,
-                out,
-                vec![
-                    Instr::Load {
-                        arg: 0,
-                        index: index(&[COLS as isize, 1]),
-                    },
-                    Instr::Unary {
-                        op,
-                        x: 0,
-                        compute: dtype,
-                    },
-                    Instr::Store {
-                        arg: 2,
-                        index: index(&[COLS as isize, 1]),
-                        x: 1,
-                    },
-                ],
-            );
-            check(&k, 7 + op as u64);
+            check(&unary_kernel(dtype, op), 7 + op as u64);
         }
     }
 }
@@ -238,84 +259,28 @@ fn every_binary_op_matches_reference_for_every_dtype() {
             if op == BinaryOp::Atan2 && !dtype.is_float() {
                 continue; // the frontend promotes atan2 to a float first
             }
-            let out = op.result_dtype(dtype);
-            let k = elementwise(
-                dtype,
-                out,
-                vec![
-                    Instr::Load {
-                        arg: 0,
-                        index: index(&[COLS as isize, 1]),
-                    },
-                    Instr::Load {
-                        arg: 1,
-                        index: index(&[0, 1]),
-                    },
-                    Instr::Binary {
-                        op,
-                        a: 0,
-                        b: 1,
-                        compute: dtype,
-                    },
-                    Instr::Store {
-                        arg: 2,
-                        index: index(&[COLS as isize, 1]),
-                        x: 2,
-                    },
-                ],
-            );
-            check(&k, 11 + op as u64);
+            check(&binary_kernel(dtype, op), 11 + op as u64);
         }
     }
 }
 
-/// The unary and binary kernels above, of `dtype` in and out (bool results aside), for the
-/// SIMD check below.
-fn same_dtype_kernels(dtype: DType) -> Vec<(String, Kernel)> {
-    let load = |arg, strides: &[isize]| Instr::Load {
-        arg,
-        index: index(strides),
-    };
-    let store = |x| Instr::Store {
-        arg: 2,
-        index: index(&[COLS as isize, 1]),
-        x,
-    };
-    let mut kernels = vec![];
-    for op in UNARY_OPS {
-        if op.result_dtype(dtype) == dtype {
-            let unary = Instr::Unary {
-                op,
-                x: 0,
-                compute: dtype,
-            };
-            let body = vec![load(0, &[COLS as isize, 1]), unary, store(1)];
-            kernels.push((format!("{op:?}"), elementwise(dtype, dtype, body)));
-        }
-    }
-    for op in BINARY_OPS {
-        if op.result_dtype(dtype) == dtype && (dtype.is_float() || op != BinaryOp::Atan2) {
-            let binary = Instr::Binary {
-                op,
-                a: 0,
-                b: 1,
-                compute: dtype,
-            };
-            let body = vec![
-                load(0, &[COLS as isize, 1]),
-                load(1, &[0, 1]),
-                binary,
-                store(2),
-            ];
-            kernels.push((format!("{op:?}"), elementwise(dtype, dtype, body)));
-        }
-    }
-    kernels
+/// The unary and binary kernels above of `dtype` whose results are `dtype`, or bool for the
+/// compares, named by their op.
+fn vector_dtype_kernels(dtype: DType) -> Vec<(String, Kernel)> {
+    let unary = UNARY_OPS
+        .into_iter()
+        .filter(|op| op.result_dtype(dtype) == dtype)
+        .map(|op| (format!("{op:?}"), unary_kernel(dtype, op)));
+    let binary = BINARY_OPS
+        .into_iter()
+        .filter(|&op| dtype.is_float() || op != BinaryOp::Atan2)
+        .map(|op| (format!("{op:?}"), binary_kernel(dtype, op)));
+    unary.chain(binary).collect()
 }
 
-/// `a op b` stored as bools.
-fn compare(dtype: DType, op: BinaryOp) -> Kernel {
-    let body = vec![
+/// Loads of `a` (argument 0, per element) and `b` (argument 1, per column) at values 0 and 1.
+fn a_and_b() -> [Instr; 2] {
+    [
         Instr::Load {
             arg: 0,
             index: index(&[COLS as isize, 1]),
@@ -324,19 +289,7 @@ fn compare(dtype: DType, op: BinaryOp) -> Kernel {
             arg: 1,
             index: index(&[0, 1]),
         },
-        Instr::Binary {
-            op,
-            a: 0,
-            b: 1,
-            compute: dtype,
-        },
-        Instr::Store {
-            arg: 2,
-            index: index(&[COLS as isize, 1]),
-            x: 2,
-        },
-    ];
-    elementwise(dtype, DType::Bool, body)
+    ]
 }
 
 /// `out = (a < b) as dtype` and `out2 = a as bool`.
@@ -353,37 +306,33 @@ fn bool_casts(dtype: DType) -> Kernel {
             arg(dtype, n, Access::Write),
             arg(DType::Bool, n, Access::Write),
         ],
-        body: vec![
-            Instr::Load {
-                arg: 0,
-                index: index(&full),
-            },
-            Instr::Load {
-                arg: 1,
-                index: index(&[0, 1]),
-            },
-            Instr::Binary {
-                op: BinaryOp::Lt,
-                a: 0,
-                b: 1,
-                compute: dtype,
-            },
-            Instr::Cast { x: 2, to: dtype },
-            Instr::Store {
-                arg: 2,
-                index: index(&full),
-                x: 3,
-            },
-            Instr::Cast {
-                x: 0,
-                to: DType::Bool,
-            },
-            Instr::Store {
-                arg: 3,
-                index: index(&full),
-                x: 5,
-            },
-        ],
+        body: [
+            a_and_b().as_slice(),
+            &[
+                Instr::Binary {
+                    op: BinaryOp::Lt,
+                    a: 0,
+                    b: 1,
+                    compute: dtype,
+                },
+                Instr::Cast { x: 2, to: dtype },
+                Instr::Store {
+                    arg: 2,
+                    index: index(&full),
+                    x: 3,
+                },
+                Instr::Cast {
+                    x: 0,
+                    to: DType::Bool,
+                },
+                Instr::Store {
+                    arg: 3,
+                    index: index(&full),
+                    x: 5,
+                },
+            ],
+        ]
+        .concat(),
     }
 }
 
@@ -404,52 +353,48 @@ fn masked(dtype: DType, m_strides: [isize; 2]) -> Kernel {
             arg(dtype, n, Access::Write),
             arg(DType::Bool, n, Access::Write),
         ],
-        body: vec![
-            Instr::Load {
-                arg: 0,
-                index: index(&full),
-            },
-            Instr::Load {
-                arg: 1,
-                index: index(&[0, 1]),
-            },
-            Instr::Load {
-                arg: 2,
-                index: index(&m_strides),
-            },
-            Instr::Where {
-                cond: 2,
-                a: 0,
-                b: 1,
-            },
-            Instr::Store {
-                arg: 3,
-                index: index(&full),
-                x: 3,
-            },
-            Instr::Unary {
-                op: UnaryOp::LogicalNot,
-                x: 2,
-                compute: DType::Bool,
-            },
-            Instr::Binary {
-                op: BinaryOp::Lt,
-                a: 0,
-                b: 1,
-                compute: dtype,
-            },
-            Instr::Binary {
-                op: BinaryOp::LogicalOr,
-                a: 5,
-                b: 6,
-                compute: DType::Bool,
-            },
-            Instr::Store {
-                arg: 4,
-                index: index(&full),
-                x: 7,
-            },
-        ],
+        body: [
+            a_and_b().as_slice(),
+            &[
+                Instr::Load {
+                    arg: 2,
+                    index: index(&m_strides),
+                },
+                Instr::Where {
+                    cond: 2,
+                    a: 0,
+                    b: 1,
+                },
+                Instr::Store {
+                    arg: 3,
+                    index: index(&full),
+                    x: 3,
+                },
+                Instr::Unary {
+                    op: UnaryOp::LogicalNot,
+                    x: 2,
+                    compute: DType::Bool,
+                },
+                Instr::Binary {
+                    op: BinaryOp::Lt,
+                    a: 0,
+                    b: 1,
+                    compute: dtype,
+                },
+                Instr::Binary {
+                    op: BinaryOp::LogicalOr,
+                    a: 5,
+                    b: 6,
+                    compute: DType::Bool,
+                },
+                Instr::Store {
+                    arg: 4,
+                    index: index(&full),
+                    x: 7,
+                },
+            ],
+        ]
+        .concat(),
     }
 }
 
@@ -460,37 +405,30 @@ fn masked(dtype: DType, m_strides: [isize; 2]) -> Kernel {
 #[test]
 fn elementwise_kernels_of_every_vector_dtype_compile_to_simd() {
     for dtype in [DType::F32, DType::F64, DType::I32, DType::I64] {
-        let mut kernels = same_dtype_kernels(dtype);
-        let body = vec![
-            Instr::Load {
-                arg: 0,
-                index: index(&[COLS as isize, 1]),
-            },
-            Instr::Load {
-                arg: 1,
-                index: index(&[0, 1]),
-            },
-            Instr::Binary {
-                op: BinaryOp::Lt,
-                a: 0,
-                b: 1,
-                compute: dtype,
-            },
-            Instr::Where {
-                cond: 2,
-                a: 1,
-                b: 0,
-            },
-            Instr::Store {
-                arg: 2,
-                index: index(&[COLS as isize, 1]),
-                x: 3,
-            },
-        ];
+        let mut kernels = vector_dtype_kernels(dtype);
+        let body = [
+            a_and_b().as_slice(),
+            &[
+                Instr::Binary {
+                    op: BinaryOp::Lt,
+                    a: 0,
+                    b: 1,
+                    compute: dtype,
+                },
+                Instr::Where {
+                    cond: 2,
+                    a: 1,
+                    b: 0,
+                },
+                Instr::Store {
+                    arg: 2,
+                    index: index(&[COLS as isize, 1]),
+                    x: 3,
+                },
+            ],
+        ]
+        .concat();
         kernels.push(("where(a < b, b, a)".into(), elementwise(dtype, dtype, body)));
-        for op in [BinaryOp::Lt, BinaryOp::Ge, BinaryOp::Eq, BinaryOp::Ne] {
-            kernels.push((format!("{op:?} to bool"), compare(dtype, op)));
-        }
         kernels.push(("casts to and from bool".into(), bool_casts(dtype)));
         for m_strides in [[COLS as isize, 1], [0, 1]] {
             kernels.push((

@@ -194,11 +194,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                 | UnaryOp::Trunc => x,
             });
         }
-        if self.vector {
-            return self.unary_int_vector(op, x);
-        }
         let t = ty(compute);
         let signed = is_signed(compute);
+        let zero = |s: &mut Self| {
+            if s.vector {
+                s.int_zero()
+            } else {
+                s.b.ins().iconst(t, 0)
+            }
+        };
         Ok(match op {
             UnaryOp::Neg => self.b.ins().ineg(x),
             UnaryOp::Abs => {
@@ -208,8 +212,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                     x
                 }
             }
+            // In SIMD (signed lanes) the masks are −1 where true: sign = (x < 0) − (x > 0).
+            UnaryOp::Sign if self.vector => {
+                let zero = zero(self);
+                let pos = self.b.ins().icmp(IntCC::SignedGreaterThan, x, zero);
+                let neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
+                self.b.ins().isub(neg, pos)
+            }
             UnaryOp::Sign => {
-                let zero = self.b.ins().iconst(t, 0);
+                let zero = zero(self);
                 let one = self.b.ins().iconst(t, 1);
                 if signed {
                     let minus = self.b.ins().iconst(t, -1);
@@ -225,7 +236,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             UnaryOp::Square => self.b.ins().imul(x, x),
             UnaryOp::Relu => {
                 if signed {
-                    let zero = self.b.ins().iconst(t, 0);
+                    let zero = zero(self);
                     self.b.ins().smax(x, zero)
                 } else {
                     x
@@ -233,9 +244,12 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x,
             UnaryOp::BitwiseNot => self.b.ins().bnot(x),
-            UnaryOp::LogicalNot => self.b.ins().icmp_imm_s(IntCC::Equal, x, 0),
-            UnaryOp::IsNan | UnaryOp::IsInf => self.b.ins().iconst(types::I8, 0),
-            UnaryOp::IsFinite => self.b.ins().iconst(types::I8, 1),
+            UnaryOp::LogicalNot => {
+                let zero = zero(self);
+                self.b.ins().icmp(IntCC::Equal, x, zero)
+            }
+            UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
+            UnaryOp::IsFinite => self.bool_const(true),
             UnaryOp::Exp
             | UnaryOp::Expm1
             | UnaryOp::Log
@@ -250,11 +264,18 @@ impl<'a, 'f> Translator<'a, 'f> {
             | UnaryOp::Tanh
             | UnaryOp::Sigmoid
             | UnaryOp::Erf => {
-                let w = self.extend(compute, x);
                 let code = self.b.ins().iconst(types::I64, unary_code(op));
-                let call = self.b.ins().call(self.h.unary_i64, &[code, w]);
-                let r = self.b.inst_results(call)[0];
-                self.narrow(compute, r)
+                let mut call = |t: &mut Self, w: Value| {
+                    let call = t.b.ins().call(t.h.unary_i64, &[code, w]);
+                    t.b.inst_results(call)[0]
+                };
+                if self.vector {
+                    self.int_lanes(x, &mut call)
+                } else {
+                    let w = self.extend(compute, x);
+                    let r = call(self, w);
+                    self.narrow(compute, r)
+                }
             }
         })
     }
@@ -493,54 +514,6 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn int_zero(&mut self) -> Value {
         let z = self.b.ins().iconst(self.v.lane, 0);
         self.b.ins().splat(self.v.ty, z)
-    }
-
-    /// An integer unary op on a vector of the kernel's (signed) integer lanes.
-    fn unary_int_vector(&mut self, op: UnaryOp, x: Value) -> Result<Value> {
-        Ok(match op {
-            UnaryOp::Neg => self.b.ins().ineg(x),
-            UnaryOp::Abs => self.b.ins().iabs(x),
-            // The masks are −1 where true: sign = (x < 0) − (x > 0).
-            UnaryOp::Sign => {
-                let zero = self.int_zero();
-                let pos = self.b.ins().icmp(IntCC::SignedGreaterThan, x, zero);
-                let neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
-                self.b.ins().isub(neg, pos)
-            }
-            UnaryOp::Square => self.b.ins().imul(x, x),
-            UnaryOp::Relu => {
-                let zero = self.int_zero();
-                self.b.ins().smax(x, zero)
-            }
-            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x,
-            UnaryOp::BitwiseNot => self.b.ins().bnot(x),
-            UnaryOp::LogicalNot => {
-                let zero = self.int_zero();
-                self.b.ins().icmp(IntCC::Equal, x, zero)
-            }
-            UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
-            UnaryOp::IsFinite => self.bool_const(true),
-            UnaryOp::Exp
-            | UnaryOp::Expm1
-            | UnaryOp::Log
-            | UnaryOp::Log2
-            | UnaryOp::Log1p
-            | UnaryOp::Sqrt
-            | UnaryOp::Rsqrt
-            | UnaryOp::Reciprocal
-            | UnaryOp::Sin
-            | UnaryOp::Cos
-            | UnaryOp::Tan
-            | UnaryOp::Tanh
-            | UnaryOp::Sigmoid
-            | UnaryOp::Erf => {
-                let code = self.b.ins().iconst(types::I64, unary_code(op));
-                self.int_lanes(x, &mut |t, x| {
-                    let call = t.b.ins().call(t.h.unary_i64, &[code, x]);
-                    t.b.inst_results(call)[0]
-                })
-            }
-        })
     }
 
     /// `f` on each lane of `x`, a vector of the kernel's (signed) integer lanes, widened to
