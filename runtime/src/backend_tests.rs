@@ -633,6 +633,81 @@ fn reductions_match_reference_for_every_dtype_and_op() {
     }
 }
 
+/// `out[i] = Σ_j where(m[i,j], a[i,j], 0)` and `out2[i,j] = a[i,j] · (m[i,j] as f32)`: a bool
+/// input read as lane masks in a row reduction's SIMD passes and in its final pass.
+fn masked_row_sum(cols: usize) -> Kernel {
+    let n = ROWS * cols;
+    let full = [cols as isize, 1];
+    Kernel {
+        name: "test".into(),
+        shape: vec![ROWS, cols],
+        reduce_axes: 1,
+        args: vec![
+            arg(DType::F32, n, Access::Read),
+            arg(DType::Bool, n, Access::Read),
+            arg(DType::F32, ROWS, Access::Write),
+            arg(DType::F32, n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&full),
+            },
+            Instr::Load {
+                arg: 1,
+                index: index(&full),
+            },
+            Instr::Const {
+                value: Scalar::Float(0.0),
+                dtype: DType::F32,
+            },
+            Instr::Where {
+                cond: 1,
+                a: 0,
+                b: 2,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Sum,
+                x: 3,
+            },
+            Instr::Store {
+                arg: 2,
+                index: index(&[1, 0]),
+                x: 4,
+            },
+            Instr::Cast {
+                x: 1,
+                to: DType::F32,
+            },
+            Instr::Binary {
+                op: BinaryOp::Mul,
+                a: 0,
+                b: 6,
+                compute: DType::F32,
+            },
+            Instr::Store {
+                arg: 3,
+                index: index(&full),
+                x: 7,
+            },
+        ],
+    }
+}
+
+#[test]
+fn row_reductions_read_bool_inputs_as_lane_masks() {
+    for cols in [0, 1, 4, 12, 33, 37] {
+        let k = masked_row_sum(cols);
+        let compiled = crate::cpu::compiled(&k).expect("the cpu JIT compiles it");
+        // A row of one element is a row-level value: nothing to vectorise.
+        assert!(
+            compiled.simd || cols == 1,
+            "{cols} columns: the row passes run in SIMD"
+        );
+        check(&k, 23);
+    }
+}
+
 /// [`multi_pass`] over the other dim: `batch` blocks of `kept` rows reduced over `red`, the
 /// input walking the rows contiguously and the reduced dim with a stride (`x.sum(0)`, a
 /// softmax over dim 0), the output stored like the input or, with `row_out`, one value per
