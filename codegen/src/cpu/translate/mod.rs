@@ -83,32 +83,36 @@ fn unsupported<T>(why: impl Into<String>) -> Result<T> {
 /// with bools as lane masks of the same lane width (all ones for true, as compares give them).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Vectors {
-    /// The vector type, its lane type and its lane count.
+    /// The vector type.
     ty: Type,
-    lane: Type,
-    lanes: i64,
-    /// The lane masks compares produce: the integer vector of the same lane width.
-    mask: Type,
 }
 
 impl Vectors {
     /// The vector form of `dtype` values, if SIMD loops support it.
     fn of(dtype: DType) -> Option<Vectors> {
-        let (ty, mask) = match dtype {
-            DType::F32 => (types::F32X4, types::I32X4),
-            DType::F64 => (types::F64X2, types::I64X2),
-            DType::I32 => (types::I32X4, types::I32X4),
-            DType::I64 => (types::I64X2, types::I64X2),
+        let ty = match dtype {
+            DType::F32 => types::F32X4,
+            DType::F64 => types::F64X2,
+            DType::I32 => types::I32X4,
+            DType::I64 => types::I64X2,
             DType::F16 | DType::BF16 | DType::I16 | DType::I8 | DType::U8 | DType::Bool => {
                 return None;
             }
         };
-        Some(Vectors {
-            ty,
-            lane: ty.lane_type(),
-            lanes: i64::from(ty.lane_count()),
-            mask,
-        })
+        Some(Vectors { ty })
+    }
+
+    fn lane(self) -> Type {
+        self.ty.lane_type()
+    }
+
+    fn lanes(self) -> i64 {
+        i64::from(self.ty.lane_count())
+    }
+
+    /// The lane masks compares produce: the integer vector of the same lane width.
+    fn mask(self) -> Type {
+        self.ty.as_int()
     }
 
     /// Whether `op` computed in `dtype` has a vector form worth running: every binary op
@@ -597,7 +601,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let d = self.k.shape.len() - 1;
         let split = if self.simd {
             // Two vectors a trip while they fit, then one, then scalars.
-            let lanes = self.v.lanes;
+            let lanes = self.v.lanes();
             let wide = self.whole_steps(start, end, ROW_VECTORS * lanes);
             let split = self.whole_steps(start, end, lanes);
             self.vector = true;
@@ -792,7 +796,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let broadcast = index.strides.get(self.lane_dim) == Some(&0);
                 return Ok(self.load_mask(addr, broadcast));
             }
-            let (lane_ty, vty) = (self.v.lane, self.v.ty);
+            let (lane_ty, vty) = (self.v.lane(), self.v.ty);
             return Ok(match index.strides.get(self.lane_dim) {
                 Some(0) => {
                     let s = self.b.ins().load(lane_ty, mem(), addr, 0);
@@ -810,7 +814,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let mut at = addr;
                     let first = self.b.ins().load(lane_ty, mem(), at, 0);
                     let mut v = self.b.ins().splat(vty, first);
-                    for lane in 1..self.v.lanes as u8 {
+                    for lane in 1..self.v.lanes() as u8 {
                         at = self.b.ins().iadd(at, step);
                         let x = self.b.ins().load(lane_ty, mem(), at, 0);
                         v = self.b.ins().insertlane(v, x, lane);
@@ -884,13 +888,13 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Lane masks from bools in memory (bytes 0 or 1): one byte splat over the lanes, or one
     /// byte per lane, sign-extended to the lane width and negated (1 becomes all ones).
     fn load_mask(&mut self, addr: Value, broadcast: bool) -> Value {
-        let (mask, lane) = (self.v.mask, self.v.mask.lane_type());
+        let (mask, lane) = (self.v.mask(), self.v.mask().lane_type());
         if broadcast {
             let byte = self.b.ins().uload8(lane, mem(), addr, 0);
             let m = self.b.ins().ineg(byte);
             return self.b.ins().splat(mask, m);
         }
-        let bytes = if self.v.lanes == 4 {
+        let bytes = if self.v.lanes() == 4 {
             self.b.ins().load(types::I32, mem(), addr, 0)
         } else {
             self.b.ins().uload16(types::I32, mem(), addr, 0)
@@ -907,9 +911,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Stores lane masks as bools: the low byte of each lane, gathered and masked to 0 or 1.
     fn store_mask(&mut self, m: Value, addr: Value) {
         let little = MemFlagsData::new().with_endianness(Endianness::Little);
-        let width = (16 / self.v.lanes) as u8;
+        let width = (16 / self.v.lanes()) as u8;
         let bytes = self.b.ins().bitcast(types::I8X16, little, m);
-        let picks: Vec<u8> = (0..16).map(|j| (j % self.v.lanes as u8) * width).collect();
+        let picks: Vec<u8> = (0..16)
+            .map(|j| (j % self.v.lanes() as u8) * width)
+            .collect();
         let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
         let low = self.b.ins().shuffle(bytes, bytes, picks);
         let one = self.b.ins().iconst(types::I8, 1);
@@ -917,7 +923,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let bools = self.b.ins().band(low, ones);
         let words = self.b.ins().bitcast(types::I32X4, little, bools);
         let word = self.b.ins().extractlane(words, 0);
-        if self.v.lanes == 4 {
+        if self.v.lanes() == 4 {
             self.b.ins().store(mem(), word, addr, 0);
         } else {
             self.b.ins().istore16(mem(), word, addr, 0);

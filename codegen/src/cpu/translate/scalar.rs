@@ -120,8 +120,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Value {
         if self.vector {
             let mut out = self.fconst(self.v.ty, 0.0);
-            let f32_lanes = self.v.lane == types::F32;
-            for lane in 0..self.v.lanes as u8 {
+            let f32_lanes = self.v.lane() == types::F32;
+            for lane in 0..self.v.lanes() as u8 {
                 let mut call_args = vec![self.b.ins().iconst(types::I64, code)];
                 for a in args {
                     let s = self.b.ins().extractlane(*a, lane);
@@ -151,8 +151,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     pub(super) fn bool_const(&mut self, v: bool) -> Value {
         if self.vector {
-            let s = self.b.ins().iconst(self.v.mask.lane_type(), -(v as i64));
-            self.b.ins().splat(self.v.mask, s)
+            let s = self.b.ins().iconst(self.v.mask().lane_type(), -(v as i64));
+            self.b.ins().splat(self.v.mask(), s)
         } else {
             self.b.ins().iconst(types::I8, v as i64)
         }
@@ -196,13 +196,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let t = ty(compute);
         let signed = is_signed(compute);
-        let zero = |s: &mut Self| {
-            if s.vector {
-                s.int_zero()
-            } else {
-                s.b.ins().iconst(t, 0)
-            }
-        };
         Ok(match op {
             UnaryOp::Neg => self.b.ins().ineg(x),
             UnaryOp::Abs => {
@@ -214,13 +207,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             // In SIMD (signed lanes) the masks are −1 where true: sign = (x < 0) − (x > 0).
             UnaryOp::Sign if self.vector => {
-                let zero = zero(self);
+                let zero = self.int_zero(t);
                 let pos = self.b.ins().icmp(IntCC::SignedGreaterThan, x, zero);
                 let neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
                 self.b.ins().isub(neg, pos)
             }
             UnaryOp::Sign => {
-                let zero = zero(self);
+                let zero = self.int_zero(t);
                 let one = self.b.ins().iconst(t, 1);
                 if signed {
                     let minus = self.b.ins().iconst(t, -1);
@@ -236,7 +229,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             UnaryOp::Square => self.b.ins().imul(x, x),
             UnaryOp::Relu => {
                 if signed {
-                    let zero = zero(self);
+                    let zero = self.int_zero(t);
                     self.b.ins().smax(x, zero)
                 } else {
                     x
@@ -245,7 +238,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x,
             UnaryOp::BitwiseNot => self.b.ins().bnot(x),
             UnaryOp::LogicalNot => {
-                let zero = zero(self);
+                let zero = self.int_zero(t);
                 self.b.ins().icmp(IntCC::Equal, x, zero)
             }
             UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
@@ -368,7 +361,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `cond ? a : b`; in a SIMD loop `cond` is a lane mask.
     pub(super) fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
         if self.vector {
-            let mask = if self.v.mask == self.v.ty {
+            let mask = if self.v.mask() == self.v.ty {
                 cond
             } else {
                 self.b.ins().bitcast(self.v.ty, MemFlagsData::new(), cond)
@@ -421,23 +414,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let signed = is_signed(compute);
         let cc = |s: IntCC, u: IntCC| if signed { s } else { u };
-        if self.vector {
-            if let BinaryOp::Div
-            | BinaryOp::DivTrunc
-            | BinaryOp::DivFloor
-            | BinaryOp::Remainder
-            | BinaryOp::Fmod
-            | BinaryOp::Pow = op
-            {
-                return Ok(self.int_lanes2(a, b, &mut |t, x, y| t.int_helper(op, x, y)));
-            }
-            if let BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor = op {
-                let zero = self.int_zero();
-                let x = self.b.ins().icmp(IntCC::NotEqual, a, zero);
-                let y = self.b.ins().icmp(IntCC::NotEqual, b, zero);
-                return Ok(self.logical(op, x, y));
-            }
-        }
         Ok(match op {
             BinaryOp::Add => self.b.ins().iadd(a, b),
             BinaryOp::Sub => self.b.ins().isub(a, b),
@@ -448,9 +424,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             | BinaryOp::Remainder
             | BinaryOp::Fmod
             | BinaryOp::Pow => {
-                let (x, y) = (self.extend(compute, a), self.extend(compute, b));
-                let r = self.int_helper(op, x, y);
-                self.narrow(compute, r)
+                if self.vector {
+                    self.int_lanes2(a, b, &mut |t, x, y| t.int_helper(op, x, y))
+                } else {
+                    let (x, y) = (self.extend(compute, a), self.extend(compute, b));
+                    let r = self.int_helper(op, x, y);
+                    self.narrow(compute, r)
+                }
             }
             BinaryOp::Maximum => {
                 if signed {
@@ -489,8 +469,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().icmp(c, a, b)
             }
             BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
-                let x = self.b.ins().icmp_imm_s(IntCC::NotEqual, a, 0);
-                let y = self.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0);
+                let zero = self.int_zero(ty(compute));
+                let x = self.b.ins().icmp(IntCC::NotEqual, a, zero);
+                let y = self.b.ins().icmp(IntCC::NotEqual, b, zero);
                 self.logical(op, x, y)
             }
             BinaryOp::BitAnd => self.b.ins().band(a, b),
@@ -510,10 +491,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// The zero of the kernel's integer vectors.
-    fn int_zero(&mut self) -> Value {
-        let z = self.b.ins().iconst(self.v.lane, 0);
-        self.b.ins().splat(self.v.ty, z)
+    /// Integer zero: of the scalar type `t`, or in a SIMD loop the kernel's integer vector.
+    fn int_zero(&mut self, t: Type) -> Value {
+        if self.vector {
+            let z = self.b.ins().iconst(self.v.lane(), 0);
+            self.b.ins().splat(self.v.ty, z)
+        } else {
+            self.b.ins().iconst(t, 0)
+        }
     }
 
     /// `f` on each lane of `x`, a vector of the kernel's (signed) integer lanes, widened to
@@ -529,9 +514,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         b: Value,
         f: &mut dyn FnMut(&mut Self, Value, Value) -> Value,
     ) -> Value {
-        let lane_ty = self.v.lane;
-        let mut out = self.int_zero();
-        for lane in 0..self.v.lanes as u8 {
+        let lane_ty = self.v.lane();
+        let mut out = self.int_zero(self.v.lane());
+        for lane in 0..self.v.lanes() as u8 {
             let mut xy = [a, b].map(|v| self.b.ins().extractlane(v, lane));
             if lane_ty != types::I64 {
                 xy = xy.map(|v| self.b.ins().sextend(types::I64, v));
@@ -636,7 +621,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let zero = self.fconst(vty, 0.0);
                 self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
             } else {
-                let zero = self.int_zero();
+                let zero = self.int_zero(self.v.lane());
                 self.b.ins().icmp(IntCC::NotEqual, x, zero)
             }
         } else if to.is_float() {
