@@ -339,13 +339,13 @@ element!(i32, DType::I32, |v| Scalar::Int(v as i64), |s| s.as_i64()
     as i32);
 element!(i64, DType::I64, Scalar::Int, |s| s.as_i64());
 element!(half::f16, DType::F16, |v| Scalar::Float(v.to_f64()), |s| {
-    half::f16::from_f64(s.as_f64())
+    smelt_ir::scalar::to_f16(s.as_f64())
 });
 element!(
     half::bf16,
     DType::BF16,
     |v| Scalar::Float(v.to_f64()),
-    |s| half::bf16::from_f64(s.as_f64())
+    |s| smelt_ir::scalar::to_bf16(s.as_f64())
 );
 element!(f32, DType::F32, |v| Scalar::Float(v as f64), |s| s.as_f64()
     as f32);

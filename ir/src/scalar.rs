@@ -89,11 +89,24 @@ pub fn wrap_int(v: i64, dtype: DType) -> i64 {
     }
 }
 
-/// Rounds an f64 to the nearest value representable in the float `dtype` (identity for f64).
+/// An f64 as f16 the way PyTorch converts it (`c10::Half` is built from a `float`): rounded
+/// to f32, then to f16, each to nearest even. (`half`'s own `from_f64` drops the low 32 bits of
+/// the mantissa before rounding, which misrounds values just past a tie.)
+pub fn to_f16(x: f64) -> f16 {
+    f16::from_f32(x as f32)
+}
+
+/// An f64 as bf16 the way PyTorch converts it: rounded to f32, then to bf16 (see [`to_f16`]).
+pub fn to_bf16(x: f64) -> bf16 {
+    bf16::from_f32(x as f32)
+}
+
+/// Rounds an f64 to the nearest value representable in the float `dtype` (identity for f64);
+/// f16 and bf16 through f32, as PyTorch does ([`to_f16`]).
 pub fn round_float(x: f64, dtype: DType) -> f64 {
     match dtype {
-        DType::F16 => f16::from_f64(x).to_f64(),
-        DType::BF16 => bf16::from_f64(x).to_f64(),
+        DType::F16 => to_f16(x).to_f64(),
+        DType::BF16 => to_bf16(x).to_f64(),
         DType::F32 => x as f32 as f64,
         DType::F64 | DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
             x

@@ -399,12 +399,19 @@ fn masked(dtype: DType, m_strides: [isize; 2]) -> Kernel {
 }
 
 /// f32, f64, i32 and i64 elementwise kernels run their innermost loop in f32x4, f64x2,
-/// i32x4 and i64x2, but for i64 products (the tests above check their values with a tail of one to three
+/// i32x4 and i64x2 (f16 and bf16 in f32x4), but for i64 products (the tests above check their values with a tail of one to three
 /// elements); compares, selects and logical ops run on lane masks, and bools are loaded
 /// (per element or broadcast) and stored as bytes.
 #[test]
 fn elementwise_kernels_of_every_vector_dtype_compile_to_simd() {
-    for dtype in [DType::F32, DType::F64, DType::I32, DType::I64] {
+    for dtype in [
+        DType::F32,
+        DType::F64,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+    ] {
         let mut kernels = vector_dtype_kernels(dtype);
         let body = [
             a_and_b().as_slice(),
@@ -446,6 +453,149 @@ fn elementwise_kernels_of_every_vector_dtype_compile_to_simd() {
                 !scalar_product
             );
             check(&k, 5);
+        }
+    }
+}
+
+/// The raw bits of every element of a float buffer (NaN payloads included).
+fn float_bits(b: &Buffer) -> Vec<u64> {
+    match b {
+        Buffer::F16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
+        Buffer::BF16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
+        Buffer::F32(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
+        Buffer::F64(m) => m.iter().map(|x| x.to_bits()).collect(),
+        Buffer::Bool(_)
+        | Buffer::U8(_)
+        | Buffer::I8(_)
+        | Buffer::I16(_)
+        | Buffer::I32(_)
+        | Buffer::I64(_) => panic!("float_bits of a {:?} buffer", b.dtype()),
+    }
+}
+
+/// f32 inputs that probe rounding to `to` (f16 or bf16): for every finite value of `to`, it,
+/// the midpoint to the next one (a tie) and the f32 values either side of that midpoint, of
+/// both signs; f32 subnormals, infinities, quiet and signalling NaNs with payloads, and values
+/// past `to`'s largest finite one.
+fn rounding_probes(to: DType) -> Vec<f32> {
+    let next_up = |x: f32| f32::from_bits(x.to_bits() + 1);
+    let mut out = vec![];
+    for h in 0..0x7c00u16.max(if to == DType::BF16 { 0x7f80 } else { 0 }) {
+        let (x, next) = if to == DType::F16 {
+            (f16::from_bits(h).to_f32(), f16::from_bits(h + 1).to_f32())
+        } else {
+            (bf16::from_bits(h).to_f32(), bf16::from_bits(h + 1).to_f32())
+        };
+        let mid = x + (next - x) / 2.0;
+        for v in [x, mid, next_up(mid), f32::from_bits(mid.to_bits() - 1)] {
+            out.extend([v, -v]);
+        }
+    }
+    let specials = [
+        f32::INFINITY,
+        f32::MAX,
+        65504.0,
+        65519.99,
+        65520.0,
+        65536.0,
+        f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        f32::from_bits(0x007f_ffff),
+        f32::from_bits(0x7fc0_0000),
+        f32::from_bits(0x7f80_0001),
+        f32::from_bits(0x7fa0_2001),
+        f32::from_bits(0x7fff_ffff),
+    ];
+    out.extend(specials.iter().flat_map(|&v| [v, -v]));
+    // The length is a multiple of 4 plus 3: the SIMD loops end in a tail.
+    while out.len() % 4 != 3 {
+        out.push(1.0);
+    }
+    out
+}
+
+/// `out = cast(cast(x, via), out)` over `x`, read and written contiguously (SIMD) or, with
+/// `transposed`, both as the transpose of a [rows, 3] layout (scalar code).
+fn cast_kernel(from: DType, via: DType, to: DType, len: usize, transposed: bool) -> Kernel {
+    let (shape, strides) = if transposed {
+        (vec![3, len / 3], vec![1, 3])
+    } else {
+        (vec![1, len], vec![len as isize, 1])
+    };
+    Kernel {
+        name: "casts".into(),
+        shape,
+        reduce_axes: 0,
+        args: vec![arg(from, len, Access::Read), arg(to, len, Access::Write)],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&strides),
+            },
+            Instr::Cast { x: 0, to: via },
+            Instr::Cast { x: 1, to },
+            Instr::Store {
+                arg: 1,
+                index: index(&strides),
+                x: 2,
+            },
+        ],
+    }
+}
+
+/// f16 and bf16 go to and from f32 by bit operations in compiled code (scalar and SIMD);
+/// every result must have the reference's bits (`half`'s conversions), NaN payloads included:
+/// every f16 and bf16 widened, f32 values around every rounding boundary narrowed, and the
+/// rounding an f16/bf16 op applies to its f32 result (a cast there and back to f32).
+#[test]
+fn f16_and_bf16_conversions_match_the_reference_bit_for_bit() {
+    // Every pattern but 0xffff (a NaN): 65535 values, a multiple of 3 with a SIMD tail.
+    let all_bits = |half: DType| {
+        use crate::memory::Memory;
+        if half == DType::F16 {
+            Buffer::F16(Memory::from_slice(
+                &(0..u16::MAX).map(f16::from_bits).collect::<Vec<_>>(),
+            ))
+        } else {
+            Buffer::BF16(Memory::from_slice(
+                &(0..u16::MAX).map(bf16::from_bits).collect::<Vec<_>>(),
+            ))
+        }
+    };
+    let mut cases = vec![];
+    for half in [DType::F16, DType::BF16] {
+        cases.push((all_bits(half), DType::F32, DType::F32));
+        cases.push((all_bits(half), half, half));
+        let mut probes = rounding_probes(half);
+        while !probes.len().is_multiple_of(3) {
+            probes.push(2.0);
+        }
+        let probes = Buffer::F32(crate::memory::Memory::from_slice(&probes));
+        cases.push((probes.clone(), half, half));
+        cases.push((probes, half, DType::F32));
+    }
+    for (input, via, out) in cases {
+        let from = input.dtype();
+        for transposed in [false, true] {
+            let k = cast_kernel(from, via, out, input.len(), transposed);
+            let simd = crate::cpu::compiled(&k)
+                .expect("the cpu JIT compiles it")
+                .simd;
+            assert_eq!(
+                simd, !transposed,
+                "{from:?} -> {via:?} -> {out:?}: SIMD form"
+            );
+            let inputs = vec![Arc::new(input.clone())];
+            let want = float_bits(&Backend::Reference.run_kernel(&k, inputs.clone())[0]);
+            let got = float_bits(&Backend::Cpu.run_kernel(&k, inputs)[0]);
+            if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
+                panic!(
+                    "{from:?} -> {via:?} -> {out:?} (transposed: {transposed}) at {i}: input {}, bits {:#x} vs reference {:#x}",
+                    input.get(i),
+                    got[i],
+                    want[i]
+                );
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::memory::Memory;
 use half::{bf16, f16};
+use smelt_ir::scalar::{to_bf16, to_f16};
 use smelt_ir::{DType, Scalar};
 
 /// A flat host buffer of one dtype.
@@ -159,8 +160,8 @@ impl Buffer {
             Buffer::I16(v) => v[i] = x.as_i64() as i16,
             Buffer::I32(v) => v[i] = x.as_i64() as i32,
             Buffer::I64(v) => v[i] = x.as_i64(),
-            Buffer::F16(v) => v[i] = f16::from_f64(x.as_f64()),
-            Buffer::BF16(v) => v[i] = bf16::from_f64(x.as_f64()),
+            Buffer::F16(v) => v[i] = to_f16(x.as_f64()),
+            Buffer::BF16(v) => v[i] = to_bf16(x.as_f64()),
             Buffer::F32(v) => v[i] = x.as_f64() as f32,
             Buffer::F64(v) => v[i] = x.as_f64(),
         }

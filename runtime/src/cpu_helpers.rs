@@ -3,7 +3,6 @@
 //! answers exactly as the interpreter does.
 
 use crate::scalar_ops::{binary, unary};
-use half::{bf16, f16};
 use smelt_codegen::cpu::{BINARY_OPS, UNARY_OPS};
 use smelt_ir::{DType, Scalar};
 
@@ -37,22 +36,6 @@ extern "C" fn smelt_binary_i64(code: i64, a: i64, b: i64) -> i64 {
     binary(binary_op(code), Scalar::Int(a), Scalar::Int(b), DType::I64).as_i64()
 }
 
-extern "C" fn smelt_round_f16(x: f64) -> f32 {
-    f16::from_f64(x).to_f32()
-}
-
-extern "C" fn smelt_round_bf16(x: f64) -> f32 {
-    bf16::from_f64(x).to_f32()
-}
-
-extern "C" fn smelt_f16_to_f32(bits: i32) -> f32 {
-    f16::from_bits(bits as u16).to_f32()
-}
-
-extern "C" fn smelt_f32_to_f16(x: f32) -> i32 {
-    f16::from_f32(x).to_bits() as i32
-}
-
 /// Every helper's symbol and address, for `CpuJit::new`.
 pub(crate) fn symbols() -> Vec<(&'static str, *const u8)> {
     vec![
@@ -60,9 +43,5 @@ pub(crate) fn symbols() -> Vec<(&'static str, *const u8)> {
         ("smelt_binary_f64", smelt_binary_f64 as *const u8),
         ("smelt_unary_i64", smelt_unary_i64 as *const u8),
         ("smelt_binary_i64", smelt_binary_i64 as *const u8),
-        ("smelt_round_f16", smelt_round_f16 as *const u8),
-        ("smelt_round_bf16", smelt_round_bf16 as *const u8),
-        ("smelt_f16_to_f32", smelt_f16_to_f32 as *const u8),
-        ("smelt_f32_to_f16", smelt_f32_to_f16 as *const u8),
     ]
 }

@@ -89,22 +89,12 @@ pub enum HelperSig {
     UnaryI64,
     /// `fn(code: i64, a: i64, b: i64) -> i64`
     BinaryI64,
-    /// `fn(x: f64) -> f32`: rounds to f16/bf16, returned widened.
-    RoundF64,
-    /// `fn(bits: i32) -> f32`
-    BitsToF32,
-    /// `fn(x: f32) -> i32`
-    F32ToBits,
 }
 
 /// Every helper a kernel may call: its symbol and signature. The runtime must register all.
-pub const HELPERS: [(&str, HelperSig); 8] = [
+pub const HELPERS: [(&str, HelperSig); 4] = [
     ("smelt_unary_f64", HelperSig::UnaryF64),
     ("smelt_binary_f64", HelperSig::BinaryF64),
     ("smelt_unary_i64", HelperSig::UnaryI64),
     ("smelt_binary_i64", HelperSig::BinaryI64),
-    ("smelt_round_f16", HelperSig::RoundF64),
-    ("smelt_round_bf16", HelperSig::RoundF64),
-    ("smelt_f16_to_f32", HelperSig::BitsToF32),
-    ("smelt_f32_to_f16", HelperSig::F32ToBits),
 ];

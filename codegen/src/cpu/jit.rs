@@ -65,9 +65,6 @@ fn helper_signature(module: &JITModule, sig: HelperSig) -> ir::Signature {
         HelperSig::BinaryF64 => (&[types::I64, types::F64, types::F64], types::F64),
         HelperSig::UnaryI64 => (&[types::I64, types::I64], types::I64),
         HelperSig::BinaryI64 => (&[types::I64, types::I64, types::I64], types::I64),
-        HelperSig::RoundF64 => (&[types::F64], types::F32),
-        HelperSig::BitsToF32 => (&[types::I32], types::F32),
-        HelperSig::F32ToBits => (&[types::F32], types::I32),
     };
     s.params.extend(params.iter().map(|t| AbiParam::new(*t)));
     s.returns.push(AbiParam::new(ret));

@@ -7,11 +7,12 @@
 //! their dtype after every op), f64 as `f64`, integers at their width, bool as `i8` 0/1. Float
 //! reductions accumulate in f64 and integer ones in wrapping i64, as the interpreter does, so
 //! results match it bit for bit for a row walked in order. In an elementwise SIMD loop the
-//! kernel's values are 128-bit vectors of its one dtype (`f32x4`, `f64x2`, `i32x4`, `i64x2`,
-//! [`Vectors`]) and bools are lane masks of the same lane width; reduction passes run on
-//! `f32x4`.
+//! kernel's values are 128-bit vectors of its one register dtype (`f32x4`, `f64x2`, `i32x4`,
+//! `i64x2`, [`Vectors`]; f16 and bf16 share f32's lanes, `halves.rs`) and bools are lane masks
+//! of the same lane width; reduction passes run on `f32x4`.
 
 mod columns;
+mod halves;
 mod rows;
 mod scalar;
 mod tiles;
@@ -54,10 +55,6 @@ pub(crate) struct Helpers {
     binary_f64: FuncRef,
     unary_i64: FuncRef,
     binary_i64: FuncRef,
-    round_f16: FuncRef,
-    round_bf16: FuncRef,
-    f16_to_f32: FuncRef,
-    f32_to_f16: FuncRef,
 }
 
 impl Helpers {
@@ -67,10 +64,6 @@ impl Helpers {
             binary_f64: r[1],
             unary_i64: r[2],
             binary_i64: r[3],
-            round_f16: r[4],
-            round_bf16: r[5],
-            f16_to_f32: r[6],
-            f32_to_f16: r[7],
         }
     }
 }
@@ -149,6 +142,21 @@ impl Vectors {
                 | BinaryOp::Sub
                 | BinaryOp::Eq
         )
+    }
+}
+
+/// The dtype whose registers hold `dtype`'s values: f16 and bf16 are held as f32.
+fn register_dtype(dtype: DType) -> DType {
+    match dtype {
+        DType::F16 | DType::BF16 => DType::F32,
+        DType::F32
+        | DType::F64
+        | DType::I64
+        | DType::I32
+        | DType::I16
+        | DType::I8
+        | DType::U8
+        | DType::Bool => dtype,
     }
 }
 
@@ -321,48 +329,55 @@ impl<'a, 'f> Translator<'a, 'f> {
             .flatten()
             .copied()
             .find(|&t| t != DType::Bool)?;
-        let v = Vectors::of(dtype)?;
+        let lanes = register_dtype(dtype);
+        let v = Vectors::of(lanes)?;
         (0..self.k.body.len())
-            .all(|i| self.vector_instr(i, dtype))
+            .all(|i| self.vector_instr(i, lanes, true))
             .then_some(v)
     }
 
     /// Whether instruction `i` has a vector form in a loop along the innermost dim whose
-    /// values are `dtype` or bools.
-    fn vector_instr(&self, i: usize, dtype: DType) -> bool {
+    /// values are `lanes` (f32, f64, i32 or i64) or bools, and with `halves` also f16 and bf16
+    /// values held in f32 lanes.
+    fn vector_instr(&self, i: usize, lanes: DType, halves: bool) -> bool {
+        let fits = |d: DType| d == lanes || (halves && register_dtype(d) == lanes);
         let t = self.types[i];
         let is = |v: usize, d: DType| self.types[v] == Some(d);
-        // f32 ops may read bools (as lane masks); integer ops read their own dtype only.
-        let same_or_bool = |v: usize| is(v, dtype) || (dtype.is_float() && is(v, DType::Bool));
+        let fits_value = |v: usize| self.types[v].is_some_and(fits);
+        // Float ops may read bools (as lane masks); integer ops read their own dtype only.
+        let fits_or_bool = |v: usize| fits_value(v) || (lanes.is_float() && is(v, DType::Bool));
         let inner = |index: &Index| index.strides.last().copied();
         match &self.k.body[i] {
             // A strided load gathers its lanes (bools only contiguous or broadcast); a strided
             // store has no vector form.
             Instr::Load { index, .. } => {
-                t == Some(dtype) || (t == Some(DType::Bool) && matches!(inner(index), Some(0 | 1)))
+                t.is_some_and(fits)
+                    || (t == Some(DType::Bool) && matches!(inner(index), Some(0 | 1)))
             }
             Instr::Store { index, x, .. } => {
-                (is(*x, dtype) || is(*x, DType::Bool)) && inner(index) == Some(1)
+                (fits_value(*x) || is(*x, DType::Bool)) && inner(index) == Some(1)
             }
-            Instr::Const { dtype: c, .. } => *c == dtype || *c == DType::Bool,
+            Instr::Const { dtype: c, .. } => fits(*c) || *c == DType::Bool,
             // Every unary op has one (f64 and integer transcendentals call their helper once
             // per lane); over bools, the ones that are bit operations on masks.
             Instr::Unary { x, compute, .. } if *compute == DType::Bool => is(*x, DType::Bool),
             Instr::Unary { op, x, compute } => {
-                *compute == dtype
-                    && same_or_bool(*x)
-                    && !(*op == UnaryOp::Square && Vectors::slow_product(dtype))
+                fits(*compute)
+                    && fits_or_bool(*x)
+                    && !(*op == UnaryOp::Square && Vectors::slow_product(lanes))
             }
             Instr::Binary { op, a, compute, .. } if *compute == DType::Bool => {
                 is(*a, DType::Bool) && Vectors::has_mask_op(*op)
             }
             Instr::Binary { op, a, compute, .. } => {
-                *compute == dtype && same_or_bool(*a) && Vectors::has_binary(dtype, *op)
+                fits(*compute) && fits_or_bool(*a) && Vectors::has_binary(lanes, *op)
             }
-            Instr::Where { a, .. } => is(*a, dtype),
-            // Casts between the kernel's dtype and bool keep the lanes.
+            Instr::Where { a, .. } => fits_value(*a),
+            // Casts between the lanes' dtypes (f16, bf16 and f32 in f32 lanes) and to or from
+            // bool keep the lanes.
             Instr::Cast { x, to } => {
-                (is(*x, dtype) && *to == DType::Bool) || (is(*x, DType::Bool) && *to == dtype)
+                (fits_value(*x) && (*to == DType::Bool || fits(*to)))
+                    || (is(*x, DType::Bool) && fits(*to))
             }
             Instr::Reduce { .. } => false,
         }
@@ -395,7 +410,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if !element(i) {
                 return true;
             }
-            self.vector_instr(i, DType::F32)
+            self.vector_instr(i, DType::F32, false)
                 && match instr {
                     Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Store { x, .. } => {
                         row_f32(*x)
@@ -796,6 +811,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let broadcast = index.strides.get(self.lane_dim) == Some(&0);
                 return Ok(self.load_mask(addr, broadcast));
             }
+            if matches!(dtype, DType::F16 | DType::BF16) {
+                return Ok(self.load_halves(i, dtype, addr));
+            }
             let (lane_ty, vty) = (self.v.lane(), self.v.ty);
             return Ok(match index.strides.get(self.lane_dim) {
                 Some(0) => {
@@ -826,13 +844,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(match dtype {
             DType::F16 => {
                 let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
-                let call = self.b.ins().call(self.h.f16_to_f32, &[bits]);
-                self.b.inst_results(call)[0]
+                self.f16_bits_to_f32(bits)
             }
             DType::BF16 => {
                 let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
-                let bits = self.b.ins().ishl_imm_s(bits, 16);
-                self.b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+                self.bf16_bits_to_f32(bits)
             }
             DType::F32
             | DType::F64
@@ -854,21 +870,22 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             if dtype == DType::Bool {
                 self.store_mask(x, addr);
+            } else if matches!(dtype, DType::F16 | DType::BF16) {
+                let bits = self.half_bits(dtype, x);
+                // Four u16 lanes (every value fits, so the saturating pack is exact).
+                let packed = self.b.ins().unarrow(bits, bits);
+                let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                let words = self.b.ins().bitcast(types::I64X2, little, packed);
+                let word = self.b.ins().extractlane(words, 0);
+                self.b.ins().store(mem(), word, addr, 0);
             } else {
                 self.b.ins().store(mem(), x, addr, 0);
             }
             return Ok(());
         }
         match dtype {
-            DType::F16 => {
-                let call = self.b.ins().call(self.h.f32_to_f16, &[x]);
-                let bits = self.b.inst_results(call)[0];
-                self.b.ins().istore16(mem(), bits, addr, 0);
-            }
-            DType::BF16 => {
-                // The value is already a bf16 value held as f32: its top half is exact.
-                let bits = self.b.ins().bitcast(types::I32, MemFlagsData::new(), x);
-                let bits = self.b.ins().ushr_imm_s(bits, 16);
+            DType::F16 | DType::BF16 => {
+                let bits = self.half_bits(dtype, x);
                 self.b.ins().istore16(mem(), bits, addr, 0);
             }
             DType::F32
@@ -883,6 +900,56 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
         }
         Ok(())
+    }
+
+    /// The bits of f16 or bf16 values held as f32 (scalar or lanes).
+    fn half_bits(&mut self, dtype: DType, x: Value) -> Value {
+        if dtype == DType::F16 {
+            self.f32_to_f16_bits(x)
+        } else {
+            self.f32_to_bf16_bits(x)
+        }
+    }
+
+    /// f16 or bf16 values held as f32 from their bits (scalar or lanes).
+    fn half_value(&mut self, dtype: DType, bits: Value) -> Value {
+        if dtype == DType::F16 {
+            self.f16_bits_to_f32(bits)
+        } else {
+            self.bf16_bits_to_f32(bits)
+        }
+    }
+
+    /// Load `i` of f16 or bf16 values into f32 lanes: four u16 widened at once, one value
+    /// converted and splat, or four gathered from a strided row and converted together.
+    fn load_halves(&mut self, i: usize, dtype: DType, addr: Value) -> Value {
+        let Instr::Load { index, .. } = &self.k.body[i] else {
+            unreachable!("load_halves() emits loads")
+        };
+        match index.strides.get(self.lane_dim) {
+            Some(1) => {
+                let bits = self.b.ins().uload16x4(mem(), addr, 0);
+                self.half_value(dtype, bits)
+            }
+            Some(0) => {
+                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
+                let x = self.half_value(dtype, bits);
+                self.b.ins().splat(types::F32X4, x)
+            }
+            Some(_) | None => {
+                let (strides, _) = self.index[i].clone().expect("loads have an index");
+                let step = self.b.ins().ishl_imm_s(strides[self.lane_dim], 1);
+                let mut at = addr;
+                let first = self.b.ins().uload16(types::I32, mem(), at, 0);
+                let mut bits = self.b.ins().splat(types::I32X4, first);
+                for lane in 1..4 {
+                    at = self.b.ins().iadd(at, step);
+                    let x = self.b.ins().uload16(types::I32, mem(), at, 0);
+                    bits = self.b.ins().insertlane(bits, x, lane);
+                }
+                self.half_value(dtype, bits)
+            }
+        }
     }
 
     /// Lane masks from bools in memory (bytes 0 or 1): one byte splat over the lanes, or one

@@ -49,17 +49,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// An f64 rounded once to the float `dtype` (held as its register type).
+    /// An f64 rounded to the float `dtype` (held as its register type): to f32, and from there
+    /// to f16 or bf16, as PyTorch converts a double (`smelt_ir::scalar::to_f16`).
     pub(super) fn narrow_f64(&mut self, dtype: DType, x: Value) -> Value {
         match dtype {
             DType::F16 | DType::BF16 => {
-                let f = if dtype == DType::F16 {
-                    self.h.round_f16
-                } else {
-                    self.h.round_bf16
-                };
-                let call = self.b.ins().call(f, &[x]);
-                self.b.inst_results(call)[0]
+                let f = self.b.ins().fdemote(types::F32, x);
+                self.round(dtype, f)
             }
             DType::F32 => self.b.ins().fdemote(types::F32, x),
             DType::F64
@@ -76,10 +72,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// for that double rounding to be exact); identity for f32 and f64.
     pub(super) fn round(&mut self, dtype: DType, x: Value) -> Value {
         match dtype {
-            DType::F16 | DType::BF16 => {
-                let w = self.b.ins().fpromote(types::F64, x);
-                self.narrow_f64(dtype, w)
-            }
+            DType::F16 => self.round_to_f16(x),
+            DType::BF16 => self.round_to_bf16(x),
             DType::F32
             | DType::F64
             | DType::Bool
@@ -134,7 +128,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let call = self.b.ins().call(f, &call_args);
                 let mut r = self.b.inst_results(call)[0];
                 if f32_lanes {
-                    r = self.b.ins().fdemote(types::F32, r);
+                    r = self.narrow_f64(compute, r);
                 }
                 out = self.b.ins().insertlane(out, r, lane);
             }
@@ -638,7 +632,12 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Ok(x);
         }
         if self.vector {
-            return Ok(self.cast_mask(x, from, to));
+            return Ok(match (from, to) {
+                (DType::Bool, _) | (_, DType::Bool) => self.cast_mask(x, from, to),
+                // Between f16, bf16 and f32 in f32 lanes: exact widening, or one rounding.
+                (_, DType::F32) => x,
+                _ => self.round(to, x),
+            });
         }
         let ins_float = |d: DType| d.is_float();
         Ok(if ins_float(from) {
@@ -649,6 +648,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                 match (from, to) {
                     // f16/bf16 values are exact f32 values already.
                     (DType::F16 | DType::BF16, DType::F32) => x,
+                    // One rounding of an exact f32 value.
+                    (DType::F32 | DType::F16 | DType::BF16, DType::F16 | DType::BF16) => {
+                        self.round(to, x)
+                    }
                     (_, DType::F64) => self.b.ins().fpromote(types::F64, x),
                     _ => {
                         let w = self.widen(from, x);

@@ -63,8 +63,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     ) -> Result<()> {
         let rank = self.k.shape.len();
         let (d, last) = (rank - 2, rank - 1);
-        let quads =
-            self.simd && self.v.ty == types::F32X4 && self.k.body.iter().any(is_transposing_load);
+        // Quads read f32 rows as vectors: f16 and bf16 transposing loads gather instead.
+        let f32_arg = |instr: &Instr| matches!(instr, Instr::Load { arg, .. } if self.k.args[*arg].dtype == DType::F32);
+        let quads = self.simd
+            && self.v.ty == types::F32X4
+            && self.k.body.iter().any(is_transposing_load)
+            && self
+                .k
+                .body
+                .iter()
+                .all(|instr| !is_transposing_load(instr) || f32_arg(instr));
         let (rows, cols) = if quads { QUAD_TILE } else { TILE };
         let width = self.sizes[last];
         // `i0 + rows - 1 < end + rows - 1`: a partial block still runs.
