@@ -3,7 +3,7 @@
 //! fast wrong answer panics). Throughput is the ideal bytes (the matmul: its floating-point
 //! operations, shown as elem/s, beside the GEMM crate alone on the same shapes). Then `tiny_ops`
 //! (elem/s = lazy ops per second) and a realisation served from the kernel cache. Last, the
-//! `dtypes` group: the same small elementwise programs in f32, f64, i32 and i64 (the SIMD loop
+//! `dtypes` group: the same small elementwise programs in f32, f64, i32, i64, f16 and bf16 (the SIMD loop
 //! of each dtype), on [512, 512] inputs that stay in cache.
 //!
 //! Short by default (10 samples, 1 s warm-up, 3 s of measurement each); `-- --quick` is shorter,
@@ -109,7 +109,14 @@ fn bench_dtypes(c: &mut Criterion) {
     let mut group = c.benchmark_group("dtypes");
     let n = 512;
     group.throughput(Throughput::Elements((n * n) as u64));
-    for dtype in [DType::F32, DType::F64, DType::I32, DType::I64] {
+    for dtype in [
+        DType::F32,
+        DType::F64,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+    ] {
         let mut g = Generator::new(7);
         let mut input = || {
             let t = (g.randn(&[n, n], Some(DType::F32)) * 100.0).to_dtype(dtype);
