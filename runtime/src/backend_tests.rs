@@ -779,6 +779,16 @@ fn reductions_match_reference_for_every_dtype_and_op() {
                 check(&multi_pass(dtype, first, ReduceOp::Sum, cols), 17);
                 check(&multi_pass(dtype, ReduceOp::Max, first, cols), 19);
             }
+            // Sums, maxima and minima of f32, f16 and bf16 rows run their passes in f32x4.
+            let f32_lanes = matches!(dtype, DType::F32 | DType::F16 | DType::BF16);
+            if f32_lanes && matches!(first, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min) {
+                let k = multi_pass(dtype, first, ReduceOp::Sum, 33);
+                let compiled = crate::cpu::compiled(&k).expect("the cpu JIT compiles it");
+                assert!(
+                    compiled.simd,
+                    "{dtype:?} {first:?} then Sum: SIMD passes expected"
+                );
+            }
         }
     }
 }

@@ -385,8 +385,8 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost
     /// (reduced) dim: every element-level instruction has a vector form, the row-level values
-    /// they read are f32 (splatted), and every reduction is an f32 sum, max or min of an
-    /// element-level value. Sums then accumulate in f64 lanes (element `j` of a row's vector
+    /// they read are f32, f16 or bf16 (splatted), and every reduction is a sum, max or min of
+    /// such an element-level value. Sums then accumulate in f64 lanes (element `j` of a row's vector
     /// part into lane `j mod 4`, a trip of [`PASS_LANES`] at a time), combined in a fixed
     /// order, and the scalar tail last: the order depends only on the row length, never on
     /// threads.
@@ -395,12 +395,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             return false;
         }
         let element = |v: usize| self.levels[v] == Level::Element;
-        let row_f32 = |v: usize| element(v) || self.types[v] == Some(DType::F32);
+        // f16 and bf16 values are held in f32 lanes too.
+        let f32_lanes = |v: usize| self.types[v].map(register_dtype) == Some(DType::F32);
+        let row_f32 = |v: usize| element(v) || f32_lanes(v);
         (0..self.k.body.len()).all(|i| {
             let instr = &self.k.body[i];
             if let Instr::Reduce { op, x } = instr {
                 return (matches!(op, ReduceOp::Sum | ReduceOp::Max | ReduceOp::Min)
-                    && self.types[i] == Some(DType::F32)
+                    && f32_lanes(i)
                     && element(*x))
                     || self.widened_sum(i).is_some();
             }
@@ -410,7 +412,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if !element(i) {
                 return true;
             }
-            self.vector_instr(i, DType::F32, false)
+            self.vector_instr(i, DType::F32, true)
                 && match instr {
                     Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Store { x, .. } => {
                         row_f32(*x)

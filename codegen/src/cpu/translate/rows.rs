@@ -301,11 +301,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// `vals` with every row-level f32 value splatted to f32x4, for a SIMD pass over a row.
+    /// `vals` with every row-level f32 (or f16, bf16) value splatted to f32x4, for a SIMD pass
+    /// over a row.
     pub(super) fn splat_row_values(&mut self, vals: &[Option<Value>]) -> Vec<Option<Value>> {
         (0..vals.len())
             .map(|j| match vals[j] {
-                Some(v) if self.levels[j] == Level::Row && self.types[j] == Some(DType::F32) => {
+                Some(v)
+                    if self.levels[j] == Level::Row
+                        && self.types[j].map(register_dtype) == Some(DType::F32) =>
+                {
                     Some(self.b.ins().splat(types::F32X4, v))
                 }
                 other => other,
