@@ -3,8 +3,9 @@
 //! fast wrong answer panics). Throughput is the ideal bytes (the matmul: its floating-point
 //! operations, shown as elem/s, beside the GEMM crate alone on the same shapes). Then `tiny_ops`
 //! (elem/s = lazy ops per second) and a realisation served from the kernel cache. Last, the
-//! `dtypes` group: the same small elementwise programs in f32, f64, i32, i64, f16 and bf16 (the SIMD loop
-//! of each dtype), on [512, 512] inputs that stay in cache.
+//! `dtypes` group: the same small elementwise programs in f32, f64, i32, i64, f16 and bf16 (the
+//! SIMD loop of each dtype), and a softmax over rows in the float dtypes, on [512, 512] inputs
+//! that stay in cache.
 //!
 //! Short by default (10 samples, 1 s warm-up, 3 s of measurement each); `-- --quick` is shorter,
 //! and criterion's flags (`--sample-size`, `--measurement-time`, a name filter) override.
@@ -133,8 +134,17 @@ fn bench_dtypes(c: &mut Criterion) {
         };
         let compare = || a.lt(&b);
         let select = || Tensor::r#where(&m, &a, &b);
-        let programs: [(&str, &dyn Fn() -> Tensor); 3] =
-            [("chain", &chain), ("compare", &compare), ("where", &select)];
+        // A row reduction with prologue and epilogue, in the float dtypes, on standard normal
+        // values (a's spread of 100 would make most exponentials subnormal, a slow path of
+        // the hardware rather than of the kernel).
+        let x = g.randn(&[n, n], Some(DType::F32)).to_dtype(dtype);
+        x.realize();
+        let softmax = || x.softmax(1, None);
+        let mut programs: Vec<(&str, &dyn Fn() -> Tensor)> =
+            vec![("chain", &chain), ("compare", &compare), ("where", &select)];
+        if dtype.is_float() {
+            programs.push(("softmax", &softmax));
+        }
         for (name, make) in programs {
             let id = format!("{}/{name}", dtype.name());
             checked(&id, measure::check_with(&|| Ok(make()), Mode::Fused));
