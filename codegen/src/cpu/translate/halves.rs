@@ -1,9 +1,10 @@
 //! f16 and bf16 in registers: values are held as f32 (every f16 and bf16 value is one), so
 //! what is left is converting to and from their bits and rounding an f32 result to them, all in
 //! integer and float bit operations that run alike on a scalar (`i32`/`f32`) and on four lanes
-//! (`i32x4`/`f32x4`). Each rounds to nearest, ties to even, exactly as `half`'s conversions do
-//! (what the reference interpreter uses), NaN payloads and all: `runtime`'s backend tests
-//! compare them bit for bit over every f16 and bf16 and a sweep of f32 bit patterns.
+//! (`i32x4`/`f32x4`). Each rounds to nearest, ties to even, exactly as `half`'s conversions from
+//! and to f32 do (the reference interpreter's, `smelt_ir::scalar::to_f16`), NaN payloads and
+//! all: `runtime`'s backend tests compare them bit for bit over every f16 and bf16 and f32
+//! values around every rounding boundary.
 
 use super::*;
 
@@ -125,10 +126,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let a = self.and(bits, 0x7fff_ffff);
         // Normal f16 range: drop 13 mantissa bits, rounding half to even, and rebias the
         // exponent; past 65504 the result saturates to infinity (0x7c00).
-        let lsb = self.b.ins().ushr_imm_s(a, 13);
-        let lsb = self.and(lsb, 1);
-        let n = self.add(a, 0x0fff);
-        let n = self.b.ins().iadd(n, lsb);
+        let n = self.round_low_bits(a, 13);
         let n = self.b.ins().ushr_imm_s(n, 13);
         let n = self.add(n, -(112 << 10));
         let inf = self.int_of(self.int_type(x), 0x7c00);
@@ -151,6 +149,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().bor(r, sign)
     }
 
+    /// The bits `x` with its low `low` bits rounded away, to nearest with ties to even: those
+    /// bits are left as garbage, the carry of a round-up goes into the bits above (an
+    /// exponent, when the mantissa overflows).
+    fn round_low_bits(&mut self, x: Value, low: i64) -> Value {
+        let lsb = self.b.ins().ushr_imm_s(x, low);
+        let lsb = self.and(lsb, 1);
+        let r = self.add(x, (1 << (low - 1)) - 1);
+        self.b.ins().iadd(r, lsb)
+    }
+
     /// bf16 bits (zero-extended in `i32` lanes) as f32: bf16 is f32's top half (a NaN comes
     /// back quiet).
     pub(super) fn bf16_bits_to_f32(&mut self, h: Value) -> Value {
@@ -162,8 +170,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.as_float_bits(bits)
     }
 
-    /// An f32 that is a bf16 value (or NaN) as f32 again after rounding: `x` itself, NaN
-    /// quiet.
+    /// bf16 bits from [`Self::f32_to_bf16_bits`] as f32 (a NaN there is quiet already).
     fn bf16_from_rounded(&mut self, h: Value) -> Value {
         let bits = self.b.ins().ishl_imm_s(h, 16);
         self.as_float_bits(bits)
@@ -172,10 +179,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `x` (f32) rounded to the nearest bf16, as its bits in `i32` lanes (a NaN quiet).
     pub(super) fn f32_to_bf16_bits(&mut self, x: Value) -> Value {
         let bits = self.as_int_bits(x);
-        let lsb = self.b.ins().ushr_imm_s(bits, 16);
-        let lsb = self.and(lsb, 1);
-        let r = self.add(bits, 0x7fff);
-        let r = self.b.ins().iadd(r, lsb);
+        let r = self.round_low_bits(bits, 16);
         let r = self.b.ins().ushr_imm_s(r, 16);
         let top = self.b.ins().ushr_imm_s(bits, 16);
         let nan = self.or(top, 0x40);
@@ -194,10 +198,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let bits = self.as_int_bits(x);
         let sign = self.and(bits, i64::from(0x8000_0000u32 as i32));
         let a = self.and(bits, 0x7fff_ffff);
-        let lsb = self.b.ins().ushr_imm_s(a, 13);
-        let lsb = self.and(lsb, 1);
-        let n = self.add(a, 0x0fff);
-        let n = self.b.ins().iadd(n, lsb);
+        let n = self.round_low_bits(a, 13);
         let n = self.and(n, i64::from(0xffff_e000u32 as i32));
         let over = self.above(n, 0x477f_e000);
         let inf = self.int_of(self.int_type(x), 0x7f80_0000);

@@ -844,13 +844,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             });
         }
         Ok(match dtype {
-            DType::F16 => {
+            DType::F16 | DType::BF16 => {
                 let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
-                self.f16_bits_to_f32(bits)
-            }
-            DType::BF16 => {
-                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
-                self.bf16_bits_to_f32(bits)
+                self.half_value(dtype, bits)
             }
             DType::F32
             | DType::F64
