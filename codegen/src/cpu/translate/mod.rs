@@ -332,15 +332,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         let lanes = register_dtype(dtype);
         let v = Vectors::of(lanes)?;
         (0..self.k.body.len())
-            .all(|i| self.vector_instr(i, lanes, true))
+            .all(|i| self.vector_instr(i, lanes))
             .then_some(v)
     }
 
     /// Whether instruction `i` has a vector form in a loop along the innermost dim whose
-    /// values are `lanes` (f32, f64, i32 or i64) or bools, and with `halves` also f16 and bf16
-    /// values held in f32 lanes.
-    fn vector_instr(&self, i: usize, lanes: DType, halves: bool) -> bool {
-        let fits = |d: DType| d == lanes || (halves && register_dtype(d) == lanes);
+    /// values are held in `lanes` (f32, f64, i32 or i64; f16 and bf16 in f32's) or are bools.
+    fn vector_instr(&self, i: usize, lanes: DType) -> bool {
+        let fits = |d: DType| register_dtype(d) == lanes;
         let t = self.types[i];
         let is = |v: usize, d: DType| self.types[v] == Some(d);
         let fits_value = |v: usize| self.types[v].is_some_and(fits);
@@ -412,7 +411,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if !element(i) {
                 return true;
             }
-            self.vector_instr(i, DType::F32, true)
+            self.vector_instr(i, DType::F32)
                 && match instr {
                     Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Store { x, .. } => {
                         row_f32(*x)
@@ -813,15 +812,26 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let broadcast = index.strides.get(self.lane_dim) == Some(&0);
                 return Ok(self.load_mask(addr, broadcast));
             }
-            if matches!(dtype, DType::F16 | DType::BF16) {
-                return Ok(self.load_halves(i, dtype, addr));
-            }
-            let (lane_ty, vty) = (self.v.lane(), self.v.ty);
-            return Ok(match index.strides.get(self.lane_dim) {
+            // f16 and bf16 come in as their bits in i32 lanes, converted once loaded.
+            let halves = matches!(dtype, DType::F16 | DType::BF16);
+            let (lane_ty, vty) = if halves {
+                (types::I32, types::I32X4)
+            } else {
+                (self.v.lane(), self.v.ty)
+            };
+            let lane_load = |t: &mut Self, at: Value| {
+                if halves {
+                    t.b.ins().uload16(types::I32, mem(), at, 0)
+                } else {
+                    t.b.ins().load(lane_ty, mem(), at, 0)
+                }
+            };
+            let v = match index.strides.get(self.lane_dim) {
                 Some(0) => {
-                    let s = self.b.ins().load(lane_ty, mem(), addr, 0);
+                    let s = lane_load(self, addr);
                     self.b.ins().splat(vty, s)
                 }
+                Some(1) if halves => self.b.ins().uload16x4(mem(), addr, 0),
                 Some(1) => self.b.ins().load(vty, mem(), addr, 0),
                 // A strided row: one scalar load per lane gathered into one vector.
                 Some(_) | None => {
@@ -832,16 +842,17 @@ impl<'a, 'f> Translator<'a, 'f> {
                         .ins()
                         .ishl_imm_s(step, dtype.size().trailing_zeros() as i64);
                     let mut at = addr;
-                    let first = self.b.ins().load(lane_ty, mem(), at, 0);
+                    let first = lane_load(self, at);
                     let mut v = self.b.ins().splat(vty, first);
                     for lane in 1..self.v.lanes() as u8 {
                         at = self.b.ins().iadd(at, step);
-                        let x = self.b.ins().load(lane_ty, mem(), at, 0);
+                        let x = lane_load(self, at);
                         v = self.b.ins().insertlane(v, x, lane);
                     }
                     v
                 }
-            });
+            };
+            return Ok(if halves { self.half_value(dtype, v) } else { v });
         }
         Ok(match dtype {
             DType::F16 | DType::BF16 => {
@@ -915,38 +926,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.f16_bits_to_f32(bits)
         } else {
             self.bf16_bits_to_f32(bits)
-        }
-    }
-
-    /// Load `i` of f16 or bf16 values into f32 lanes: four u16 widened at once, one value
-    /// converted and splat, or four gathered from a strided row and converted together.
-    fn load_halves(&mut self, i: usize, dtype: DType, addr: Value) -> Value {
-        let Instr::Load { index, .. } = &self.k.body[i] else {
-            unreachable!("load_halves() emits loads")
-        };
-        match index.strides.get(self.lane_dim) {
-            Some(1) => {
-                let bits = self.b.ins().uload16x4(mem(), addr, 0);
-                self.half_value(dtype, bits)
-            }
-            Some(0) => {
-                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
-                let x = self.half_value(dtype, bits);
-                self.b.ins().splat(types::F32X4, x)
-            }
-            Some(_) | None => {
-                let (strides, _) = self.index[i].clone().expect("loads have an index");
-                let step = self.b.ins().ishl_imm_s(strides[self.lane_dim], 1);
-                let mut at = addr;
-                let first = self.b.ins().uload16(types::I32, mem(), at, 0);
-                let mut bits = self.b.ins().splat(types::I32X4, first);
-                for lane in 1..4 {
-                    at = self.b.ins().iadd(at, step);
-                    let x = self.b.ins().uload16(types::I32, mem(), at, 0);
-                    bits = self.b.ins().insertlane(bits, x, lane);
-                }
-                self.half_value(dtype, bits)
-            }
         }
     }
 
