@@ -1240,6 +1240,7 @@ fn tiled_transposing_kernels_match_reference() {
         (33, 65),
         (67, 513),
         (300, 257),
+        (515, 259),
     ] {
         for out_t in [false, true] {
             for reorder in [false, true] {

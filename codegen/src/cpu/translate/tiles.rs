@@ -11,11 +11,13 @@ use super::*;
 const TILE: (i64, i64) = (64, 16);
 /// The block of a tiled walk whose transposing loads are read four rows at a time
 /// ([`Translator::quad`]): each of a block's 256 columns takes one line of such a load per
-/// 16 rows, so its lines stay in L2 across the block's 32 rows while the contiguous accesses
-/// stream whole rows. (Measured on `transpose_add`, minimum of 15 runs, three rounds: 18-20 ms
-/// against 29-30 ms for 64×16; 128×128 and 8×64 in between. Hand-written SSE C with the same
-/// 4×4 transposes took 19-23 ms over the same shapes on this machine.)
-const QUAD_TILE: (i64, i64) = (32, 256);
+/// 16 rows, so its lines stay in cache across the rows while the contiguous accesses stream
+/// whole 1 KiB row segments. Tall blocks read each transposed row in long runs (2 KiB per
+/// block), which the prefetchers and DRAM pages serve better than short ones. (Measured on
+/// `transpose_add`, `smelt bench --json`, eight interleaved rounds of five: median 17.6 ms
+/// against 19.1 ms for 32×256; 128, 256 and 1024 rows and 128 or 512 columns in between or
+/// worse; `permute_scale` unchanged.)
+const QUAD_TILE: (i64, i64) = (512, 256);
 /// Whether `instr` is a load whose innermost stride is neither 0 nor 1 while its stride along
 /// the dim outside it is 1: in a tiled walk, four rows of it are read as four contiguous
 /// column vectors and transposed ([`Translator::quad`]). Part of the structure key.
