@@ -45,14 +45,13 @@ impl Rng {
 }
 
 /// The ulp an inline transcendental may be off in `dtype`: the largest bound of `math.rs`
-/// (3 ulp, tanh) in f32; f16/bf16 round that f32 once more, so at most 1 ulp of their own.
+/// (3 ulp: tanh in f32, tanh and sigmoid in f64); f16/bf16 round that f32 once more, so at
+/// most 1 ulp of their own.
 fn inline_math_tolerance(dtype: DType) -> u64 {
     match dtype {
-        DType::F32 => 3,
+        DType::F32 | DType::F64 => 3,
         DType::F16 | DType::BF16 => 1,
-        DType::F64 | DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U8 | DType::Bool => {
-            0
-        }
+        DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U8 | DType::Bool => 0,
     }
 }
 

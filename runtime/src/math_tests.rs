@@ -1,5 +1,6 @@
 //! Accuracy of the cpu backend's inline f32 transcendentals (`codegen/src/cpu/math.rs`)
-//! against the reference interpreter's answer (f64 libm rounded once to f32). Each function is
+//! against the reference interpreter's answer (f64 libm rounded once to f32), and of its
+//! inline f64 exp, expm1, log, tanh and sigmoid against the interpreter's f64 answer. Each function is
 //! swept over its useful range — inputs evenly spaced in the f32 bit patterns, so every binade
 //! down to the denormals gets its share — and run as a SIMD kernel and as a scalar one: the
 //! largest error in ulp must stay within the bound documented in math.rs (and docs/math.md),
@@ -16,6 +17,17 @@ use std::sync::Arc;
 
 /// Inputs per function (and x values per exponent for pow) when `SMELT_MATH_STEP` is unset.
 const SWEEP: i64 = 1 << 20;
+/// Inputs per f64 function.
+const SWEEP_64: i64 = 1 << 20;
+
+/// Each inline f64 function, its documented max ulp (f64 ulp), and the range swept.
+const UNARY_64: [(UnaryOp, u64, f64, f64); 5] = [
+    (UnaryOp::Exp, 1, -750.0, 720.0),
+    (UnaryOp::Expm1, 2, -40.0, 720.0),
+    (UnaryOp::Log, 1, 0.0, f64::MAX),
+    (UnaryOp::Tanh, 3, -25.0, 25.0),
+    (UnaryOp::Sigmoid, 3, -750.0, 750.0),
+];
 
 /// Each inline function, its documented max ulp, and the range swept.
 const UNARY: [(UnaryOp, u64, f32, f32); 8] = [
@@ -94,6 +106,11 @@ fn index(strides: &[isize]) -> Index {
 /// `out = f(loads…)` over `n` f32 elements: one SIMD row (`[n]`, a scalar tail of `n % 4`) or
 /// `n` rows of one element (`[n, 1]`, scalar code only).
 fn kernel(n: usize, simd: bool, inputs: usize, op: Instr) -> Kernel {
+    typed_kernel(DType::F32, n, simd, inputs, op)
+}
+
+/// [`kernel`] over elements of `dtype`.
+fn typed_kernel(dtype: DType, n: usize, simd: bool, inputs: usize, op: Instr) -> Kernel {
     let (shape, strides) = if simd {
         (vec![n], vec![1])
     } else {
@@ -112,7 +129,7 @@ fn kernel(n: usize, simd: bool, inputs: usize, op: Instr) -> Kernel {
         x: body.len() - 1,
     });
     let arg = |access| Arg {
-        dtype: DType::F32,
+        dtype,
         len: n,
         access,
     };
@@ -314,5 +331,124 @@ fn constant_cube_stays_within_its_ulp_bound() {
         let (e, i) = worst(&got, &want, |i| i >= n - SPECIALS.len());
         eprintln!("x^3: max {e} ulp (at {:e})", xs[i]);
         assert!(e <= CUBE_ULP, "x^3 at {:e}: {e} ulp > {CUBE_ULP}", xs[i]);
+    }
+}
+
+/// f64 bit patterns in order: −0 just below +0, each step one ulp.
+fn ordered_64(x: f64) -> i128 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        -i128::from(b & 0x7FFF_FFFF_FFFF_FFFF) - 1
+    } else {
+        i128::from(b)
+    }
+}
+
+fn from_ordered_64(o: i128) -> f64 {
+    if o < 0 {
+        f64::from_bits((-(o + 1)) as u64 | 0x8000_0000_0000_0000)
+    } else {
+        f64::from_bits(o as u64)
+    }
+}
+
+/// Distance in f64 ulp (a sign error on zero counts one); NaN is only near NaN.
+fn ulp_64(got: f64, want: f64) -> u64 {
+    match (got.is_nan(), want.is_nan()) {
+        (true, true) => 0,
+        (false, false) => {
+            u64::try_from((ordered_64(got) - ordered_64(want)).unsigned_abs()).unwrap_or(u64::MAX)
+        }
+        (true, false) | (false, true) => u64::MAX,
+    }
+}
+
+#[test]
+fn inline_f64_functions_stay_within_their_ulp_bounds() {
+    let specials = [
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MAX,
+        -f64::MAX,
+        1e300,
+        -1e300,
+    ];
+    for (op, bound, lo, hi) in UNARY_64 {
+        let (a, b) = (ordered_64(lo), ordered_64(hi));
+        let step = ((b - a) / i128::from(SWEEP_64)).max(1);
+        let mut xs: Vec<f64> = (0..=SWEEP_64)
+            .map(|k| from_ordered_64((a + i128::from(k) * step).min(b)))
+            .collect();
+        xs.extend([1.0, -1.0, 0.5, f64::MIN_POSITIVE, 5e-324, 1e-300, -1e-300]);
+        let swept = xs.len();
+        xs.extend(specials);
+        let n = xs.len();
+        let want: Vec<f64> = xs
+            .iter()
+            .map(|x| unary(op, Scalar::Float(*x), DType::F64).as_f64())
+            .collect();
+        let op_instr = Instr::Unary {
+            op,
+            x: 0,
+            compute: DType::F64,
+        };
+        assert!(
+            smelt_codegen::cpu::is_inline_math(&op_instr),
+            "{op:?} in f64 is inline"
+        );
+        let input = Arc::new(Buffer::F64(xs.clone().into()));
+        let mut outs = vec![];
+        for simd in [true, false] {
+            let k = typed_kernel(DType::F64, n, simd, 1, op_instr.clone());
+            let compiled = crate::cpu::compiled(&k)
+                .unwrap_or_else(|why| panic!("the cpu JIT refused {op:?}: {why}"));
+            assert!(compiled.simd || !simd, "{op:?}: an f64x2 loop expected");
+            assert!(
+                !compiled.clif.contains(" call "),
+                "{op:?} in f64 calls no helper:\n{}",
+                compiled.clif
+            );
+            let Some(Buffer::F64(out)) = Backend::Cpu.run_kernel(&k, vec![input.clone()]).pop()
+            else {
+                panic!("an f64 kernel returned another dtype")
+            };
+            outs.push(out.to_vec());
+        }
+        let (got, scalar) = (&outs[0], &outs[1]);
+        if let Some(i) = (0..n).find(|&i| ulp_64(got[i], scalar[i]) != 0) {
+            panic!(
+                "{op:?}: SIMD and scalar code disagree at {:e}: {:e} vs {:e}",
+                xs[i], got[i], scalar[i]
+            );
+        }
+        let mut w = (0, 0);
+        for i in 0..n {
+            let e = ulp_64(got[i], want[i]);
+            assert!(
+                i < swept || e == 0,
+                "{op:?}({:e}) = {:e}, the reference gives {:e} (a special input)",
+                xs[i],
+                got[i],
+                want[i]
+            );
+            if e > w.0 {
+                w = (e, i);
+            }
+        }
+        let (e, i) = w;
+        eprintln!(
+            "{op:?} f64: max {e} ulp over {swept} inputs in [{lo:e}, {hi:e}] (at {:e}: {:e} vs {:e})",
+            xs[i], got[i], want[i]
+        );
+        assert!(
+            e <= bound,
+            "{op:?}({:e}) = {:e}, the reference gives {:e}: {e} ulp > {bound}",
+            xs[i],
+            got[i],
+            want[i]
+        );
     }
 }

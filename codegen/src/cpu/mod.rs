@@ -14,11 +14,12 @@
 //! a rank-0 or fully reduced kernel when called with `0..1`). Sizes and strides are data, so
 //! one compiled kernel serves every size of the same [`structure_key`].
 //!
-//! f32 (and f16/bf16) exp, expm1, log, tanh, sigmoid, erf, sin, cos and pow are inline
-//! polynomial approximations (`math.rs`, a few ulp from the interpreter's f64 libm answer, on
-//! `f32x4` in SIMD loops). The other transcendentals, every f64 one and the rare integer
-//! divisions call back into Rust functions the runtime registers ([`HELPERS`]), so their
-//! results match the reference interpreter exactly.
+//! f32 (and f16/bf16) exp, expm1, log, tanh, sigmoid, erf, sin, cos and pow, and f64 exp,
+//! expm1, log, tanh and sigmoid, are inline polynomial approximations (`math.rs`, a few ulp
+//! from the interpreter's libm answer, on `f32x4`/`f64x2` in SIMD loops). The other
+//! transcendentals (f64 erf, sin, cos and pow among them) and the rare integer divisions call
+//! back into Rust functions the runtime registers ([`HELPERS`]), so their results match the
+//! reference interpreter exactly.
 
 mod helpers;
 mod jit;
@@ -61,18 +62,33 @@ pub fn is_transcendental(instr: &Instr) -> bool {
 }
 
 /// Whether the cpu backend computes `instr` with an inline approximation (`math.rs`, a few
-/// ulp) rather than the interpreter's f64 libm call: a transcendental computed in f32.
+/// ulp) rather than the interpreter's f64 libm call: a transcendental computed in f32 (or
+/// f16/bf16 through f32), or exp, expm1, log, tanh or sigmoid computed in f64.
 pub fn is_inline_math(instr: &Instr) -> bool {
-    let compute = match instr {
-        Instr::Unary { compute, .. } | Instr::Binary { compute, .. } => *compute,
+    match instr {
+        Instr::Unary { op, compute, .. } => is_transcendental(instr) && inline_math(*op, *compute),
+        Instr::Binary { compute, .. } => {
+            is_transcendental(instr) && matches!(compute, DType::F32 | DType::F16 | DType::BF16)
+        }
         Instr::Load { .. }
         | Instr::Store { .. }
         | Instr::Const { .. }
         | Instr::Where { .. }
         | Instr::Cast { .. }
-        | Instr::Reduce { .. } => return false,
-    };
-    is_transcendental(instr) && matches!(compute, DType::F32 | DType::F16 | DType::BF16)
+        | Instr::Reduce { .. } => false,
+    }
+}
+
+/// Whether the unary transcendental `op` computed in `compute` is inline (`math.rs`).
+pub(crate) fn inline_math(op: UnaryOp, compute: DType) -> bool {
+    match compute {
+        DType::F32 | DType::F16 | DType::BF16 => true,
+        DType::F64 => matches!(
+            op,
+            UnaryOp::Exp | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Sigmoid
+        ),
+        DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => false,
+    }
 }
 
 /// Whether the compiled code of `kernel` stashes a value of its last reduction pass in its

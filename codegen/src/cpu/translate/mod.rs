@@ -22,6 +22,7 @@ pub(crate) use rows::{Stash, stash_plan};
 pub use tiles::is_transposing_load;
 
 use super::helpers::{binary_code, unary_code};
+use super::inline_math;
 use super::jit::Unsupported;
 use super::math::{self, Fallback};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};

@@ -319,7 +319,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 };
                 self.b.ins().fcmp(cc, a, inf)
             }
-            // f32 (and f16/bf16, computed in f32) transcendentals inline; f64 calls libm.
+            // Inline transcendentals (`math.rs`): f32 (and f16/bf16, computed in f32) for all
+            // of them, f64 for exp, expm1, log, tanh and sigmoid; the rest call libm.
             UnaryOp::Exp
             | UnaryOp::Expm1
             | UnaryOp::Log
@@ -328,7 +329,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             | UnaryOp::Tanh
             | UnaryOp::Sigmoid
             | UnaryOp::Erf
-                if compute != DType::F64 =>
+                if inline_math(op, compute) =>
             {
                 let slow = Fallback {
                     func: self.h.unary_f64,
