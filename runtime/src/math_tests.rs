@@ -55,31 +55,47 @@ const SPECIALS: [f32; 9] = [
     -1e30,
 ];
 
-/// f32 bit patterns in order: −0 just below +0, each step one ulp.
-fn ordered(x: f32) -> i64 {
-    let b = x.to_bits();
-    if b >> 31 == 1 {
-        -i64::from(b & 0x7FFF_FFFF) - 1
+/// Float bit patterns (`bits`, sign bit at `sign`) in order: −0 just below +0, each step
+/// one ulp.
+fn ordered_bits(bits: u64, sign: u32) -> i128 {
+    let magnitude = i128::from(bits & ((1 << sign) - 1));
+    if bits >> sign == 1 {
+        -magnitude - 1
     } else {
-        i64::from(b)
+        magnitude
     }
+}
+
+/// The bits whose [`ordered_bits`] place is `o`.
+fn from_ordered_bits(o: i128, sign: u32) -> u64 {
+    if o < 0 {
+        (-(o + 1)) as u64 | 1 << sign
+    } else {
+        o as u64
+    }
+}
+
+/// Distance in ulp between two ordered places (a sign error on zero counts one); NaN is only
+/// near NaN.
+fn ulp_apart(got: i128, want: i128, nans: (bool, bool)) -> u64 {
+    match nans {
+        (true, true) => 0,
+        (false, false) => u64::try_from((got - want).unsigned_abs()).unwrap_or(u64::MAX),
+        (true, false) | (false, true) => u64::MAX,
+    }
+}
+
+fn ordered(x: f32) -> i64 {
+    ordered_bits(u64::from(x.to_bits()), 31) as i64
 }
 
 fn from_ordered(o: i64) -> f32 {
-    if o < 0 {
-        f32::from_bits((-(o + 1)) as u32 | 0x8000_0000)
-    } else {
-        f32::from_bits(o as u32)
-    }
+    f32::from_bits(from_ordered_bits(i128::from(o), 31) as u32)
 }
 
-/// Distance in ulp (a sign error on zero counts one); NaN is only near NaN.
 fn ulp(got: f32, want: f32) -> u64 {
-    match (got.is_nan(), want.is_nan()) {
-        (true, true) => 0,
-        (false, false) => (ordered(got) - ordered(want)).unsigned_abs(),
-        (true, false) | (false, true) => u64::MAX,
-    }
+    let (g, w) = (ordered(got), ordered(want));
+    ulp_apart(g.into(), w.into(), (got.is_nan(), want.is_nan()))
 }
 
 /// About `n` f32 values evenly spaced in bit pattern from `lo` to `hi` (both included).
@@ -334,33 +350,17 @@ fn constant_cube_stays_within_its_ulp_bound() {
     }
 }
 
-/// f64 bit patterns in order: −0 just below +0, each step one ulp.
 fn ordered_64(x: f64) -> i128 {
-    let b = x.to_bits();
-    if b >> 63 == 1 {
-        -i128::from(b & 0x7FFF_FFFF_FFFF_FFFF) - 1
-    } else {
-        i128::from(b)
-    }
+    ordered_bits(x.to_bits(), 63)
 }
 
 fn from_ordered_64(o: i128) -> f64 {
-    if o < 0 {
-        f64::from_bits((-(o + 1)) as u64 | 0x8000_0000_0000_0000)
-    } else {
-        f64::from_bits(o as u64)
-    }
+    f64::from_bits(from_ordered_bits(o, 63))
 }
 
-/// Distance in f64 ulp (a sign error on zero counts one); NaN is only near NaN.
 fn ulp_64(got: f64, want: f64) -> u64 {
-    match (got.is_nan(), want.is_nan()) {
-        (true, true) => 0,
-        (false, false) => {
-            u64::try_from((ordered_64(got) - ordered_64(want)).unsigned_abs()).unwrap_or(u64::MAX)
-        }
-        (true, false) | (false, true) => u64::MAX,
-    }
+    let (g, w) = (ordered_64(got), ordered_64(want));
+    ulp_apart(g, w, (got.is_nan(), want.is_nan()))
 }
 
 #[test]

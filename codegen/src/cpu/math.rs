@@ -749,7 +749,21 @@ impl Emit<'_, '_> {
 
     /// log2 of a positive normal f64.
     fn log2_64(&mut self, ax: Value) -> Value {
-        // ax = 2^k · m, m in [√½, √2); k read without an arithmetic shift (none on i64x2).
+        let (k, m) = self.split_64(ax);
+        let f = self.addc(m, -1.0);
+        let two_f = self.addc(f, 2.0);
+        let s = self.b.ins().fdiv(f, two_f);
+        let z = self.mul(s, s);
+        let rz = self.poly(z, &LOG_TAYLOR_64[..8]);
+        let sz = self.mul(s, z);
+        let s2 = self.add(s, s);
+        let l = self.fma(sz, rz, s2);
+        self.fmac(l, INV_LN2_64, k)
+    }
+
+    /// `(k, m)` with `ax = 2^k · m` and m in [√½, √2), for a positive normal f64 `ax`; k is
+    /// read without an arithmetic shift (none on i64x2).
+    fn split_64(&mut self, ax: Value) -> (Value, Value) {
         let b = self.bits_of(ax);
         let sqrt_half = self.i(SQRT_HALF_BITS_64);
         let d = self.b.ins().isub(b, sqrt_half);
@@ -764,16 +778,7 @@ impl Emit<'_, '_> {
         let mb = self.and(d, frac);
         let mb = self.b.ins().iadd(mb, sqrt_half);
         let m = self.float_of(mb);
-        let f = self.addc(m, -1.0);
-        let two_f = self.addc(f, 2.0);
-        let s = self.b.ins().fdiv(f, two_f);
-        let z = self.mul(s, s);
-        let coeffs: Vec<f64> = (0..8).map(|k| 2.0 / f64::from(2 * k + 3)).collect();
-        let rz = self.poly(z, &coeffs);
-        let sz = self.mul(s, z);
-        let s2 = self.add(s, s);
-        let l = self.fma(sz, rz, s2);
-        self.fmac(l, INV_LN2_64, k)
+        (k, m)
     }
 
     /// 2^t in f64 for any t (clamped to ±200: far beyond f32's range either way).
@@ -853,22 +858,8 @@ impl Emit<'_, '_> {
         let xs = self.select(den, scaled, x);
         let (minus54, zero) = (self.f(-54.0), self.f(0.0));
         let kadj = self.select(den, minus54, zero);
-        // k read without an arithmetic shift (none on i64x2), as in `log2_64`.
-        let b = self.bits_of(xs);
-        let sqrt_half = self.i(SQRT_HALF_BITS_64);
-        let d = self.b.ins().isub(b, sqrt_half);
-        let bias = self.i(1024 << 52);
-        let kb = self.b.ins().iadd(d, bias);
-        let kb = self.b.ins().ushr_imm_s(kb, 52);
-        let exp52 = self.i(0x4330_0000_0000_0000);
-        let kb = self.or(kb, exp52);
-        let kf = self.float_of(kb);
-        let k = self.addc(kf, -(4_503_599_627_370_496.0 + 1024.0));
+        let (k, m) = self.split_64(xs);
         let k = self.add(k, kadj);
-        let frac = self.i(0x000F_FFFF_FFFF_FFFF);
-        let mb = self.and(d, frac);
-        let mb = self.b.ins().iadd(mb, sqrt_half);
-        let m = self.float_of(mb);
         let f = self.addc(m, -1.0);
         let two_f = self.addc(f, 2.0);
         let s = self.b.ins().fdiv(f, two_f);
