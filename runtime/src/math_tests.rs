@@ -233,19 +233,37 @@ fn inline_unary_functions_stay_within_their_ulp_bounds() {
                 compute: DType::F32,
             },
         );
-        let (e, i) = worst(&got, &want, |i| i >= swept);
-        eprintln!(
-            "{op:?}: max {e} ulp over {swept} inputs in [{lo:e}, {hi:e}] (at {:e}: {:e} vs {:e})",
-            xs[i], got[i], want[i]
-        );
-        assert!(
-            e <= bound,
-            "{op:?}({:e}) = {:e}, the reference gives {:e}: {e} ulp > {bound}",
-            xs[i],
-            got[i],
-            want[i]
+        let worst = worst(&got, &want, |i| i >= swept);
+        within(
+            &format!("{op:?}"),
+            worst,
+            bound,
+            (lo, hi),
+            (&xs, &got, &want),
         );
     }
+}
+
+/// Prints the largest error `(e, i)` of a sweep over `range` and asserts it is within `bound`.
+fn within<T: std::fmt::LowerExp>(
+    what: &str,
+    (e, i): (u64, usize),
+    bound: u64,
+    (lo, hi): (T, T),
+    (xs, got, want): (&[T], &[T], &[T]),
+) {
+    let swept = xs.len();
+    eprintln!(
+        "{what}: max {e} ulp over {swept} inputs in [{lo:e}, {hi:e}] (at {:e}: {:e} vs {:e})",
+        xs[i], got[i], want[i]
+    );
+    assert!(
+        e <= bound,
+        "{what}({:e}) = {:e}, the reference gives {:e}: {e} ulp > {bound}",
+        xs[i],
+        got[i],
+        want[i]
+    );
 }
 
 #[test]
@@ -438,17 +456,12 @@ fn inline_f64_functions_stay_within_their_ulp_bounds() {
                 w = (e, i);
             }
         }
-        let (e, i) = w;
-        eprintln!(
-            "{op:?} f64: max {e} ulp over {swept} inputs in [{lo:e}, {hi:e}] (at {:e}: {:e} vs {:e})",
-            xs[i], got[i], want[i]
-        );
-        assert!(
-            e <= bound,
-            "{op:?}({:e}) = {:e}, the reference gives {:e}: {e} ulp > {bound}",
-            xs[i],
-            got[i],
-            want[i]
+        within(
+            &format!("{op:?} f64"),
+            w,
+            bound,
+            (lo, hi),
+            (&xs, got, &want),
         );
     }
 }

@@ -526,7 +526,12 @@ impl Emit<'_, '_> {
         let l1p = self.add(f, c);
         let lo = self.fmac(kf, LN2_LO, l1p);
         let r = self.fmac(kf, LN2_HI, lo);
-        // log(+inf) = inf, log(±0) = −inf, log(x < 0) = log(NaN) = NaN.
+        self.log_specials(x, r)
+    }
+
+    /// `r`, the log of a positive finite `x`, with the special cases put in: log(+inf) = inf,
+    /// log(±0) = −inf, log(x < 0) = log(NaN) = NaN.
+    fn log_specials(&mut self, x: Value, r: Value) -> Value {
         let is_inf = self.cmpc(FloatCC::Equal, x, f64::INFINITY);
         let r = self.select(is_inf, x, r);
         let is_zero = self.cmpc(FloatCC::Equal, x, 0.0);
@@ -875,15 +880,7 @@ impl Emit<'_, '_> {
         let u = self.sub(u, f);
         let nu = self.b.ins().fneg(u);
         let r = self.fmac(k, LN2_HI_64, nu);
-        // log(+inf) = inf, log(±0) = −inf, log(x < 0) = log(NaN) = NaN.
-        let is_inf = self.cmpc(FloatCC::Equal, x, f64::INFINITY);
-        let r = self.select(is_inf, x, r);
-        let is_zero = self.cmpc(FloatCC::Equal, x, 0.0);
-        let minus_inf = self.f(f64::NEG_INFINITY);
-        let r = self.select(is_zero, minus_inf, r);
-        let ok = self.cmpc(FloatCC::GreaterThanOrEqual, x, 0.0);
-        let nan = self.f(f64::NAN);
-        self.select(ok, r, nan)
+        self.log_specials(x, r)
     }
 }
 
