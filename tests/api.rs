@@ -256,10 +256,11 @@ fn an_in_place_write_into_a_clone_of_a_strided_view_updates_the_clone() {
     smelt::realize(&[&c, &y]).unwrap();
     let want: Vec<f64> = [14.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0].to_vec();
     assert_eq!(c.to_vec::<f64>(), want);
-    assert_eq!(
-        y.to_vec::<f64>(),
-        want.iter().map(|v| v.exp()).collect::<Vec<f64>>()
-    );
+    // The cpu backend's f64 exp is inline and within 1 ulp of libm's (docs/math.md).
+    for (got, v) in y.to_vec::<f64>().iter().zip(&want) {
+        let ulps = (got.to_bits() as i64 - v.exp().to_bits() as i64).abs();
+        assert!(ulps <= 1, "exp({v}) = {got}, libm gives {}", v.exp());
+    }
 }
 
 /// The same for `index_put` (found by a soak of in-place writes through views): it too starts
