@@ -23,16 +23,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// An `f32` constant of the float type `t` (splat over its lanes when it is a vector).
-    fn f32_of(&mut self, t: Type, v: f64) -> Value {
-        let s = self.b.ins().f32const(v as f32);
-        if t.is_vector() {
-            self.b.ins().splat(t, s)
-        } else {
-            s
-        }
-    }
-
     /// `c ? a : b` for a compare result `c` of integers of `a`'s type.
     fn pick(&mut self, c: Value, a: Value, b: Value) -> Value {
         if self.b.func.dfg.value_type(a).is_vector() {
@@ -104,7 +94,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let em = self.and(h, 0x7fff);
         let em = self.b.ins().ishl_imm_s(em, 13);
         let scaled = self.as_float_bits(em);
-        let k = self.f32_of(self.float_type(scaled), F16_REBIAS);
+        let k = self.fconst(self.float_type(scaled), F16_REBIAS);
         let scaled = self.b.ins().fmul(scaled, k);
         let finite = self.as_int_bits(scaled);
         // All-ones exponent: infinity keeps its zero mantissa, a NaN gets the quiet bit.
@@ -134,7 +124,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         // Below 2^-14, f16's step is 2^-24, the f32 step at 0.5: adding 0.5 rounds |x| to it,
         // and the sum's low mantissa bits are the f16 subnormal's.
         let abs = self.as_float_bits(a);
-        let half = self.f32_of(self.float_type(abs), 0.5);
+        let half = self.fconst(self.float_type(abs), 0.5);
         let s = self.b.ins().fadd(abs, half);
         let s = self.as_int_bits(s);
         let s = self.add(s, -0x3f00_0000);
@@ -204,7 +194,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let inf = self.int_of(self.int_type(x), 0x7f80_0000);
         let n = self.pick(over, inf, n);
         let abs = self.as_float_bits(a);
-        let half = self.f32_of(self.float_type(abs), 0.5);
+        let half = self.fconst(self.float_type(abs), 0.5);
         let s = self.b.ins().fadd(abs, half);
         let s = self.b.ins().fsub(s, half);
         let s = self.as_int_bits(s);

@@ -146,6 +146,12 @@ impl Vectors {
     }
 }
 
+/// Whether `dtype` is held in registers as another (f16 and bf16 as f32): loaded as bits and
+/// converted, converted back to bits to store.
+fn is_half(dtype: DType) -> bool {
+    register_dtype(dtype) != dtype
+}
+
 /// The dtype whose registers hold `dtype`'s values: f16 and bf16 are held as f32.
 fn register_dtype(dtype: DType) -> DType {
     match dtype {
@@ -814,7 +820,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 return Ok(self.load_mask(addr, broadcast));
             }
             // f16 and bf16 come in as their bits in i32 lanes, converted once loaded.
-            let halves = matches!(dtype, DType::F16 | DType::BF16);
+            let halves = is_half(dtype);
             let (lane_ty, vty) = if halves {
                 (types::I32, types::I32X4)
             } else {
@@ -855,19 +861,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             return Ok(if halves { self.half_value(dtype, v) } else { v });
         }
-        Ok(match dtype {
-            DType::F16 | DType::BF16 => {
-                let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
-                self.half_value(dtype, bits)
-            }
-            DType::F32
-            | DType::F64
-            | DType::I64
-            | DType::I32
-            | DType::I16
-            | DType::I8
-            | DType::U8
-            | DType::Bool => self.b.ins().load(ty(dtype), mem(), addr, 0),
+        Ok(if is_half(dtype) {
+            let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
+            self.half_value(dtype, bits)
+        } else {
+            self.b.ins().load(ty(dtype), mem(), addr, 0)
         })
     }
 
@@ -880,7 +878,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             if dtype == DType::Bool {
                 self.store_mask(x, addr);
-            } else if matches!(dtype, DType::F16 | DType::BF16) {
+            } else if is_half(dtype) {
                 let bits = self.half_bits(dtype, x);
                 // Four u16 lanes (every value fits, so the saturating pack is exact).
                 let packed = self.b.ins().unarrow(bits, bits);
@@ -893,21 +891,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             return Ok(());
         }
-        match dtype {
-            DType::F16 | DType::BF16 => {
-                let bits = self.half_bits(dtype, x);
-                self.b.ins().istore16(mem(), bits, addr, 0);
-            }
-            DType::F32
-            | DType::F64
-            | DType::I64
-            | DType::I32
-            | DType::I16
-            | DType::I8
-            | DType::U8
-            | DType::Bool => {
-                self.b.ins().store(mem(), x, addr, 0);
-            }
+        if is_half(dtype) {
+            let bits = self.half_bits(dtype, x);
+            self.b.ins().istore16(mem(), bits, addr, 0);
+        } else {
+            self.b.ins().store(mem(), x, addr, 0);
         }
         Ok(())
     }
