@@ -5,7 +5,8 @@
 //! (elem/s = lazy ops per second) and a realisation served from the kernel cache. Last, the
 //! `dtypes` group: the same small elementwise programs in f32, f64, i32, i64, f16 and bf16 (the
 //! SIMD loop of each dtype), and a softmax over rows in the float dtypes, on [512, 512] inputs
-//! that stay in cache.
+//! that stay in cache. `mixed` group: elementwise programs of two dtypes (type promotion,
+//! casts, a mask of one lane width selecting values of another) on the same [512, 512].
 //!
 //! Short by default (10 samples, 1 s warm-up, 3 s of measurement each); `-- --quick` is shorter,
 //! and criterion's flags (`--sample-size`, `--measurement-time`, a name filter) override.
@@ -154,6 +155,38 @@ fn bench_dtypes(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_mixed(c: &mut Criterion) {
+    let mut group = c.benchmark_group("mixed");
+    let n = 512;
+    group.throughput(Throughput::Elements((n * n) as u64));
+    let mut g = Generator::new(11);
+    let mut input = |dtype: DType| {
+        let t = g.randn(&[n, n], Some(dtype));
+        t.realize();
+        t
+    };
+    let (a, b) = (input(DType::F32), input(DType::F64));
+    let i = (input(DType::F32) * 100.0).to_dtype(DType::I32);
+    let l = (input(DType::F32) * 100.0).to_dtype(DType::I64);
+    i.realize();
+    l.realize();
+    let promote = || &a + &b;
+    let exp_to_f64 = || a.exp().to_dtype(DType::F64);
+    let scale_i32 = || &i * 0.5;
+    let select = || Tensor::r#where(&l.lt(0i64), &a, &b);
+    let programs: [(&str, &dyn Fn() -> Tensor); 4] = [
+        ("f32+f64", &promote),
+        ("exp(f32).to(f64)", &exp_to_f64),
+        ("i32*0.5", &scale_i32),
+        ("where(i64<0,f32,f64)", &select),
+    ];
+    for (name, make) in programs {
+        checked(name, measure::check_with(&|| Ok(make()), Mode::Fused));
+        group.bench_function(name, |b| time_realisation(b, Mode::Fused, make));
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .sample_size(10)
@@ -164,6 +197,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_workloads, bench_overhead, bench_dtypes
+    targets = bench_workloads, bench_overhead, bench_dtypes, bench_mixed
 }
 criterion_main!(benches);

@@ -27,8 +27,9 @@ pub const NAMES: &[&str] = &[
 ];
 
 /// Workloads beyond WORKLOADS.md's list, run only when named (`smelt bench sum_cols`):
-/// reductions whose layout is not a contiguous row.
-pub const EXTRA_NAMES: &[&str] = &["sum_cols", "sum_all", "softmax_cols"];
+/// reductions whose layout is not a contiguous row, and an elementwise kernel of two dtypes
+/// (type promotion).
+pub const EXTRA_NAMES: &[&str] = &["sum_cols", "sum_all", "softmax_cols", "promote_add"];
 
 /// Every workload [`build`] knows: [`NAMES`], then [`EXTRA_NAMES`].
 pub fn all_names() -> impl Iterator<Item = &'static str> {
@@ -71,6 +72,7 @@ pub fn source(name: &str) -> Option<&'static str> {
         "sum_cols" => "x.sum(dim=0)",
         "sum_all" => "x.sum()",
         "softmax_cols" => "softmax(x, dim=0)",
+        "promote_add" => "a + b, a float32 and b float64 (promoted to float64)",
         _ => return None,
     })
 }
@@ -93,8 +95,8 @@ pub fn build(name: &str, shrink: usize) -> Option<Workload> {
 pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
     let s = |n: usize| (n / shrink).max(1);
     let mut g = Generator::new(0x5eed);
-    let mut rand = |shape: &[usize]| {
-        let t = g.randn(shape, Some(DType::F32));
+    let mut rand = |shape: &[usize], dtype: DType| {
+        let t = g.randn(shape, Some(dtype));
         t.realize();
         t
     };
@@ -111,9 +113,13 @@ pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
             vec![s(1024), s(1024)],
             vec![s(1024)],
         ],
+        "promote_add" => {
+            let (a, b) = (vec![s(4096), s(4096)], vec![s(4096), s(4096)]);
+            return Some(vec![rand(&a, DType::F32), rand(&b, DType::F64)]);
+        }
         _ => return None,
     };
-    Some(shapes.iter().map(|sh| rand(sh)).collect())
+    Some(shapes.iter().map(|sh| rand(sh, DType::F32)).collect())
 }
 
 /// The lazy result of workload `name` on `inputs` (nothing runs); a fresh graph every call.
@@ -143,6 +149,7 @@ pub fn program(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
         "sum_cols" => x(0)?.sum(&[0], false, None),
         "sum_all" => x(0)?.sum(&[] as &[i64], false, None),
         "softmax_cols" => x(0)?.softmax(0, None),
+        "promote_add" => &x(0)? + &x(1)?,
         _ => return None,
     })
 }

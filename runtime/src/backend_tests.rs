@@ -599,6 +599,108 @@ fn f16_and_bf16_conversions_match_the_reference_bit_for_bit() {
     }
 }
 
+/// `out = where(a != 0, cast(a, to) + b, b)` with `a` of `from` read contiguously and `b` of
+/// `to` broadcast along the rows: a kernel of two register dtypes, and a mask of `from`'s lane
+/// width selecting `to` values.
+fn mixed_kernel(from: DType, to: DType) -> Kernel {
+    let full = index(&[COLS as isize, 1]);
+    let n = ROWS * COLS;
+    let mut body = vec![
+        Instr::Load {
+            arg: 0,
+            index: full.clone(),
+        },
+        Instr::Load {
+            arg: 1,
+            index: index(&[0, 1]),
+        },
+        Instr::Cast { x: 0, to },
+        Instr::Binary {
+            op: BinaryOp::Add,
+            a: 2,
+            b: 1,
+            compute: to,
+        },
+        Instr::Const {
+            value: Scalar::Int(0),
+            dtype: from,
+        },
+        Instr::Binary {
+            op: BinaryOp::Ne,
+            a: 0,
+            b: 4,
+            compute: from,
+        },
+    ];
+    let stored = if to == DType::Bool {
+        // Bool values are selected as masks only within one kernel dtype: combine instead.
+        body.push(Instr::Binary {
+            op: BinaryOp::LogicalAnd,
+            a: 5,
+            b: 3,
+            compute: DType::Bool,
+        });
+        6
+    } else {
+        body.push(Instr::Where {
+            cond: 5,
+            a: 3,
+            b: 1,
+        });
+        6
+    };
+    body.push(Instr::Store {
+        arg: 2,
+        index: full,
+        x: stored,
+    });
+    Kernel {
+        name: "mixed".into(),
+        shape: vec![ROWS, COLS],
+        reduce_axes: 0,
+        args: vec![
+            arg(from, n, Access::Read),
+            arg(to, COLS, Access::Read),
+            arg(to, n, Access::Write),
+        ],
+        body,
+    }
+}
+
+/// Elementwise kernels mixing f16, bf16, f32, f64, i32, i64 and bool run in SIMD (four
+/// elements a step when every dtype is 32 bits wide, else two, f32 and i32 in the low half of
+/// their vectors) with the reference's bits: every cast between those dtypes but float to
+/// integer (which stays scalar), masks of one width selecting values of another, contiguous
+/// loads and stores of 8 bytes (or 4 for f16 and bf16) per step, and a tail of one element.
+#[test]
+fn mixed_dtype_elementwise_kernels_run_in_simd() {
+    let dtypes = [
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+        DType::I32,
+        DType::I64,
+        DType::Bool,
+    ];
+    for from in dtypes {
+        for to in dtypes {
+            if from == to {
+                continue;
+            }
+            let k = mixed_kernel(from, to);
+            let simd = crate::cpu::compiled(&k)
+                .expect("the cpu JIT compiles it")
+                .simd;
+            let float_to_int = from.is_float() && !to.is_float() && to != DType::Bool;
+            assert_eq!(simd, !float_to_int, "{from:?} -> {to:?}: SIMD form");
+            for seed in 0..4 {
+                check(&k, 11 + seed);
+            }
+        }
+    }
+}
+
 #[test]
 fn every_cast_and_where_matches_reference() {
     for from in DType::ALL {

@@ -9,7 +9,9 @@
 //! results match it bit for bit for a row walked in order. In an elementwise SIMD loop the
 //! kernel's values are 128-bit vectors of its one register dtype (`f32x4`, `f64x2`, `i32x4`,
 //! `i64x2`, [`Vectors`]; f16 and bf16 share f32's lanes, `halves.rs`) and bools are lane masks
-//! of the same lane width; reduction passes run on `f32x4`.
+//! of the same lane width. A kernel of several of those dtypes (type promotion, casts) runs
+//! in SIMD too, each value a vector of its own dtype, four elements a step when all are 32
+//! bits wide and two otherwise ([`Translator::mixed_lanes`]). Reduction passes run on `f32x4`.
 
 mod columns;
 mod halves;
@@ -94,10 +96,6 @@ impl Vectors {
             }
         };
         Some(Vectors { ty })
-    }
-
-    fn lane(self) -> Type {
-        self.ty.lane_type()
     }
 
     fn lanes(self) -> i64 {
@@ -237,6 +235,10 @@ pub(crate) struct Translator<'a, 'f> {
     touches: Option<Vec<(Value, i64)>>,
     /// Whether a reduction kernel runs in columns ([`Translator::columns`]).
     column_mode: bool,
+    /// For an elementwise kernel whose values are of several register dtypes
+    /// ([`Translator::mixed_lanes`]): the elements per SIMD step, 4 or 2. Each value is then
+    /// a vector of its own dtype ([`Translator::vty`]).
+    mixed: Option<i64>,
 }
 impl<'a, 'f> Translator<'a, 'f> {
     pub(crate) fn new(mut b: FunctionBuilder<'f>, k: &'a Kernel, h: Helpers, simd: bool) -> Self {
@@ -296,6 +298,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             row_simd: false,
             touches: None,
             column_mode: false,
+            mixed: None,
         }
     }
 
@@ -307,8 +310,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             let elementwise = self.elementwise_vectors();
             if let Some(v) = elementwise {
                 self.v = v;
+            } else {
+                self.mixed = self.mixed_lanes();
             }
-            if !(elementwise.is_some() || self.row_simd || self.column_mode) {
+            if !(elementwise.is_some() || self.mixed.is_some() || self.row_simd || self.column_mode)
+            {
                 return unsupported("no SIMD form");
             }
         }
@@ -387,6 +393,140 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             Instr::Reduce { .. } => false,
         }
+    }
+
+    /// The elements per SIMD step of an elementwise kernel whose values are of several of
+    /// f32 (f16 and bf16 held as f32), f64, i32, i64 and bool, if every instruction has a
+    /// vector form there ([`Self::mixed_instr`]): four when every dtype is 32 bits wide, else
+    /// two, where an f32 or i32 value fills the low half of its vector (loaded and stored 8
+    /// bytes at a time, so nothing past the row is read). Every value is a vector of its own
+    /// dtype ([`Self::vty`]); bool masks are converted to the width their user needs.
+    fn mixed_lanes(&self) -> Option<i64> {
+        if self.k.reduce_axes > 0 || self.k.shape.is_empty() {
+            return None;
+        }
+        let wide = |d: DType| matches!(d, DType::F64 | DType::I64);
+        if !(0..self.k.body.len()).all(|i| self.mixed_instr(i)) {
+            return None;
+        }
+        let lanes = if self.types.iter().flatten().any(|&d| wide(d)) {
+            2
+        } else {
+            4
+        };
+        Some(lanes)
+    }
+
+    /// Whether instruction `i` has a vector form in a mixed-dtype loop ([`Self::mixed_lanes`]):
+    /// its values are of those dtypes, an op's operands are held as its compute dtype (or are
+    /// bools, for a bool op), and a cast is between floats, from i32 or i64 to a float, between
+    /// i32 and i64, or to or from bool. Casts from a float to an integer stay scalar (their
+    /// out-of-range results follow the interpreter's i64 conversion, not the vector one).
+    fn mixed_instr(&self, i: usize) -> bool {
+        let lanes = |d: DType| {
+            matches!(
+                register_dtype(d),
+                DType::F32 | DType::F64 | DType::I32 | DType::I64
+            )
+        };
+        let held = |d: DType| lanes(d) || d == DType::Bool;
+        let t = |v: usize| self.types[v];
+        let fits =
+            |v: usize, d: DType| t(v).is_some_and(|x| register_dtype(x) == register_dtype(d));
+        let inner = |index: &Index| index.strides.last().copied();
+        match &self.k.body[i] {
+            Instr::Load { index, .. } => match t(i) {
+                Some(DType::Bool) => matches!(inner(index), Some(0 | 1)),
+                Some(d) => lanes(d),
+                None => false,
+            },
+            Instr::Store { index, x, .. } => t(*x).is_some_and(held) && inner(index) == Some(1),
+            Instr::Const { dtype, .. } => held(*dtype),
+            Instr::Unary { x, compute, .. } if *compute == DType::Bool => {
+                t(*x) == Some(DType::Bool)
+            }
+            Instr::Unary { op, x, compute } => {
+                lanes(*compute)
+                    && fits(*x, *compute)
+                    && !(*op == UnaryOp::Square && Vectors::slow_product(register_dtype(*compute)))
+            }
+            Instr::Binary { op, a, b, compute } if *compute == DType::Bool => {
+                t(*a) == Some(DType::Bool)
+                    && t(*b) == Some(DType::Bool)
+                    && Vectors::has_mask_op(*op)
+            }
+            Instr::Binary { op, a, b, compute } => {
+                lanes(*compute)
+                    && fits(*a, *compute)
+                    && fits(*b, *compute)
+                    && Vectors::has_binary(register_dtype(*compute), *op)
+            }
+            Instr::Where { cond, a, b } => {
+                t(*cond) == Some(DType::Bool)
+                    && t(*a).is_some_and(lanes)
+                    && t(*a).is_some_and(|d| fits(*b, d))
+            }
+            Instr::Cast { x, to } => match t(*x) {
+                Some(DType::Bool) => held(*to),
+                Some(from) if *to == DType::Bool => lanes(from),
+                Some(from) => {
+                    lanes(from)
+                        && lanes(*to)
+                        && (to.is_float() || matches!(from, DType::I32 | DType::I64))
+                }
+                None => false,
+            },
+            Instr::Reduce { .. } => false,
+        }
+    }
+
+    /// The elements of a SIMD step: the kernel's lanes, or a mixed kernel's step.
+    fn lanes(&self) -> i64 {
+        self.mixed.unwrap_or(self.v.lanes())
+    }
+
+    /// The vector type holding `dtype` values in a SIMD loop: the kernel's vectors (their
+    /// masks for bools), or in a mixed kernel the dtype's own (bools as [`Self::mask_ty`]).
+    fn vty(&self, dtype: DType) -> Type {
+        match (self.mixed, dtype) {
+            (None, DType::Bool) => self.v.mask(),
+            (None, _) => self.v.ty,
+            (Some(_), DType::Bool) => self.mask_ty(),
+            (Some(_), d) => {
+                Vectors::of(register_dtype(d))
+                    .expect("mixed kernels hold f32, f64, i32 and i64 lanes")
+                    .ty
+            }
+        }
+    }
+
+    /// The lane masks that bool loads and constants produce: the kernel's own, or in a mixed
+    /// kernel i32x4 for four elements a step and i64x2 for two.
+    fn mask_ty(&self) -> Type {
+        match self.mixed {
+            None => self.v.mask(),
+            Some(4) => types::I32X4,
+            Some(_) => types::I64X2,
+        }
+    }
+
+    /// Lane masks `m` as the integer vector type `want` (i32x4 or i64x2): in a mixed kernel of
+    /// two elements a step, the low two i32 lanes widened to i64 or the i64 lanes narrowed.
+    fn mask_as(&mut self, m: Value, want: Type) -> Value {
+        let have = self.b.func.dfg.value_type(m);
+        if have == want {
+            return m;
+        }
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        if have == types::I32X4 && want == types::I64X2 {
+            return self.b.ins().swiden_low(m);
+        }
+        // i64x2 → i32x4: the low word of each lane into lanes 0 and 1.
+        let bytes = self.b.ins().bitcast(types::I8X16, little, m);
+        let picks: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11].repeat(2);
+        let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
+        let low = self.b.ins().shuffle(bytes, bytes, picks);
+        self.b.ins().bitcast(want, little, low)
     }
 
     /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost
@@ -624,7 +764,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let d = self.k.shape.len() - 1;
         let split = if self.simd {
             // Two vectors a trip while they fit, then one, then scalars.
-            let lanes = self.v.lanes();
+            let lanes = self.lanes();
             let wide = self.whole_steps(start, end, ROW_VECTORS * lanes);
             let split = self.whole_steps(start, end, lanes);
             self.vector = true;
@@ -824,8 +964,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             let (lane_ty, vty) = if halves {
                 (types::I32, types::I32X4)
             } else {
-                (self.v.lane(), self.v.ty)
+                let vty = self.vty(dtype);
+                (vty.lane_type(), vty)
             };
+            // Two elements of four lanes (a mixed step): only their 8 (or 4) bytes are read.
+            let half_step = self.lanes() < i64::from(vty.lane_count());
             let lane_load = |t: &mut Self, at: Value| {
                 if halves {
                     t.b.ins().uload16(types::I32, mem(), at, 0)
@@ -837,6 +980,19 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Some(0) => {
                     let s = lane_load(self, addr);
                     self.b.ins().splat(vty, s)
+                }
+                Some(1) if half_step => {
+                    let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                    if halves {
+                        let pair = self.b.ins().load(types::I32, mem(), addr, 0);
+                        let v = self.b.ins().scalar_to_vector(types::I32X4, pair);
+                        let v = self.b.ins().bitcast(types::I16X8, little, v);
+                        self.b.ins().uwiden_low(v)
+                    } else {
+                        let pair = self.b.ins().load(types::I64, mem(), addr, 0);
+                        let v = self.b.ins().scalar_to_vector(types::I64X2, pair);
+                        self.b.ins().bitcast(vty, little, v)
+                    }
                 }
                 Some(1) if halves => self.b.ins().uload16x4(mem(), addr, 0),
                 Some(1) => self.b.ins().load(vty, mem(), addr, 0),
@@ -851,7 +1007,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let mut at = addr;
                     let first = lane_load(self, at);
                     let mut v = self.b.ins().splat(vty, first);
-                    for lane in 1..self.v.lanes() as u8 {
+                    for lane in 1..self.lanes() as u8 {
                         at = self.b.ins().iadd(at, step);
                         let x = lane_load(self, at);
                         v = self.b.ins().insertlane(v, x, lane);
@@ -876,14 +1032,27 @@ impl<'a, 'f> Translator<'a, 'f> {
             if self.inner_stride_is_zero(i) {
                 return unsupported("broadcast store in a SIMD loop");
             }
+            let little = MemFlagsData::new().with_endianness(Endianness::Little);
+            let half_step = self.lanes() < i64::from(self.vty(dtype).lane_count());
             if dtype == DType::Bool {
                 self.store_mask(x, addr);
             } else if is_half(dtype) {
                 let bits = self.half_bits(dtype, x);
-                // Four u16 lanes (every value fits, so the saturating pack is exact).
+                // Four u16 lanes (every value fits, so the saturating pack is exact); two in
+                // a mixed step of two.
                 let packed = self.b.ins().unarrow(bits, bits);
-                let little = MemFlagsData::new().with_endianness(Endianness::Little);
-                let words = self.b.ins().bitcast(types::I64X2, little, packed);
+                if half_step {
+                    let words = self.b.ins().bitcast(types::I32X4, little, packed);
+                    let word = self.b.ins().extractlane(words, 0);
+                    self.b.ins().store(mem(), word, addr, 0);
+                } else {
+                    let words = self.b.ins().bitcast(types::I64X2, little, packed);
+                    let word = self.b.ins().extractlane(words, 0);
+                    self.b.ins().store(mem(), word, addr, 0);
+                }
+            } else if half_step {
+                // The low two f32 or i32 lanes: 8 bytes.
+                let words = self.b.ins().bitcast(types::I64X2, little, x);
                 let word = self.b.ins().extractlane(words, 0);
                 self.b.ins().store(mem(), word, addr, 0);
             } else {
@@ -921,13 +1090,13 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Lane masks from bools in memory (bytes 0 or 1): one byte splat over the lanes, or one
     /// byte per lane, sign-extended to the lane width and negated (1 becomes all ones).
     fn load_mask(&mut self, addr: Value, broadcast: bool) -> Value {
-        let (mask, lane) = (self.v.mask(), self.v.mask().lane_type());
+        let (mask, lane) = (self.mask_ty(), self.mask_ty().lane_type());
         if broadcast {
             let byte = self.b.ins().uload8(lane, mem(), addr, 0);
             let m = self.b.ins().ineg(byte);
             return self.b.ins().splat(mask, m);
         }
-        let bytes = if self.v.lanes() == 4 {
+        let bytes = if self.lanes() == 4 {
             self.b.ins().load(types::I32, mem(), addr, 0)
         } else {
             self.b.ins().uload16(types::I32, mem(), addr, 0)
@@ -944,11 +1113,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Stores lane masks as bools: the low byte of each lane, gathered and masked to 0 or 1.
     fn store_mask(&mut self, m: Value, addr: Value) {
         let little = MemFlagsData::new().with_endianness(Endianness::Little);
-        let width = (16 / self.v.lanes()) as u8;
+        let m = self.mask_as(m, self.mask_ty());
+        let lanes = self.mask_ty().lane_count() as u8;
+        let width = 16 / lanes;
         let bytes = self.b.ins().bitcast(types::I8X16, little, m);
-        let picks: Vec<u8> = (0..16)
-            .map(|j| (j % self.v.lanes() as u8) * width)
-            .collect();
+        let picks: Vec<u8> = (0..16).map(|j| (j % lanes) * width).collect();
         let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
         let low = self.b.ins().shuffle(bytes, bytes, picks);
         let one = self.b.ins().iconst(types::I8, 1);
@@ -956,7 +1125,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let bools = self.b.ins().band(low, ones);
         let words = self.b.ins().bitcast(types::I32X4, little, bools);
         let word = self.b.ins().extractlane(words, 0);
-        if self.v.lanes() == 4 {
+        if self.lanes() == 4 {
             self.b.ins().store(mem(), word, addr, 0);
         } else {
             self.b.ins().istore16(mem(), word, addr, 0);

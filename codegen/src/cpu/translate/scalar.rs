@@ -21,7 +21,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else if dtype == DType::Bool {
             self.bool_const(v.as_bool())
         } else {
-            self.b.ins().splat(self.v.ty, s)
+            let vty = self.vty(dtype);
+            self.b.ins().splat(vty, s)
         }
     }
 
@@ -113,9 +114,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         compute: DType,
     ) -> Value {
         if self.vector {
-            let mut out = self.fconst(self.v.ty, 0.0);
-            let f32_lanes = self.v.lane() == types::F32;
-            for lane in 0..self.v.lanes() as u8 {
+            let vty = self.vty(compute);
+            let mut out = self.fconst(vty, 0.0);
+            let f32_lanes = vty.lane_type() == types::F32;
+            for lane in 0..self.lanes() as u8 {
                 let mut call_args = vec![self.b.ins().iconst(types::I64, code)];
                 for a in args {
                     let s = self.b.ins().extractlane(*a, lane);
@@ -145,8 +147,9 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     pub(super) fn bool_const(&mut self, v: bool) -> Value {
         if self.vector {
-            let s = self.b.ins().iconst(self.v.mask().lane_type(), -(v as i64));
-            self.b.ins().splat(self.v.mask(), s)
+            let mask = self.mask_ty();
+            let s = self.b.ins().iconst(mask.lane_type(), -(v as i64));
+            self.b.ins().splat(mask, s)
         } else {
             self.b.ins().iconst(types::I8, v as i64)
         }
@@ -268,7 +271,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     pub(super) fn unary_float(&mut self, op: UnaryOp, x: Value, compute: DType) -> Value {
-        let t = if self.vector { self.v.ty } else { ty(compute) };
+        let t = if self.vector {
+            self.vty(compute)
+        } else {
+            ty(compute)
+        };
         match op {
             UnaryOp::Neg => self.b.ins().fneg(x),
             UnaryOp::Abs => self.b.ins().fabs(x),
@@ -353,13 +360,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// `cond ? a : b`; in a SIMD loop `cond` is a lane mask.
+    /// `cond ? a : b`; in a SIMD loop `cond` is a lane mask (of `a`'s lane width, or made so).
     pub(super) fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
         if self.vector {
-            let mask = if self.v.mask() == self.v.ty {
+            let vty = self.b.func.dfg.value_type(a);
+            let cond = self.mask_as(cond, vty.as_int());
+            let mask = if vty.is_int() {
                 cond
             } else {
-                self.b.ins().bitcast(self.v.ty, MemFlagsData::new(), cond)
+                self.b.ins().bitcast(vty, MemFlagsData::new(), cond)
             };
             self.b.ins().bitselect(mask, a, b)
         } else {
@@ -379,6 +388,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Ok(self.binary_float(op, a, b, compute, exponent));
         }
         if compute == DType::Bool {
+            // A mixed kernel's masks may come in two widths: both as the loads' width.
+            let (a, b) = if self.vector {
+                let m = self.mask_ty();
+                (self.mask_as(a, m), self.mask_as(b, m))
+            } else {
+                (a, b)
+            };
             return Ok(match op {
                 BinaryOp::Eq => self.b.ins().icmp(IntCC::Equal, a, b),
                 BinaryOp::Ne | BinaryOp::LogicalXor | BinaryOp::BitXor | BinaryOp::Sub => {
@@ -486,11 +502,14 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// Integer zero: of the scalar type `t`, or in a SIMD loop the kernel's integer vector.
+    /// Integer zero: of the scalar type `t`, or in a SIMD loop a 128-bit vector of `t` lanes.
     fn int_zero(&mut self, t: Type) -> Value {
         if self.vector {
-            let z = self.b.ins().iconst(self.v.lane(), 0);
-            self.b.ins().splat(self.v.ty, z)
+            let z = self.b.ins().iconst(t, 0);
+            let vty = t
+                .by(128 / t.bits())
+                .expect("lanes of 8 to 64 bits fill 128");
+            self.b.ins().splat(vty, z)
         } else {
             self.b.ins().iconst(t, 0)
         }
@@ -509,9 +528,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         b: Value,
         f: &mut dyn FnMut(&mut Self, Value, Value) -> Value,
     ) -> Value {
-        let lane_ty = self.v.lane();
-        let mut out = self.int_zero(self.v.lane());
-        for lane in 0..self.v.lanes() as u8 {
+        let lane_ty = self.b.func.dfg.value_type(a).lane_type();
+        let mut out = self.int_zero(lane_ty);
+        for lane in 0..self.lanes() as u8 {
             let mut xy = [a, b].map(|v| self.b.ins().extractlane(v, lane));
             if lane_ty != types::I64 {
                 xy = xy.map(|v| self.b.ins().sextend(types::I64, v));
@@ -539,7 +558,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         compute: DType,
         exponent: Option<f64>,
     ) -> Value {
-        let t = if self.vector { self.v.ty } else { ty(compute) };
+        let t = if self.vector {
+            self.vty(compute)
+        } else {
+            ty(compute)
+        };
         let cmp = |s: &mut Self, cc: FloatCC| s.b.ins().fcmp(cc, a, b);
         match op {
             BinaryOp::Add => {
@@ -607,25 +630,83 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// In a SIMD loop, a cast between the kernel's dtype and bool (lane masks): nonzero
-    /// (NaN included) is true, true is 1.
+    /// In a SIMD loop, a cast between a value dtype and bool (lane masks): nonzero (NaN
+    /// included) is true, true is 1.
     fn cast_mask(&mut self, x: Value, from: DType, to: DType) -> Value {
-        let vty = self.v.ty;
         if to == DType::Bool {
+            let vty = self.vty(from);
             if from.is_float() {
                 let zero = self.fconst(vty, 0.0);
                 self.b.ins().fcmp(FloatCC::NotEqual, x, zero)
             } else {
-                let zero = self.int_zero(self.v.lane());
+                let zero = self.int_zero(vty.lane_type());
                 self.b.ins().icmp(IntCC::NotEqual, x, zero)
             }
-        } else if to.is_float() {
-            let one = self.fconst(vty, 1.0);
-            let m = self.b.ins().bitcast(vty, MemFlagsData::new(), x);
-            self.b.ins().band(m, one)
         } else {
-            self.b.ins().ineg(x)
+            let vty = self.vty(to);
+            let m = self.mask_as(x, vty.as_int());
+            if to.is_float() {
+                let one = self.fconst(vty, 1.0);
+                let m = self.b.ins().bitcast(vty, MemFlagsData::new(), m);
+                self.b.ins().band(m, one)
+            } else {
+                self.b.ins().ineg(m)
+            }
         }
+    }
+
+    /// A cast between lane dtypes of a mixed kernel ([`Translator::mixed_instr`] admits these),
+    /// with the scalar code's results: through f64 as the scalar code goes, where that
+    /// rounds the same as the direct conversion (an i32 is exact in f64; an f64 rounds to f32
+    /// once, then to f16 or bf16 as the scalar `narrow_f64` does).
+    fn mixed_cast(&mut self, x: Value, from: DType, to: DType) -> Result<Value> {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let (rf, rt) = (register_dtype(from), register_dtype(to));
+        Ok(match (rf, rt) {
+            // Between f16, bf16 and f32 in f32 lanes: exact widening, or one rounding.
+            (DType::F32, DType::F32) => {
+                if to == DType::F32 {
+                    x
+                } else {
+                    self.round(to, x)
+                }
+            }
+            (DType::F32, DType::F64) => self.b.ins().fvpromote_low(x),
+            (DType::F64, DType::F32) => {
+                let f = self.b.ins().fvdemote(x);
+                self.round(to, f)
+            }
+            (DType::I32, DType::F32) => {
+                let f = self.b.ins().fcvt_from_sint(types::F32X4, x);
+                self.round(to, f)
+            }
+            // x64 lowers this pair to one `cvtdq2pd`.
+            (DType::I32, DType::F64) => {
+                let w = self.b.ins().swiden_low(x);
+                self.b.ins().fcvt_from_sint(types::F64X2, w)
+            }
+            (DType::I32, DType::I64) => self.b.ins().swiden_low(x),
+            (DType::I64, DType::I32) => {
+                let bytes = self.b.ins().bitcast(types::I8X16, little, x);
+                let picks: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11].repeat(2);
+                let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
+                let low = self.b.ins().shuffle(bytes, bytes, picks);
+                self.b.ins().bitcast(types::I32X4, little, low)
+            }
+            // No SSE conversion from i64: lane by lane, as the scalar code converts.
+            (DType::I64, DType::F32 | DType::F64) => {
+                let vty = self.vty(to);
+                let mut out = self.fconst(vty, 0.0);
+                for lane in 0..self.lanes() as u8 {
+                    let v = self.b.ins().extractlane(x, lane);
+                    let f = self.b.ins().fcvt_from_sint(types::F64, v);
+                    let f = self.narrow_f64(to, f);
+                    out = self.b.ins().insertlane(out, f, lane);
+                }
+                out
+            }
+            _ => return unsupported(format!("a SIMD cast from {from:?} to {to:?}")),
+        })
     }
 
     pub(super) fn cast(&mut self, x: Value, from: DType, to: DType) -> Result<Value> {
@@ -635,6 +716,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         if self.vector {
             return Ok(match (from, to) {
                 (DType::Bool, _) | (_, DType::Bool) => self.cast_mask(x, from, to),
+                _ if self.mixed.is_some() => self.mixed_cast(x, from, to)?,
                 // Between f16, bf16 and f32 in f32 lanes: exact widening, or one rounding.
                 (_, DType::F32) => x,
                 _ => self.round(to, x),

@@ -68,6 +68,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         // Quads read f32 rows as vectors: f16 and bf16 transposing loads gather instead.
         let f32_arg = |instr: &Instr| matches!(instr, Instr::Load { arg, .. } if self.k.args[*arg].dtype == DType::F32);
         let quads = self.simd
+            && self.mixed.is_none()
             && self.v.ty == types::F32X4
             && self.k.body.iter().any(is_transposing_load)
             && self
