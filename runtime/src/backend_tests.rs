@@ -186,14 +186,19 @@ const COLS: usize = 37;
 
 /// `out[i,j] = op(a[i,j], b[j])` (b broadcast over rows), or unary `op(a[j,i] read transposed)`.
 fn elementwise(dtype: DType, out: DType, body: Vec<Instr>) -> Kernel {
+    elementwise_of([dtype, dtype], out, body)
+}
+
+/// [`elementwise`] with inputs `a` (`[ROWS, COLS]`) and `b` (`[COLS]`) of their own dtypes.
+fn elementwise_of([a, b]: [DType; 2], out: DType, body: Vec<Instr>) -> Kernel {
     let n = ROWS * COLS;
     Kernel {
         name: "test".into(),
         shape: vec![ROWS, COLS],
         reduce_axes: 0,
         args: vec![
-            arg(dtype, n, Access::Read),
-            arg(dtype, COLS, Access::Read),
+            arg(a, n, Access::Read),
+            arg(b, COLS, Access::Read),
             arg(out, n, Access::Write),
         ],
         body,
@@ -604,7 +609,6 @@ fn f16_and_bf16_conversions_match_the_reference_bit_for_bit() {
 /// width selecting `to` values.
 fn mixed_kernel(from: DType, to: DType) -> Kernel {
     let full = index(&[COLS as isize, 1]);
-    let n = ROWS * COLS;
     let mut body = vec![
         Instr::Load {
             arg: 0,
@@ -632,39 +636,27 @@ fn mixed_kernel(from: DType, to: DType) -> Kernel {
             compute: from,
         },
     ];
-    let stored = if to == DType::Bool {
+    body.push(if to == DType::Bool {
         // Bool values are selected as masks only within one kernel dtype: combine instead.
-        body.push(Instr::Binary {
+        Instr::Binary {
             op: BinaryOp::LogicalAnd,
             a: 5,
             b: 3,
             compute: DType::Bool,
-        });
-        6
+        }
     } else {
-        body.push(Instr::Where {
+        Instr::Where {
             cond: 5,
             a: 3,
             b: 1,
-        });
-        6
-    };
+        }
+    });
     body.push(Instr::Store {
         arg: 2,
         index: full,
-        x: stored,
+        x: 6,
     });
-    Kernel {
-        name: "mixed".into(),
-        shape: vec![ROWS, COLS],
-        reduce_axes: 0,
-        args: vec![
-            arg(from, n, Access::Read),
-            arg(to, COLS, Access::Read),
-            arg(to, n, Access::Write),
-        ],
-        body,
-    }
+    elementwise_of([from, to], to, body)
 }
 
 /// Elementwise kernels mixing f16, bf16, f32, f64, i32, i64 and bool run in SIMD (four
