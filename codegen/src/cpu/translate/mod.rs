@@ -517,16 +517,22 @@ impl<'a, 'f> Translator<'a, 'f> {
         if have == want {
             return m;
         }
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         if have == types::I32X4 && want == types::I64X2 {
-            return self.b.ins().swiden_low(m);
+            self.b.ins().swiden_low(m)
+        } else {
+            self.low_words(m)
         }
-        // i64x2 → i32x4: the low word of each lane into lanes 0 and 1.
-        let bytes = self.b.ins().bitcast(types::I8X16, little, m);
+    }
+
+    /// The low 32 bits of each lane of an `i64x2`, as lanes 0 and 1 of an `i32x4` (and again
+    /// as lanes 2 and 3).
+    fn low_words(&mut self, x: Value) -> Value {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let bytes = self.b.ins().bitcast(types::I8X16, little, x);
         let picks: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11].repeat(2);
         let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
         let low = self.b.ins().shuffle(bytes, bytes, picks);
-        self.b.ins().bitcast(want, little, low)
+        self.b.ins().bitcast(types::I32X4, little, low)
     }
 
     /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost

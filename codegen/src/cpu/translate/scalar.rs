@@ -660,7 +660,6 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// rounds the same as the direct conversion (an i32 is exact in f64; an f64 rounds to f32
     /// once, then to f16 or bf16 as the scalar `narrow_f64` does).
     fn mixed_cast(&mut self, x: Value, from: DType, to: DType) -> Result<Value> {
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let (rf, rt) = (register_dtype(from), register_dtype(to));
         Ok(match (rf, rt) {
             // Between f16, bf16 and f32 in f32 lanes: exact widening, or one rounding.
@@ -686,13 +685,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().fcvt_from_sint(types::F64X2, w)
             }
             (DType::I32, DType::I64) => self.b.ins().swiden_low(x),
-            (DType::I64, DType::I32) => {
-                let bytes = self.b.ins().bitcast(types::I8X16, little, x);
-                let picks: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11].repeat(2);
-                let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
-                let low = self.b.ins().shuffle(bytes, bytes, picks);
-                self.b.ins().bitcast(types::I32X4, little, low)
-            }
+            (DType::I64, DType::I32) => self.low_words(x),
             // No SSE conversion from i64: lane by lane, as the scalar code converts.
             (DType::I64, DType::F32 | DType::F64) => {
                 let vty = self.vty(to);
