@@ -1038,7 +1038,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             if self.inner_stride_is_zero(i) {
                 return unsupported("broadcast store in a SIMD loop");
             }
-            let little = MemFlagsData::new().with_endianness(Endianness::Little);
             let half_step = self.lanes() < i64::from(self.vty(dtype).lane_count());
             if dtype == DType::Bool {
                 self.store_mask(x, addr);
@@ -1047,20 +1046,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                 // Four u16 lanes (every value fits, so the saturating pack is exact); two in
                 // a mixed step of two.
                 let packed = self.b.ins().unarrow(bits, bits);
-                if half_step {
-                    let words = self.b.ins().bitcast(types::I32X4, little, packed);
-                    let word = self.b.ins().extractlane(words, 0);
-                    self.b.ins().store(mem(), word, addr, 0);
+                let words = if half_step {
+                    types::I32X4
                 } else {
-                    let words = self.b.ins().bitcast(types::I64X2, little, packed);
-                    let word = self.b.ins().extractlane(words, 0);
-                    self.b.ins().store(mem(), word, addr, 0);
-                }
+                    types::I64X2
+                };
+                self.store_low(packed, words, addr);
             } else if half_step {
                 // The low two f32 or i32 lanes: 8 bytes.
-                let words = self.b.ins().bitcast(types::I64X2, little, x);
-                let word = self.b.ins().extractlane(words, 0);
-                self.b.ins().store(mem(), word, addr, 0);
+                self.store_low(x, types::I64X2, addr);
             } else {
                 self.b.ins().store(mem(), x, addr, 0);
             }
@@ -1073,6 +1067,14 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.b.ins().store(mem(), x, addr, 0);
         }
         Ok(())
+    }
+
+    /// Stores lane 0 of `x` viewed as the vector type `words` (its low 4 or 8 bytes).
+    fn store_low(&mut self, x: Value, words: Type, addr: Value) {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let words = self.b.ins().bitcast(words, little, x);
+        let word = self.b.ins().extractlane(words, 0);
+        self.b.ins().store(mem(), word, addr, 0);
     }
 
     /// The bits of f16 or bf16 values held as f32 (scalar or lanes).

@@ -663,13 +663,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let (rf, rt) = (register_dtype(from), register_dtype(to));
         Ok(match (rf, rt) {
             // Between f16, bf16 and f32 in f32 lanes: exact widening, or one rounding.
-            (DType::F32, DType::F32) => {
-                if to == DType::F32 {
-                    x
-                } else {
-                    self.round(to, x)
-                }
-            }
+            (DType::F32, DType::F32) => self.round(to, x),
             (DType::F32, DType::F64) => self.b.ins().fvpromote_low(x),
             (DType::F64, DType::F32) => {
                 let f = self.b.ins().fvdemote(x);
