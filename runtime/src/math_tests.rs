@@ -41,6 +41,8 @@ const UNARY: [(UnaryOp, u64, f32, f32); 8] = [
     (UnaryOp::Cos, 2, -4.0e6, 4.0e6),
 ];
 const POW_ULP: u64 = 1;
+/// `1 ± tanh(u)` as one idiom, in f32 and in f64 ulp.
+const ONE_PLUS_TANH_ULP: u64 = 2;
 const CUBE_ULP: u64 = 1;
 
 const SPECIALS: [f32; 9] = [
@@ -463,5 +465,152 @@ fn inline_f64_functions_stay_within_their_ulp_bounds() {
             (lo, hi),
             (&xs, got, &want),
         );
+    }
+}
+
+/// `1 + tanh(u)` as the translator's idiom (`idioms.rs`): `tanh(u) + 1`, `1 + tanh(u)` and
+/// `1 − tanh(u)` in f32 and f64, SIMD and scalar, against 2 / (1 + e^(∓2u)) in f64 libm
+/// (exact enough for f32; itself within about 1.5 ulp in f64), answers below the normal range
+/// flushed to 0 allowed. The op-by-op sum cancels:
+/// 1 + tanh(−10) is 0 in f32 where the idiom gives 4.1e−9.
+#[test]
+fn one_plus_tanh_idiom_stays_within_its_ulp_bound() {
+    // (op, a, b, 1 − tanh) over the body [x, tanh x, 1, op a b, store].
+    let forms = [
+        (BinaryOp::Add, 1, 2, false),
+        (BinaryOp::Add, 2, 1, false),
+        (BinaryOp::Sub, 2, 1, true),
+    ];
+    for dtype in [DType::F32, DType::F64] {
+        let single = dtype == DType::F32;
+        let mut xs: Vec<f64> = if single {
+            sweep(-60.0, 60.0, SWEEP)
+                .into_iter()
+                .map(f64::from)
+                .collect()
+        } else {
+            let (a, b) = (ordered_64(-400.0), ordered_64(400.0));
+            let step = (b - a) / i128::from(SWEEP_64);
+            (0..=SWEEP_64)
+                .map(|k| from_ordered_64(a + i128::from(k) * step))
+                .collect()
+        };
+        let swept = xs.len();
+        xs.extend([
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e30,
+            -1e30,
+        ]);
+        let n = xs.len();
+        let input = Arc::new(if single {
+            Buffer::F32(xs.iter().map(|x| *x as f32).collect::<Vec<_>>().into())
+        } else {
+            Buffer::F64(xs.clone().into())
+        });
+        for (op, a, b, minus) in forms {
+            let want: Vec<f64> = xs
+                .iter()
+                .map(|u| {
+                    let y = if minus { 2.0 * u } else { -2.0 * u };
+                    2.0 / (1.0 + y.exp())
+                })
+                .collect();
+            let mut outs = vec![];
+            for simd in [true, false] {
+                let mut k = typed_kernel(
+                    dtype,
+                    n,
+                    simd,
+                    1,
+                    Instr::Const {
+                        value: Scalar::Float(1.0),
+                        dtype,
+                    },
+                );
+                let tanh = Instr::Unary {
+                    op: UnaryOp::Tanh,
+                    x: 0,
+                    compute: dtype,
+                };
+                k.body.insert(1, tanh);
+                let sum = Instr::Binary {
+                    op,
+                    a,
+                    b,
+                    compute: dtype,
+                };
+                k.body.insert(3, sum);
+                if let Instr::Store { x, .. } = &mut k.body[4] {
+                    *x = 3;
+                }
+                let compiled = crate::cpu::compiled(&k)
+                    .unwrap_or_else(|why| panic!("the cpu JIT refused 1 ± tanh: {why}"));
+                assert!(
+                    compiled.simd || !simd,
+                    "1 ± tanh in {dtype}: a SIMD loop expected"
+                );
+                let out = Backend::Cpu.run_kernel(&k, vec![input.clone()]).pop();
+                outs.push(match out {
+                    Some(Buffer::F32(v)) => v.iter().map(|x| f64::from(*x)).collect::<Vec<_>>(),
+                    Some(Buffer::F64(v)) => v.to_vec(),
+                    _ => panic!("a {dtype} kernel returned another dtype"),
+                });
+            }
+            let (got, scalar) = (&outs[0], &outs[1]);
+            let apart = |g: f64, w: f64| {
+                if single {
+                    ulp(g as f32, w as f32)
+                } else {
+                    ulp_64(g, w)
+                }
+            };
+            if let Some(i) = (0..n).find(|&i| apart(got[i], scalar[i]) != 0) {
+                panic!("1 ± tanh: SIMD and scalar code disagree at {:e}", xs[i]);
+            }
+            // Answers below the normal range (u < −43.9 in f32, −354 in f64) may flush to 0.
+            let tiny = if single {
+                f64::from(f32::MIN_POSITIVE)
+            } else {
+                f64::MIN_POSITIVE
+            };
+            let mut w = (0, 0);
+            for i in 0..n {
+                if want[i] < tiny {
+                    assert!(
+                        got[i] < tiny,
+                        "1 ± tanh({:e}) = {:e}, want {:e}",
+                        xs[i],
+                        got[i],
+                        want[i]
+                    );
+                    continue;
+                }
+                let e = apart(got[i], want[i]);
+                assert!(
+                    i < swept || e == 0,
+                    "{op:?} 1, tanh({:e}) = {:e}, want {:e} (a special input)",
+                    xs[i],
+                    got[i],
+                    want[i]
+                );
+                if e > w.0 {
+                    w = (e, i);
+                }
+            }
+            let what = format!("{op:?} of 1 and tanh in {dtype}");
+            let range = (xs[0], xs[swept - 1]);
+            within(&what, w, ONE_PLUS_TANH_ULP, range, (&xs, got, &want));
+            // The op-by-op sum is 0 here; the idiom keeps the small answer.
+            let at = xs
+                .iter()
+                .position(|x| *x == if minus { 10.0 } else { -10.0 });
+            if let Some(i) = at {
+                assert!(got[i] > 0.0, "{what} at ∓10 is {:e}", got[i]);
+            }
+        }
     }
 }

@@ -75,12 +75,6 @@ static inline __m128 reduce(__m128 x, __m128 *t) {
     return _mm_fnmadd_ps(n, ps(1.42860677e-6f), r);
 }
 
-// 2^n from the magic-rounded t (n in the low mantissa bits).
-static inline __m128 pow2(__m128 t) {
-    __m128i n = _mm_sub_epi32(_mm_castps_si128(t), _mm_castps_si128(ps(12582912.0f)));
-    return _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n, _mm_set1_epi32(127)), 23));
-}
-
 // exp(x) for x <= 0 (softmax): results down to the denormals via two scalings.
 static inline __m128 exp_neg(__m128 x) {
     x = _mm_max_ps(x, ps(-104.0f));
@@ -94,14 +88,25 @@ static inline __m128 exp_neg(__m128 x) {
     return _mm_mul_ps(_mm_mul_ps(p, s1), s2);
 }
 
-// tanh(u) = e/(e+2), e = expm1(2u) = 2^n (e^r - 1) - (1 - 2^n), u clamped to +-9.5.
-static inline __m128 tanh4(__m128 u) {
-    u = _mm_max_ps(_mm_min_ps(u, ps(9.5f)), ps(-9.5f));
-    __m128 y = _mm_add_ps(u, u), t;
-    __m128 r = reduce(y, &t);
-    __m128 s = pow2(t);
-    __m128 e = _mm_fmadd_ps(s, expm1_poly(r), _mm_sub_ps(s, ps(1.0f)));
-    return _mm_div_ps(e, _mm_add_ps(e, ps(2.0f)));
+// 1 + tanh(u) = 2 / (1 + e^-2u), smelt's idiom: u clamped to [-44.5, 44], e^-2u = 2^n e^r with
+// r/-2 = u + n ln2/2 (two parts), e^r a degree-6 polynomial in r/-2, 1 + 2^n e^r one FMA.
+static inline __m128 one_plus_tanh4(__m128 u) {
+    u = _mm_max_ps(_mm_min_ps(u, ps(44.0f)), ps(-44.5f));
+    const __m128 magic = ps(12582912.0f);
+    __m128 t = _mm_fmadd_ps(u, ps(-2.0f * 1.44269504f), magic);
+    __m128 n = _mm_sub_ps(t, magic);
+    __m128 h = _mm_fmadd_ps(n, ps(0.693145752f / 2), u);
+    h = _mm_fmadd_ps(n, ps(1.42860677e-6f / 2), h);
+    __m128 p = ps(64.0f / 720);
+    p = _mm_fmadd_ps(p, h, ps(-32.0f / 120));
+    p = _mm_fmadd_ps(p, h, ps(16.0f / 24));
+    p = _mm_fmadd_ps(p, h, ps(-8.0f / 6));
+    p = _mm_fmadd_ps(p, h, ps(2.0f));
+    p = _mm_fmadd_ps(p, h, ps(-2.0f));
+    p = _mm_fmadd_ps(p, h, ps(1.0f));
+    __m128i e = _mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(127 - 0x4B400000));
+    __m128 s = _mm_castsi128_ps(_mm_slli_epi32(e, 23));
+    return _mm_div_ps(ps(2.0f), _mm_fmadd_ps(p, s, ps(1.0f)));
 }
 
 static inline __m128d hi_pd(__m128 v) {
@@ -131,7 +136,7 @@ static void gelu_tanh(void) {
             __m128 x3 = _mm_mul_ps(_mm_mul_ps(x, x), x);
             __m128 u = _mm_mul_ps(_mm_fmadd_ps(x3, ps(0.044715f), x), ps(0.7978845608f));
             __m128 h = _mm_mul_ps(x, ps(0.5f));
-            _mm_storeu_ps(O + i, _mm_mul_ps(h, _mm_add_ps(tanh4(u), ps(1.0f))));
+            _mm_storeu_ps(O + i, _mm_mul_ps(h, one_plus_tanh4(u)));
         }
 }
 

@@ -15,6 +15,7 @@
 
 mod columns;
 mod halves;
+mod idioms;
 mod rows;
 mod scalar;
 mod tiles;
@@ -239,6 +240,9 @@ pub(crate) struct Translator<'a, 'f> {
     /// ([`Translator::mixed_lanes`]): the elements per SIMD step, 4 or 2. Each value is then
     /// a vector of its own dtype ([`Translator::vty`]).
     mixed: Option<i64>,
+    /// Per instruction: emitted by itself, absorbed into its reader, or the head of an idiom
+    /// ([`idioms::idioms`]).
+    idioms: Vec<idioms::Idiom>,
 }
 impl<'a, 'f> Translator<'a, 'f> {
     pub(crate) fn new(mut b: FunctionBuilder<'f>, k: &'a Kernel, h: Helpers, simd: bool) -> Self {
@@ -299,6 +303,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             touches: None,
             column_mode: false,
             mixed: None,
+            idioms: idioms::idioms(k),
         }
     }
 
@@ -870,6 +875,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if self.levels[i] != level
                 || matches!(self.k.body[i], Instr::Reduce { .. })
                 || self.skip == Some(i)
+                || self.idioms[i] == idioms::Idiom::Absorbed
                 || (level == Level::Element && self.live.as_ref().is_some_and(|live| !live[i]))
             {
                 continue;
@@ -879,6 +885,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Instr::Load { arg, .. } => Some(self.load(i, *arg, point)?),
                 Instr::Const { value, dtype } => Some(self.constant(*value, *dtype)),
                 Instr::Unary { op, x, compute } => Some(self.unary(*op, v(*x), *compute)?),
+                Instr::Binary { .. } if self.idioms[i] != idioms::Idiom::Plain => {
+                    let idioms::Idiom::OnePlusTanh { u, minus } = self.idioms[i] else {
+                        unreachable!("invariant: only tanh instructions are absorbed")
+                    };
+                    Some(math::one_plus_tanh(&mut self.b, v(u), minus))
+                }
                 Instr::Binary { op, a, b, compute } => {
                     let exponent = if let Instr::Const { value, .. } = &self.k.body[*b] {
                         Some(value.as_f64())
