@@ -82,7 +82,7 @@ fn time_modes_once(
 }
 
 /// The median of `reps` realisations of workload `name` in each of `modes`, interleaved (each
-/// repetition runs every mode once), so that a machine whose speed drifts moves every mode's
+/// repetition runs every mode once, starting with a different one each time), so that a machine whose speed drifts moves every mode's
 /// time alike and their ratio stays honest.
 pub fn time_interleaved(
     name: &str,
@@ -104,12 +104,16 @@ pub fn time_interleaved_with(
     after: &mut dyn FnMut(),
 ) -> Result<Vec<Duration>, String> {
     let mut times = vec![Vec::with_capacity(reps); modes.len()];
-    for _ in 0..reps.max(1) {
-        for (all, t) in times
-            .iter_mut()
-            .zip(time_modes_once(name, modes, inputs, before)?)
+    for rep in 0..reps.max(1) {
+        // Each repetition starts with the next mode: no mode always runs first after `after`
+        // (a triad on other threads) or last, where the machine may treat it differently.
+        let order: Vec<usize> = (0..modes.len()).map(|k| (rep + k) % modes.len()).collect();
+        let ordered: Vec<Mode> = order.iter().map(|&k| modes[k]).collect();
+        for (&k, t) in order
+            .iter()
+            .zip(time_modes_once(name, &ordered, inputs, before)?)
         {
-            all.push(t);
+            times[k].push(t);
         }
         after();
     }
