@@ -349,3 +349,24 @@ fn a_group_that_a_path_leaves_and_reenters_is_not_kept() {
         assert_agree(&run(Mode::Fused, backend), &want, backend);
     }
 }
+
+/// The cpu backend emits `1 + tanh(u)` and `1 − tanh(u)` as one idiom, 2/(1 + e^(∓2u))
+/// (`codegen/src/cpu/translate/idioms.rs`): in elementwise kernels (GELU's tanh form), a
+/// transposed walk, row reductions and softmax's row passes it agrees with every op run on its
+/// own. Inputs reach ±9, where tanh saturates and the op-by-op sum cancels.
+#[test]
+fn one_plus_tanh_idiom_agrees_in_every_kernel_form() {
+    plan_checked(|| {
+        let x = data(21, &[48, 300]) * 3.0;
+        let gelu = &x * 0.5 * ((&x * 0.8).tanh() + 1.0);
+        let one = Tensor::full(&[1], 1.0, None);
+        let minus = one - x.t().tanh();
+        vec![
+            gelu.sum(&[1], false, None),
+            gelu.softmax(-1, None),
+            minus.contiguous(),
+            (x.tanh() + 1.0).amax(&[0], false),
+            gelu,
+        ]
+    });
+}
