@@ -194,15 +194,26 @@ fn run(inputs: &[Vec<f32>], op: Instr) -> Vec<f32> {
 
 /// The largest error over all inputs (with its position); special inputs must be exact.
 fn worst(got: &[f32], want: &[f32], special: impl Fn(usize) -> bool) -> (u64, usize) {
+    largest(
+        got.len(),
+        |i| ulp(got[i], want[i]),
+        special,
+        |i| format!("#{i}: got {:e}, the reference gives {:e}", got[i], want[i]),
+    )
+}
+
+/// The largest `err(i)` over `0..n`, with its position; where `special(i)`, `err(i)` must be
+/// 0 (`show(i)` describes the failure).
+fn largest(
+    n: usize,
+    err: impl Fn(usize) -> u64,
+    special: impl Fn(usize) -> bool,
+    show: impl Fn(usize) -> String,
+) -> (u64, usize) {
     let mut w = (0, 0);
-    for i in 0..got.len() {
-        let e = ulp(got[i], want[i]);
-        assert!(
-            !special(i) || e == 0,
-            "special input #{i}: got {:e}, the reference gives {:e}",
-            got[i],
-            want[i]
-        );
+    for i in 0..n {
+        let e = err(i);
+        assert!(!special(i) || e == 0, "special input {}", show(i));
         if e > w.0 {
             w = (e, i);
         }
@@ -444,20 +455,17 @@ fn inline_f64_functions_stay_within_their_ulp_bounds() {
                 xs[i], got[i], scalar[i]
             );
         }
-        let mut w = (0, 0);
-        for i in 0..n {
-            let e = ulp_64(got[i], want[i]);
-            assert!(
-                i < swept || e == 0,
-                "{op:?}({:e}) = {:e}, the reference gives {:e} (a special input)",
-                xs[i],
-                got[i],
-                want[i]
-            );
-            if e > w.0 {
-                w = (e, i);
-            }
-        }
+        let w = largest(
+            n,
+            |i| ulp_64(got[i], want[i]),
+            |i| i >= swept,
+            |i| {
+                format!(
+                    "{op:?}({:e}) = {:e}, the reference gives {:e}",
+                    xs[i], got[i], want[i]
+                )
+            },
+        );
         within(
             &format!("{op:?} f64"),
             w,
@@ -577,9 +585,12 @@ fn one_plus_tanh_idiom_stays_within_its_ulp_bound() {
             } else {
                 f64::MIN_POSITIVE
             };
-            let mut w = (0, 0);
-            for i in 0..n {
-                if want[i] < tiny {
+            let w = largest(
+                n,
+                |i| {
+                    if want[i].is_nan() || want[i] >= tiny {
+                        return apart(got[i], want[i]);
+                    }
                     assert!(
                         got[i] < tiny,
                         "1 ± tanh({:e}) = {:e}, want {:e}",
@@ -587,20 +598,16 @@ fn one_plus_tanh_idiom_stays_within_its_ulp_bound() {
                         got[i],
                         want[i]
                     );
-                    continue;
-                }
-                let e = apart(got[i], want[i]);
-                assert!(
-                    i < swept || e == 0,
-                    "{op:?} 1, tanh({:e}) = {:e}, want {:e} (a special input)",
-                    xs[i],
-                    got[i],
-                    want[i]
-                );
-                if e > w.0 {
-                    w = (e, i);
-                }
-            }
+                    0
+                },
+                |i| i >= swept,
+                |i| {
+                    format!(
+                        "{op:?} 1, tanh({:e}) = {:e}, want {:e}",
+                        xs[i], got[i], want[i]
+                    )
+                },
+            );
             let what = format!("{op:?} of 1 and tanh in {dtype}");
             let range = (xs[0], xs[swept - 1]);
             within(&what, w, ONE_PLUS_TANH_ULP, range, (&xs, got, &want));
