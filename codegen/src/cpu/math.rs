@@ -226,7 +226,7 @@ pub(crate) fn unary(b: &mut FunctionBuilder, op: UnaryOp, x: Value, slow: Fallba
 /// `f64x2`: the translator's idiom for an `add`/`sub` of the constant 1 and a tanh read nowhere
 /// else (GELU's tanh form). As 2 / (1 + e^(∓2u)) it costs one exponential and a division
 /// instead of tanh's expm1, and it keeps its relative accuracy where the sum op by op loses it
-/// (1 + tanh(−5) cancels to 4.5e-5 from a tanh rounded at 6e-8).
+/// (1 + tanh(−5) = 9.1e−5 comes from a tanh rounded to 6e−8 in f32).
 pub(crate) fn one_plus_tanh(b: &mut FunctionBuilder, u: Value, minus: bool) -> Value {
     let ty = b.func.dfg.value_type(u);
     let mut e = Emit { b, ty };
