@@ -869,6 +869,13 @@ impl Emit<'_, '_> {
         (t, n, r)
     }
 
+    /// `e^r − 1` in f64 on |r| ≤ ln2/2: r + r² · P(r) rounded once.
+    fn expm1_poly_64(&mut self, r: Value) -> Value {
+        let p = self.poly(r, &EXP_TAYLOR_64);
+        let r2 = self.mul(r, r);
+        self.fma(r2, p, r)
+    }
+
     /// e^x in f64: 2^n · e^r, e^r = 1 + (r + r² · P(r)) rounded once, 2^n applied as
     /// 2^n1 · 2^n2 (n1 = round(n/2)) so a denormal or overflowing result is rounded once.
     fn exp_64(&mut self, x: Value) -> Value {
@@ -876,9 +883,7 @@ impl Emit<'_, '_> {
         let x = self.at_most(x, 710.0);
         let x = self.at_least(x, -746.0);
         let (_, n, r) = self.reduce_64(x);
-        let p = self.poly(r, &EXP_TAYLOR_64);
-        let r2 = self.mul(r, r);
-        let q = self.fma(r2, p, r);
+        let q = self.expm1_poly_64(r);
         let e = self.addc(q, 1.0);
         let t1 = self.fmacc(n, 0.5, MAGIC_64);
         let n1 = self.addc(t1, -MAGIC_64);
@@ -894,9 +899,7 @@ impl Emit<'_, '_> {
     /// e^r − 1 = r + r² · P(r) (r itself exact, the correction small); ±0 is returned as is.
     fn expm1_core_64(&mut self, y: Value) -> Value {
         let (t, _, r) = self.reduce_64(y);
-        let p = self.poly(r, &EXP_TAYLOR_64);
-        let r2 = self.mul(r, r);
-        let q = self.fma(r2, p, r);
+        let q = self.expm1_poly_64(r);
         let s = self.pow2_from_magic_64(t);
         let one = self.f(1.0);
         let one_minus_s = self.sub(one, s);

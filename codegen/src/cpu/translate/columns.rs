@@ -352,8 +352,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             let a = self.b.use_var(accs[0]);
             let seen = self.b.use_var(accs[1]);
-            let little = MemFlagsData::new().with_endianness(Endianness::Little);
-            let seen = self.b.ins().bitcast(types::F32X4, little, seen);
+            let seen = self.b.ins().bitcast(types::F32X4, little(), seen);
             let nan = self.b.ins().f32const(f32::NAN);
             let nan = self.b.ins().splat(types::F32X4, nan);
             self.b.ins().bitselect(seen, nan, a)

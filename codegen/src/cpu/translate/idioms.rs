@@ -27,18 +27,12 @@ pub(super) enum Idiom {
 
 /// The idiom of each instruction of `k`.
 pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
-    let mut uses = vec![0usize; k.body.len()];
-    for instr in &k.body {
-        for x in instr.operands() {
-            uses[x] += 1;
-        }
-    }
     let one = |j: usize| {
         matches!(k.body[j], Instr::Const { value, dtype }
             if matches!(dtype, DType::F32 | DType::F64) && value.as_f64() == 1.0)
     };
-    // The operand of a tanh in `compute` that nothing else reads.
-    let lone_tanh = |j: usize, compute: DType| {
+    // The operand of a tanh in `compute` that only instruction `i` reads.
+    let lone_tanh = |j: usize, i: usize, compute: DType| {
         let Instr::Unary {
             op: UnaryOp::Tanh,
             x,
@@ -47,7 +41,7 @@ pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
         else {
             return None;
         };
-        (c == compute && uses[j] == 1).then_some(x)
+        (c == compute && sole_reader(k, j) == Some(i)).then_some(x)
     };
     let mut out = vec![Idiom::Plain; k.body.len()];
     for (i, instr) in k.body.iter().enumerate() {
@@ -58,11 +52,11 @@ pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
             continue;
         }
         let found = if op == BinaryOp::Add && one(b) {
-            lone_tanh(a, compute).map(|u| (a, u, false))
+            lone_tanh(a, i, compute).map(|u| (a, u, false))
         } else if op == BinaryOp::Add && one(a) {
-            lone_tanh(b, compute).map(|u| (b, u, false))
+            lone_tanh(b, i, compute).map(|u| (b, u, false))
         } else if op == BinaryOp::Sub && one(a) {
-            lone_tanh(b, compute).map(|u| (b, u, true))
+            lone_tanh(b, i, compute).map(|u| (b, u, true))
         } else {
             None
         };

@@ -178,12 +178,24 @@ fn ty(dtype: DType) -> Type {
     }
 }
 
+/// The one instruction of `k` that reads value `i`, if exactly one does.
+fn sole_reader(k: &Kernel, i: usize) -> Option<usize> {
+    let mut readers = (0..k.body.len()).filter(|&j| k.body[j].operands().contains(&i));
+    readers.next().filter(|_| readers.next().is_none())
+}
+
 fn is_signed(dtype: DType) -> bool {
     matches!(dtype, DType::I8 | DType::I16 | DType::I32 | DType::I64)
 }
 
 fn mem() -> MemFlagsData {
     MemFlagsData::new().with_notrap()
+}
+
+/// The flags of a bitcast between vector types of different lanes: little-endian lane order,
+/// so lane 0 is the lowest bytes whatever the host.
+fn little() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
 }
 
 /// Renders one kernel.
@@ -490,6 +502,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.mixed.unwrap_or(self.v.lanes())
     }
 
+    /// Whether a SIMD step fills only the low half of vectors of type `vty` (f32 or i32 in a
+    /// mixed step of two elements).
+    fn half_step(&self, vty: Type) -> bool {
+        self.lanes() < i64::from(vty.lane_count())
+    }
+
     /// The vector type holding `dtype` values in a SIMD loop: the kernel's vectors (their
     /// masks for bools), or in a mixed kernel the dtype's own (bools as [`Self::mask_ty`]).
     fn vty(&self, dtype: DType) -> Type {
@@ -532,12 +550,11 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// The low 32 bits of each lane of an `i64x2`, as lanes 0 and 1 of an `i32x4` (and again
     /// as lanes 2 and 3).
     fn low_words(&mut self, x: Value) -> Value {
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
-        let bytes = self.b.ins().bitcast(types::I8X16, little, x);
+        let bytes = self.b.ins().bitcast(types::I8X16, little(), x);
         let picks: Vec<u8> = [0u8, 1, 2, 3, 8, 9, 10, 11].repeat(2);
         let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
         let low = self.b.ins().shuffle(bytes, bytes, picks);
-        self.b.ins().bitcast(types::I32X4, little, low)
+        self.b.ins().bitcast(types::I32X4, little(), low)
     }
 
     /// Whether a reduction kernel's passes over its rows can run on f32x4 along the innermost
@@ -611,11 +628,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Whether instruction `i` is the f32 → f64 cast that only a widened sum reads
     /// ([`Self::widened_sum`]): a SIMD pass never emits it.
     fn widened_by_sum(&self, i: usize) -> bool {
-        let mut readers =
-            (0..self.k.body.len()).filter(|&j| self.k.body[j].operands().contains(&i));
-        readers
-            .next()
-            .is_some_and(|j| self.widened_sum(j).is_some() && readers.next().is_none())
+        sole_reader(self.k, i).is_some_and(|j| self.widened_sum(j).is_some())
     }
 
     /// The element-level stores of the kernel (a reduction kernel's final pass).
@@ -881,16 +894,14 @@ impl<'a, 'f> Translator<'a, 'f> {
                 continue;
             }
             let v = |j: usize| vals[j].expect("invariant: SSA operands are computed first");
+            if let idioms::Idiom::OnePlusTanh { u, minus } = self.idioms[i] {
+                vals[i] = Some(math::one_plus_tanh(&mut self.b, v(u), minus));
+                continue;
+            }
             let r = match &self.k.body[i] {
                 Instr::Load { arg, .. } => Some(self.load(i, *arg, point)?),
                 Instr::Const { value, dtype } => Some(self.constant(*value, *dtype)),
                 Instr::Unary { op, x, compute } => Some(self.unary(*op, v(*x), *compute)?),
-                Instr::Binary { .. } if self.idioms[i] != idioms::Idiom::Plain => {
-                    let idioms::Idiom::OnePlusTanh { u, minus } = self.idioms[i] else {
-                        unreachable!("invariant: only tanh instructions are absorbed")
-                    };
-                    Some(math::one_plus_tanh(&mut self.b, v(u), minus))
-                }
                 Instr::Binary { op, a, b, compute } => {
                     let exponent = if let Instr::Const { value, .. } = &self.k.body[*b] {
                         Some(value.as_f64())
@@ -986,7 +997,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 (vty.lane_type(), vty)
             };
             // Two elements of four lanes (a mixed step): only their 8 (or 4) bytes are read.
-            let half_step = self.lanes() < i64::from(vty.lane_count());
+            let half_step = self.half_step(vty);
             let lane_load = |t: &mut Self, at: Value| {
                 if halves {
                     t.b.ins().uload16(types::I32, mem(), at, 0)
@@ -1000,16 +1011,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                     self.b.ins().splat(vty, s)
                 }
                 Some(1) if half_step => {
-                    let little = MemFlagsData::new().with_endianness(Endianness::Little);
                     if halves {
                         let pair = self.b.ins().load(types::I32, mem(), addr, 0);
                         let v = self.b.ins().scalar_to_vector(types::I32X4, pair);
-                        let v = self.b.ins().bitcast(types::I16X8, little, v);
+                        let v = self.b.ins().bitcast(types::I16X8, little(), v);
                         self.b.ins().uwiden_low(v)
                     } else {
                         let pair = self.b.ins().load(types::I64, mem(), addr, 0);
                         let v = self.b.ins().scalar_to_vector(types::I64X2, pair);
-                        self.b.ins().bitcast(vty, little, v)
+                        self.b.ins().bitcast(vty, little(), v)
                     }
                 }
                 Some(1) if halves => self.b.ins().uload16x4(mem(), addr, 0),
@@ -1050,7 +1060,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if self.inner_stride_is_zero(i) {
                 return unsupported("broadcast store in a SIMD loop");
             }
-            let half_step = self.lanes() < i64::from(self.vty(dtype).lane_count());
+            let half_step = self.half_step(self.vty(dtype));
             if dtype == DType::Bool {
                 self.store_mask(x, addr);
             } else if is_half(dtype) {
@@ -1083,8 +1093,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Stores lane 0 of `x` viewed as the vector type `words` (its low 4 or 8 bytes).
     fn store_low(&mut self, x: Value, words: Type, addr: Value) {
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
-        let words = self.b.ins().bitcast(words, little, x);
+        let words = self.b.ins().bitcast(words, little(), x);
         let word = self.b.ins().extractlane(words, 0);
         self.b.ins().store(mem(), word, addr, 0);
     }
@@ -1121,9 +1130,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             self.b.ins().uload16(types::I32, mem(), addr, 0)
         };
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let v = self.b.ins().scalar_to_vector(types::I32X4, bytes);
-        let mut v = self.b.ins().bitcast(types::I8X16, little, v);
+        let mut v = self.b.ins().bitcast(types::I8X16, little(), v);
         while self.b.func.dfg.value_type(v) != mask {
             v = self.b.ins().swiden_low(v);
         }
@@ -1132,18 +1140,17 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Stores lane masks as bools: the low byte of each lane, gathered and masked to 0 or 1.
     fn store_mask(&mut self, m: Value, addr: Value) {
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let m = self.mask_as(m, self.mask_ty());
         let lanes = self.mask_ty().lane_count() as u8;
         let width = 16 / lanes;
-        let bytes = self.b.ins().bitcast(types::I8X16, little, m);
+        let bytes = self.b.ins().bitcast(types::I8X16, little(), m);
         let picks: Vec<u8> = (0..16).map(|j| (j % lanes) * width).collect();
         let picks = self.b.func.dfg.immediates.push(ConstantData::from(picks));
         let low = self.b.ins().shuffle(bytes, bytes, picks);
         let one = self.b.ins().iconst(types::I8, 1);
         let ones = self.b.ins().splat(types::I8X16, one);
         let bools = self.b.ins().band(low, ones);
-        let words = self.b.ins().bitcast(types::I32X4, little, bools);
+        let words = self.b.ins().bitcast(types::I32X4, little(), bools);
         let word = self.b.ins().extractlane(words, 0);
         if self.lanes() == 4 {
             self.b.ins().store(mem(), word, addr, 0);

@@ -502,17 +502,16 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `vectorizable_rows` admits). Max and min keep `a` where `b` is not greater (or less),
     /// NaN included: one `maxps`/`minps`; the caller tracks NaNs itself ([`Self::vector_reduce`]).
     pub(super) fn fold_lanes(&mut self, op: ReduceOp, a: Value, b: Value) -> Value {
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         match op {
             ReduceOp::Sum => self.b.ins().fadd(a, b),
             ReduceOp::Max => {
                 let take = self.b.ins().fcmp(FloatCC::LessThan, a, b);
-                let take = self.b.ins().bitcast(types::F32X4, little, take);
+                let take = self.b.ins().bitcast(types::F32X4, little(), take);
                 self.b.ins().bitselect(take, b, a)
             }
             ReduceOp::Min => {
                 let take = self.b.ins().fcmp(FloatCC::LessThan, b, a);
-                let take = self.b.ins().bitcast(types::F32X4, little, take);
+                let take = self.b.ins().bitcast(types::F32X4, little(), take);
                 self.b.ins().bitselect(take, b, a)
             }
             ReduceOp::Prod | ReduceOp::All | ReduceOp::Any => {

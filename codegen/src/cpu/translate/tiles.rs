@@ -188,15 +188,14 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// Lanes of `a` (0-3) and `b` (4-7) picked into an f32x4.
     pub(super) fn shuffle32(&mut self, a: Value, b: Value, lanes: [u8; 4]) -> Value {
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
-        let a = self.b.ins().bitcast(types::I8X16, little, a);
-        let b = self.b.ins().bitcast(types::I8X16, little, b);
+        let a = self.b.ins().bitcast(types::I8X16, little(), a);
+        let b = self.b.ins().bitcast(types::I8X16, little(), b);
         let mask: Vec<u8> = lanes
             .iter()
             .flat_map(|&l| (0..4).map(move |k| 4 * l + k))
             .collect();
         let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
         let picked = self.b.ins().shuffle(a, b, mask);
-        self.b.ins().bitcast(types::F32X4, little, picked)
+        self.b.ins().bitcast(types::F32X4, little(), picked)
     }
 }
