@@ -193,8 +193,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             let Instr::Load { arg, index, .. } = &self.k.body[i] else {
                 continue;
             };
+            // A load that does not move from row to row (layernorm's weight and bias,
+            // broadcast over the rows) has nothing to fetch: the next row's bytes are its own.
             if self.levels[i] != Level::Element
                 || index.strides.last() != Some(&1)
+                || index.strides[d] == 0
                 || args.contains(arg)
             {
                 continue;
