@@ -82,8 +82,8 @@ fn time_modes_once(
 }
 
 /// The median of `reps` realisations of workload `name` in each of `modes`, interleaved (each
-/// repetition runs every mode once, starting with a different one each time), so that a machine whose speed drifts moves every mode's
-/// time alike and their ratio stays honest.
+/// repetition runs every mode once, starting with a different one each time), so that a
+/// machine whose speed drifts moves every mode's time alike and their ratio stays honest.
 pub fn time_interleaved(
     name: &str,
     modes: &[Mode],

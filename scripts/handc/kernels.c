@@ -56,14 +56,16 @@ static float *random_input(size_t n, unsigned seed) {
 
 static inline __m128 ps(float v) { return _mm_set1_ps(v); }
 
-// e^r - 1 for |r| <= ln2/2: r + r^2 (1/2 + r/6 + ...), degree 6 overall.
-static inline __m128 expm1_poly(__m128 r) {
+// e^r for |r| <= ln2/2 as smelt's exp: 1 + r (1 + r (1/2 + r/6 + ...)), Horner's rule down to
+// the constant 1, degree 6 overall.
+static inline __m128 exp_poly(__m128 r) {
     __m128 p = ps(1.0f / 720);
     p = _mm_fmadd_ps(p, r, ps(1.0f / 120));
     p = _mm_fmadd_ps(p, r, ps(1.0f / 24));
     p = _mm_fmadd_ps(p, r, ps(1.0f / 6));
     p = _mm_fmadd_ps(p, r, ps(0.5f));
-    return _mm_fmadd_ps(_mm_mul_ps(r, r), p, r);
+    p = _mm_fmadd_ps(p, r, ps(1.0f));
+    return _mm_fmadd_ps(p, r, ps(1.0f));
 }
 
 // n = round(x log2 e) through the 1.5*2^23 trick; r = x - n ln2 in two parts.
@@ -75,16 +77,17 @@ static inline __m128 reduce(__m128 x, __m128 *t) {
     return _mm_fnmadd_ps(n, ps(1.42860677e-6f), r);
 }
 
-// exp(x) for x <= 0 (softmax): results down to the denormals via two scalings.
+// exp(x) for x <= 0 (softmax): results down to the denormals via two scalings, whose biased
+// exponents both come from e = n + 254 (floor(e/2) and the rest), as smelt's exp.
 static inline __m128 exp_neg(__m128 x) {
     x = _mm_max_ps(x, ps(-104.0f));
     __m128 t;
     __m128 r = reduce(x, &t);
-    __m128 p = _mm_add_ps(expm1_poly(r), ps(1.0f));
-    __m128i n = _mm_sub_epi32(_mm_castps_si128(t), _mm_castps_si128(ps(12582912.0f)));
-    __m128i n1 = _mm_srai_epi32(n, 1), n2 = _mm_sub_epi32(n, n1);
-    __m128 s1 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n1, _mm_set1_epi32(127)), 23));
-    __m128 s2 = _mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(n2, _mm_set1_epi32(127)), 23));
+    __m128 p = exp_poly(r);
+    __m128i e = _mm_add_epi32(_mm_castps_si128(t), _mm_set1_epi32(254 - 0x4B400000));
+    __m128i e1 = _mm_srai_epi32(e, 1), e2 = _mm_sub_epi32(e, e1);
+    __m128 s1 = _mm_castsi128_ps(_mm_slli_epi32(e1, 23));
+    __m128 s2 = _mm_castsi128_ps(_mm_slli_epi32(e2, 23));
     return _mm_mul_ps(_mm_mul_ps(p, s1), s2);
 }
 

@@ -423,7 +423,8 @@ impl Emit<'_, '_> {
         self.fmac(n, -LN2_LO, r)
     }
 
-    /// `2^n` from `bits(t)` of `t = n + MAGIC`, for −126 ≤ n ≤ 127.
+    /// `2^n` from `bits(t)` of `t = n + MAGIC`, for −126 ≤ n ≤ 127; 0 at n = −127 and inf at
+    /// n = 128 (the biased exponent wraps to 0, or reaches 255).
     fn pow2_from_magic(&mut self, tb: Value) -> Value {
         // MAGIC's own bits vanish in the shift (its lowest set bit is bit 22).
         let shifted = self.b.ins().ishl_imm_s(tb, 23);
@@ -590,11 +591,9 @@ impl Emit<'_, '_> {
             cs[k + 2] = p * (-2.0f64).powi(k as i32 + 2);
         }
         let p = self.poly(half, &cs);
-        // 2^n from n + 127 in the exponent field: 0 below −126, inf above 127.
+        // 2^n: 0 at n = −127, inf at 128.
         let tb = self.bits_of(t);
-        let bias = self.i(127 - MAGIC_BITS);
-        let biased = self.b.ins().iadd(tb, bias);
-        let s = self.exponent_field(biased);
+        let s = self.pow2_from_magic(tb);
         let one = self.f(1.0);
         let d = self.fma(p, s, one);
         self.b.ins().fdiv(two, d)
