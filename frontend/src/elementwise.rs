@@ -54,18 +54,23 @@ pub(crate) fn record(
         .collect();
     let scalar = View::contiguous(&[]);
     let mut converted = converted.iter();
-    let views: Vec<&View> = operands
-        .iter()
-        .enumerate()
-        .map(|(i, o)| match o.operand() {
-            OperandRef::Tensor(t) if converts(i, t) => converted
-                .next()
-                .expect("invariant: one converted view per converted operand"),
-            OperandRef::Tensor(t) => &t.view,
-            OperandRef::Scalar(_) => &scalar,
-        })
-        .collect();
-    let strides = elementwise_out_strides(&shape, &views);
+    let views = operands.iter().enumerate().map(|(i, o)| match o.operand() {
+        OperandRef::Tensor(t) if converts(i, t) => converted
+            .next()
+            .expect("invariant: one converted view per converted operand"),
+        OperandRef::Tensor(t) => &t.view,
+        OperandRef::Scalar(_) => &scalar,
+    });
+    // Ops have at most three operands: their views are listed on the stack.
+    let mut listed = [&scalar; 3];
+    let strides = if operands.len() <= listed.len() {
+        for (slot, view) in listed.iter_mut().zip(views) {
+            *slot = view;
+        }
+        elementwise_out_strides(&shape, &listed[..operands.len()])
+    } else {
+        elementwise_out_strides(&shape, &views.collect::<Vec<_>>())
+    };
     // A loop, not a closure: `#[track_caller]` does not pass through closures, and the fill
     // nodes of scalar operands should name the user's line too.
     let mut inputs = Vec::with_capacity(operands.len());

@@ -5,34 +5,61 @@
 use crate::promote::{AsOperand, OperandRef};
 use crate::tensor::Tensor;
 use smelt_ir::{Error, Result};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// One name (or `None`, an unnamed dim) per dimension. A tensor whose names are all `None`
 /// stores no list at all (it is *unnamed*).
 pub type DimNames = Arc<[Option<String>]>;
 
 /// A tensor handle's names. Clones of a handle share it (they are the same PyTorch tensor
-/// object, whose names an in-place op may set); every view op makes a new one.
-#[derive(Clone, Default)]
-pub(crate) struct NameCell(Arc<Mutex<Option<DimNames>>>);
+/// object, whose names an in-place op may set); every view op makes a new one. The shared
+/// cell is allocated only when a handle is first cloned or named: most tensors are neither,
+/// and recording an op then allocates nothing for its names.
+#[derive(Default)]
+pub(crate) struct NameCell(OnceLock<Arc<Mutex<Option<DimNames>>>>);
+
+impl Clone for NameCell {
+    /// The same cell: created here when this handle has none yet, so the two handles share it.
+    fn clone(&self) -> NameCell {
+        NameCell(OnceLock::from(self.shared().clone()))
+    }
+}
 
 impl NameCell {
     pub(crate) fn new(names: Option<DimNames>) -> NameCell {
-        NameCell(Arc::new(Mutex::new(names)))
+        match names {
+            None => NameCell::default(),
+            Some(names) => NameCell(OnceLock::from(Arc::new(Mutex::new(Some(names))))),
+        }
+    }
+    /// The cell clones share, created on first use.
+    fn shared(&self) -> &Arc<Mutex<Option<DimNames>>> {
+        self.0.get_or_init(|| Arc::new(Mutex::new(None)))
     }
     pub(crate) fn get(&self) -> Option<DimNames> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        let cell = self.0.get()?;
+        cell.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
     pub(crate) fn set(&self, names: Option<DimNames>) {
-        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = names;
+        *self.shared().lock().unwrap_or_else(|p| p.into_inner()) = names;
     }
     /// Does the cell hold names? (No clone of them.)
     pub(crate) fn is_named(&self) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+        self.0
+            .get()
+            .is_some_and(|cell| cell.lock().unwrap_or_else(|p| p.into_inner()).is_some())
     }
-    /// The names, when no other handle shares this cell (so setting them is unobservable).
-    pub(crate) fn unshared_mut(&mut self) -> Option<&mut Option<DimNames>> {
-        Arc::get_mut(&mut self.0).map(|m| m.get_mut().unwrap_or_else(|p| p.into_inner()))
+    /// Sets the names when no other handle shares this cell (so the change is unobservable);
+    /// gives them back, nothing changed, when another handle shares it.
+    pub(crate) fn set_unshared(&mut self, names: Option<DimNames>) -> Result<(), Option<DimNames>> {
+        match self.0.get_mut() {
+            None => *self = NameCell::new(names),
+            Some(cell) => match Arc::get_mut(cell) {
+                Some(cell) => *cell.get_mut().unwrap_or_else(|p| p.into_inner()) = names,
+                None => return Err(names),
+            },
+        }
+        Ok(())
     }
 }
 

@@ -59,10 +59,9 @@ impl Tensor {
     /// This handle's storage and view under new names (a new tensor object). A handle whose
     /// name cell no other handle shares (a fresh op result) keeps its cell: no one can tell.
     pub(crate) fn with_dim_names(mut self, names: Option<DimNames>) -> Tensor {
-        if let Some(cell) = self.names.unshared_mut() {
-            *cell = names;
+        let Err(names) = self.names.set_unshared(names) else {
             return self;
-        }
+        };
         Tensor {
             storage: self.storage,
             view: self.view,
