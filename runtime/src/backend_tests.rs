@@ -456,6 +456,11 @@ fn elementwise_kernels_of_every_vector_dtype_compile_to_simd() {
                 "{dtype:?} {name}: SIMD form expected: {}",
                 !scalar_product
             );
+            // Contiguous loads prefetch ahead in the SIMD loop (past the buffers' ends here:
+            // a prefetch never faults).
+            if name == "where(a < b, b, a)" {
+                assert_eq!(compiled.prefetches, 2, "{dtype:?} {name}: one per input");
+            }
             check(&k, 5);
         }
     }
@@ -880,6 +885,12 @@ fn reductions_match_reference_for_every_dtype_and_op() {
                 assert!(
                     compiled.simd,
                     "{dtype:?} {first:?} then Sum: SIMD passes expected"
+                );
+                // Each of the three passes prefetches ahead of its load; the two after the
+                // first also fetch the next row.
+                assert_eq!(
+                    compiled.prefetches, 5,
+                    "{dtype:?} {first:?} then Sum: prefetches"
                 );
             }
         }

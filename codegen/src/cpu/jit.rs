@@ -2,13 +2,15 @@
 //! codegen context and the function-builder context, reused for every kernel.
 
 use super::helpers::{HELPERS, HelperSig};
+use super::prefetch;
 use super::translate::{Helpers, Translator};
+use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{AbiParam, Type, UserFuncName, types};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_codegen::{Context, ir};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{FuncId, Linkage, Module, default_libcall_names};
+use cranelift_module::{FuncId, Linkage, Module, ModuleReloc, default_libcall_names};
 use smelt_ir::kernel::Kernel;
 use std::fmt;
 
@@ -32,6 +34,8 @@ pub struct CompiledKernel {
     pub entry: KernelFn,
     /// Whether the innermost loop runs 128-bit SIMD.
     pub simd: bool,
+    /// How many software prefetches its code holds (`prefetch.rs`).
+    pub prefetches: usize,
     /// The CLIF text of the function, kept for dumps.
     pub clif: String,
     /// The machine code as cranelift's disassembly (`SMELT_DUMP=asm`), else empty.
@@ -117,20 +121,26 @@ impl CpuJit {
         self.compiled
     }
 
-    /// Compiles `kernel`, with a SIMD innermost loop where the kernel allows one.
+    /// Compiles `kernel`, with a SIMD innermost loop where the kernel allows one, and software
+    /// prefetches ahead of its streamed loads (`prefetch.rs`).
     pub fn compile(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
-        match self.compile_with(kernel, true) {
-            Ok(k) => Ok(k),
-            Err(_) => self.compile_with(kernel, false),
-        }
+        let prefetch = std::env::var("SMELT_PREFETCH").map_or(true, |v| v != "0");
+        self.compile_with(kernel, true, prefetch)
+            .or_else(|_| self.compile_with(kernel, true, false))
+            .or_else(|_| self.compile_with(kernel, false, false))
     }
 
     /// Compiles `kernel` with scalar loops only (tests compare both forms).
     pub fn compile_scalar(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
-        self.compile_with(kernel, false)
+        self.compile_with(kernel, false, false)
     }
 
-    fn compile_with(&mut self, kernel: &Kernel, simd: bool) -> Result<CompiledKernel, Unsupported> {
+    fn compile_with(
+        &mut self,
+        kernel: &Kernel,
+        simd: bool,
+        prefetch: bool,
+    ) -> Result<CompiledKernel, Unsupported> {
         let errors = kernel.verify();
         if !errors.is_empty() {
             return Err(Unsupported(format!("kernel does not verify: {errors:?}")));
@@ -156,7 +166,7 @@ impl CpuJit {
         let target = self.module.target_config();
         let built = {
             let b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-            Translator::new(b, kernel, helpers, simd).translate(target)
+            Translator::new(b, kernel, helpers, simd, prefetch).translate(target)
         };
         if let Err(e) = built {
             // An abandoned build leaves the builder context dirty.
@@ -171,14 +181,9 @@ impl CpuJit {
             .map_err(|e| Unsupported(format!("declare: {e}")))?;
         let want_asm = std::env::var("SMELT_DUMP").is_ok_and(|v| v.split(',').any(|w| w == "asm"));
         self.ctx.set_disasm(want_asm);
-        let defined = self.module.define_function(id, &mut self.ctx);
-        let asm = self
-            .ctx
-            .compiled_code()
-            .and_then(|c| c.vcode.clone())
-            .unwrap_or_default();
+        let defined = self.define(id);
         self.module.clear_context(&mut self.ctx);
-        defined.map_err(|e| Unsupported(format!("cranelift: {e:?}")))?;
+        let (asm, prefetches) = defined?;
         self.module
             .finalize_definitions()
             .map_err(|e| Unsupported(format!("finalize: {e}")))?;
@@ -190,8 +195,44 @@ impl CpuJit {
         Ok(CompiledKernel {
             entry,
             simd,
+            prefetches,
             clif,
             asm,
         })
+    }
+
+    /// Compiles the function in the context, turns its prefetch loads into prefetches
+    /// (`prefetch::patch`) and defines the bytes as function `id`. Returns the disassembly
+    /// (when one was asked for; it shows each prefetch as the byte load it was) and the
+    /// number of prefetches.
+    fn define(&mut self, id: FuncId) -> Result<(String, usize), Unsupported> {
+        self.ctx
+            .compile(self.module.isa(), &mut ControlPlane::default())
+            .map_err(|e| Unsupported(format!("cranelift: {:?}", e.inner)))?;
+        let compiled = self
+            .ctx
+            .compiled_code()
+            .ok_or_else(|| Unsupported("cranelift: no code after compiling".into()))?;
+        let mut code = compiled.code_buffer().to_vec();
+        let sites: Vec<usize> = compiled
+            .buffer
+            .traps()
+            .iter()
+            .filter(|t| t.code == prefetch::PREFETCH)
+            .map(|t| t.offset as usize)
+            .collect();
+        prefetch::patch(&mut code, &sites).map_err(Unsupported)?;
+        let relocs: Vec<ModuleReloc> = compiled
+            .buffer
+            .relocs()
+            .iter()
+            .map(|r| ModuleReloc::from_mach_reloc(r, &self.ctx.func, id))
+            .collect();
+        let alignment = u64::from(compiled.buffer.alignment);
+        let asm = compiled.vcode.clone().unwrap_or_default();
+        self.module
+            .define_function_bytes(id, alignment, &code, &relocs)
+            .map_err(|e| Unsupported(format!("cranelift: {e:?}")))?;
+        Ok((asm, sites.len()))
     }
 }

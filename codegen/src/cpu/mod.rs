@@ -24,6 +24,7 @@
 mod helpers;
 mod jit;
 mod math;
+mod prefetch;
 mod translate;
 
 pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};

@@ -28,6 +28,7 @@ use super::helpers::{binary_code, unary_code};
 use super::inline_math;
 use super::jit::Unsupported;
 use super::math::{self, Fallback};
+use super::prefetch;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, StackSlotData,
@@ -246,6 +247,11 @@ pub(crate) struct Translator<'a, 'f> {
     /// one byte of the next row at its own offset, so the next row's cache lines are in flight
     /// while this row computes from cache (see [`Self::next_row_touches`]).
     touches: Option<Vec<(Value, i64)>>,
+    /// Whether streamed loads prefetch [`prefetch::AHEAD`] bytes ahead (`prefetch.rs`).
+    prefetch: bool,
+    /// Set while the loads of a SIMD trip's first vector are emitted: each contiguous one
+    /// prefetches then, once a trip.
+    prefetch_here: bool,
     /// Whether a reduction kernel runs in columns ([`Translator::columns`]).
     column_mode: bool,
     /// For an elementwise kernel whose values are of several register dtypes
@@ -257,7 +263,13 @@ pub(crate) struct Translator<'a, 'f> {
     idioms: Vec<idioms::Idiom>,
 }
 impl<'a, 'f> Translator<'a, 'f> {
-    pub(crate) fn new(mut b: FunctionBuilder<'f>, k: &'a Kernel, h: Helpers, simd: bool) -> Self {
+    pub(crate) fn new(
+        mut b: FunctionBuilder<'f>,
+        k: &'a Kernel,
+        h: Helpers,
+        simd: bool,
+        prefetch: bool,
+    ) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -313,6 +325,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             lane_dim: k.shape.len().saturating_sub(1),
             row_simd: false,
             touches: None,
+            prefetch,
+            prefetch_here: false,
             column_mode: false,
             mixed: None,
             idioms: idioms::idioms(k),
@@ -796,7 +810,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 for u in 0..ROW_VECTORS {
                     point[d] = t.b.ins().iadd_imm_s(i, u * lanes);
                     let mut v = vals.to_vec();
+                    t.prefetch_here = u == 0;
                     t.row(point, &mut v)?;
+                    t.prefetch_here = false;
                 }
                 Ok(())
             })?;
@@ -860,7 +876,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             t.in_trip = true;
             for u in 0..(PASS_LANES / LANES) as usize {
                 point[d] = t.b.ins().iadd_imm_s(i, u as i64 * LANES);
+                t.prefetch_here = u == 0;
                 vector(t, point, u)?;
+                t.prefetch_here = false;
             }
             t.in_trip = false;
             Ok(())
@@ -998,6 +1016,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             // Two elements of four lanes (a mixed step): only their 8 (or 4) bytes are read.
             let half_step = self.half_step(vty);
+            if self.prefetch && self.prefetch_here && index.strides.get(self.lane_dim) == Some(&1) {
+                self.prefetch(addr, prefetch::AHEAD);
+            }
             let lane_load = |t: &mut Self, at: Value| {
                 if halves {
                     t.b.ins().uload16(types::I32, mem(), at, 0)
@@ -1051,6 +1072,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             self.b.ins().load(ty(dtype), mem(), addr, 0)
         })
+    }
+
+    /// A prefetch of the cache line at `addr + ahead` (`prefetch.rs`: a byte load the JIT
+    /// rewrites; it never faults, whatever the address).
+    fn prefetch(&mut self, addr: Value, ahead: i32) {
+        self.b.ins().load(types::I8, prefetch::flags(), addr, ahead);
     }
 
     fn store(&mut self, i: usize, arg: usize, point: &[Value], x: Value) -> Result<()> {

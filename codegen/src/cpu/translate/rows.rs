@@ -170,8 +170,9 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// while they run nothing asks for the next row: the hardware prefetchers follow demand
     /// misses, so they stop too, and the next row's first pass starts cold. Touching the next
     /// row during the later passes (one byte per [`PASS_LANES`] elements, a cache line of f32)
-    /// overlaps its transfer with this row's arithmetic. Every address touched is inside a row
-    /// the kernel itself reads.
+    /// overlaps its transfer with this row's arithmetic. The touches are prefetches
+    /// (`prefetch.rs`), or byte loads in code compiled without them: every address touched is
+    /// inside a row the kernel itself reads.
     /// `None` where there is nothing to touch.
     fn next_row_touches(&mut self, point: &[Value], kept: usize) -> Option<Vec<(Value, i64)>> {
         // Only a row with a pass after its first (another reduction, or the final stores).
@@ -226,8 +227,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         for (base, size) in touches {
             let off = self.b.ins().ishl_imm_s(i, size.trailing_zeros() as i64);
             let addr = self.b.ins().iadd(base, off);
-            // A load that may trap is never removed, though nothing reads its byte.
-            self.b.ins().load(types::I8, MemFlagsData::new(), addr, 0);
+            if self.prefetch {
+                self.prefetch(addr, 0);
+            } else {
+                // A load that may trap is never removed, though nothing reads its byte.
+                self.b.ins().load(types::I8, MemFlagsData::new(), addr, 0);
+            }
         }
     }
 
