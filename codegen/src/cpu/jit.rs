@@ -126,7 +126,10 @@ impl CpuJit {
     pub fn compile(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
         let prefetch = std::env::var("SMELT_PREFETCH").map_or(true, |v| v != "0");
         self.compile_with(kernel, true, prefetch)
-            .or_else(|_| self.compile_with(kernel, true, false))
+            .or_else(|e| match prefetch {
+                true => self.compile_with(kernel, true, false),
+                false => Err(e),
+            })
             .or_else(|_| self.compile_with(kernel, false, false))
     }
 
