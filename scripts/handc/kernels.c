@@ -121,10 +121,11 @@ static inline __m128d hi_pd(__m128 v) {
 
 static float *A, *B, *C, *O, *X4, *W, *Bias;
 
-// A prefetch of the cache line 2 KiB past `p` into every cache level, issued once per 16
-// floats of a streamed input, as smelt's kernels do (codegen/src/cpu/prefetch.rs). It never
-// faults, so it may point past the end of an array.
-static inline void pf(const float *p) { _mm_prefetch((const char *)(p + 512), _MM_HINT_T0); }
+// A prefetch of the cache line at `p` into every cache level (it never faults, so `p` may
+// point past the end of an array), and one 2 KiB past `p`, issued once per 16 floats of a
+// streamed input, as smelt's kernels do (codegen/src/cpu/prefetch.rs).
+static inline void fetch(const float *p) { _mm_prefetch((const char *)p, _MM_HINT_T0); }
+static inline void pf(const float *p) { fetch(p + 512); }
 
 static void ew_chain(void) {
 #pragma omp parallel for schedule(static)
@@ -228,14 +229,14 @@ static void softmax_rows(void) {
         __m128 m = _mm_max_ps(_mm_max_ps(m4[0], m4[1]), _mm_max_ps(m4[2], m4[3]));
         m = _mm_max_ps(m, _mm_shuffle_ps(m, m, 0x4e));
         m = _mm_max_ps(m, _mm_shuffle_ps(m, m, 0xb1));
-        ROW_SUM(N, pf(x + N - 512 + i), ({
+        ROW_SUM(N, fetch(x + N + i), ({
                     __m128 e = exp_neg(_mm_sub_ps(_mm_loadu_ps(x + k), m));
                     _mm_storeu_ps(o + k, e);
                     e;
                 }));
         __m128 inv = ps((float)(1.0 / (float)sum8(acc)));
         for (size_t i = 0; i < N; i += 4) {
-            if (!(i & 15)) pf(x + N - 512 + i);
+            if (!(i & 15)) fetch(x + N + i);
             _mm_storeu_ps(o + i, _mm_mul_ps(_mm_loadu_ps(o + i), inv));
         }
     }
@@ -268,7 +269,7 @@ static void layernorm(void) {
         __m128 m = ps(mean);
         float var;
         {
-            ROW_SUM(LC, pf(x + LC - 512 + i), ({
+            ROW_SUM(LC, fetch(x + LC + i), ({
                         __m128 d = _mm_sub_ps(_mm_loadu_ps(x + k), m);
                         _mm_mul_ps(d, d);
                     }));
@@ -276,7 +277,7 @@ static void layernorm(void) {
         }
         __m128 sd = ps(sqrtf(var + 1e-5f));
         for (size_t i = 0; i < LC; i += 4) {
-            if (!(i & 15)) pf(x + LC - 512 + i);
+            if (!(i & 15)) fetch(x + LC + i);
             __m128 v = _mm_div_ps(_mm_sub_ps(_mm_loadu_ps(x + i), m), sd);
             _mm_storeu_ps(o + i, _mm_fmadd_ps(v, _mm_loadu_ps(W + i), _mm_loadu_ps(Bias + i)));
         }
