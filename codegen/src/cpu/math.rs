@@ -46,9 +46,11 @@
 //! ±inf, NaN and huge inputs bit for bit): NaN propagates, overflow gives ±inf, underflow
 //! denormals then ±0, and pow follows C's `pow` for zeros, infinities and negative bases.
 
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, Type, Value, types,
+    Block, BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, StackSlotData,
+    StackSlotKind, Type, Value, types,
 };
 use cranelift_frontend::FunctionBuilder;
 use smelt_ir::UnaryOp;
@@ -186,9 +188,15 @@ pub(crate) struct Fallback {
 }
 
 /// `op(x)` for `x` of type `f32` or `f32x4`, for the ops listed in the module docs.
-pub(crate) fn unary(b: &mut FunctionBuilder, op: UnaryOp, x: Value, slow: Fallback) -> Value {
+pub(crate) fn unary(
+    b: &mut FunctionBuilder,
+    consts: &mut Consts,
+    op: UnaryOp,
+    x: Value,
+    slow: Fallback,
+) -> Value {
     let ty = b.func.dfg.value_type(x);
-    let mut e = Emit { b, ty };
+    let mut e = Emit { b, ty, consts };
     match op {
         UnaryOp::Exp => e.exp(x),
         UnaryOp::Expm1 => e.expm1(x),
@@ -227,18 +235,73 @@ pub(crate) fn unary(b: &mut FunctionBuilder, op: UnaryOp, x: Value, slow: Fallba
 /// else (GELU's tanh form). As 2 / (1 + e^(∓2u)) it costs one exponential and a division
 /// instead of tanh's expm1, and it keeps its relative accuracy where the sum op by op loses it
 /// (1 + tanh(−5) = 9.1e−5 comes from a tanh rounded to 6e−8 in f32).
-pub(crate) fn one_plus_tanh(b: &mut FunctionBuilder, u: Value, minus: bool) -> Value {
+pub(crate) fn one_plus_tanh(
+    b: &mut FunctionBuilder,
+    consts: &mut Consts,
+    u: Value,
+    minus: bool,
+) -> Value {
     let ty = b.func.dfg.value_type(u);
-    let mut e = Emit { b, ty };
+    let mut e = Emit { b, ty, consts };
     let u = if minus { e.b.ins().fneg(u) } else { u };
     e.one_plus_tanh(u)
 }
 
 /// `x^y` (PyTorch's pow, C's `powf` specials) for `f32` or `f32x4` operands.
-pub(crate) fn pow(b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
+pub(crate) fn pow(b: &mut FunctionBuilder, consts: &mut Consts, x: Value, y: Value) -> Value {
     let ty = b.func.dfg.value_type(x);
-    let mut e = Emit { b, ty };
+    let mut e = Emit { b, ty, consts };
     e.pow(x, y)
+}
+
+/// The vector constants of one kernel function, each made once, in its entry block.
+///
+/// Left to itself, cranelift reads a vector constant from the constant pool at every use inside
+/// a loop (it hoists a `vconst` out of one loop level only, and lowers each use as a load of its
+/// own), and under an unrolled loop's register pressure it spilled some of those loads too: a
+/// transcendental's dozen constants cost a dozen loads a vector, which made gelu's loop 47
+/// instructions a vector against the hand-written C's 33. Made in the entry block and pinned
+/// there (stored to a stack slot and loaded back, so the optimiser cannot move it next to its
+/// uses again), a constant is one value live across every loop: the register allocator keeps
+/// what fits in registers and reloads the rest from the stack.
+pub(crate) struct Consts {
+    entry: Block,
+    made: Vec<(Type, Vec<u8>, Value)>,
+}
+
+impl Consts {
+    /// No constants yet, for a function whose entry block is `entry`.
+    pub(crate) fn new(entry: Block) -> Consts {
+        Consts {
+            entry,
+            made: vec![],
+        }
+    }
+
+    /// The vector constant of type `ty` with little-endian bytes `bytes`.
+    fn get(&mut self, b: &mut FunctionBuilder, ty: Type, bytes: Vec<u8>) -> Value {
+        if let Some((.., v)) = self.made.iter().find(|(t, c, _)| *t == ty && *c == bytes) {
+            return *v;
+        }
+        let c = b
+            .func
+            .dfg
+            .constants
+            .insert(ConstantData::from(bytes.clone()));
+        let slot =
+            b.create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+        // Before the entry block's branch into the loops, or at its end while it has none.
+        let mut at = FuncCursor::new(b.func);
+        match at.layout().last_inst(self.entry) {
+            Some(last) if at.func.dfg.insts[last].opcode().is_terminator() => at.goto_inst(last),
+            Some(_) | None => at.goto_bottom(self.entry),
+        }
+        let k = at.ins().vconst(ty, c);
+        at.ins().stack_store(types::I64, k, slot, 0);
+        let v = at.ins().stack_load(types::I64, ty, slot, 0);
+        self.made.push((ty, bytes, v));
+        v
+    }
 }
 
 /// Emits into `b` at type `ty` (`f32`, `f32x4`, `f64`, `f64x2`): constants are splatted, the
@@ -246,6 +309,7 @@ pub(crate) fn pow(b: &mut FunctionBuilder, x: Value, y: Value) -> Value {
 struct Emit<'a, 'f> {
     b: &'a mut FunctionBuilder<'f>,
     ty: Type,
+    consts: &'a mut Consts,
 }
 
 impl Emit<'_, '_> {
@@ -268,8 +332,7 @@ impl Emit<'_, '_> {
         let bytes: Vec<u8> = (0..ty.lane_count())
             .flat_map(|_| bits.to_le_bytes()[..lane].to_vec())
             .collect();
-        let c = self.b.func.dfg.constants.insert(ConstantData::from(bytes));
-        self.b.ins().vconst(ty, c)
+        self.consts.get(self.b, ty, bytes)
     }
 
     /// The float constant `v` (rounded to the lane type).
@@ -721,6 +784,7 @@ impl Emit<'_, '_> {
             let mut d = Emit {
                 b: &mut *self.b,
                 ty: types::F64X2,
+                consts: &mut *self.consts,
             };
             let rl = d.pow_abs_64(axl, yl);
             let rh = d.pow_abs_64(axh, yh);
@@ -733,6 +797,7 @@ impl Emit<'_, '_> {
             let mut d = Emit {
                 b: &mut *self.b,
                 ty: types::F64,
+                consts: &mut *self.consts,
             };
             let r = d.pow_abs_64(axd, yd);
             self.b.ins().fdemote(types::F32, r)

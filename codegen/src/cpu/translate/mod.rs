@@ -261,6 +261,8 @@ pub(crate) struct Translator<'a, 'f> {
     /// Per instruction: emitted by itself, absorbed into its reader, or the head of an idiom
     /// ([`idioms::idioms`]).
     idioms: Vec<idioms::Idiom>,
+    /// The math routines' vector constants, made once in the entry block.
+    consts: math::Consts,
 }
 impl<'a, 'f> Translator<'a, 'f> {
     pub(crate) fn new(
@@ -330,6 +332,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             column_mode: false,
             mixed: None,
             idioms: idioms::idioms(k),
+            consts: math::Consts::new(entry),
         }
     }
 
@@ -913,7 +916,12 @@ impl<'a, 'f> Translator<'a, 'f> {
             }
             let v = |j: usize| vals[j].expect("invariant: SSA operands are computed first");
             if let idioms::Idiom::OnePlusTanh { u, minus } = self.idioms[i] {
-                vals[i] = Some(math::one_plus_tanh(&mut self.b, v(u), minus));
+                vals[i] = Some(math::one_plus_tanh(
+                    &mut self.b,
+                    &mut self.consts,
+                    v(u),
+                    minus,
+                ));
                 continue;
             }
             let r = match &self.k.body[i] {

@@ -342,7 +342,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     func: self.h.unary_f64,
                     code: unary_code(op),
                 };
-                let r = math::unary(&mut self.b, op, x, slow);
+                let r = math::unary(&mut self.b, &mut self.consts, op, x, slow);
                 self.round(compute, r)
             }
             UnaryOp::Rsqrt
@@ -594,7 +594,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.round(compute, r)
             }
             BinaryOp::Pow if compute != DType::F64 => {
-                let r = math::pow(&mut self.b, a, b);
+                let r = math::pow(&mut self.b, &mut self.consts, a, b);
                 self.round(compute, r)
             }
             BinaryOp::Maximum => self.b.ins().fmax(a, b),
