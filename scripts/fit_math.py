@@ -103,6 +103,21 @@ def fit_exp():
     report("exp P(r), exp(r) = 1 + r + r^2 P(r)", c, err)
 
 
+def fit_one_plus_tanh():
+    # e^(-2h) = 1 + h * Q(h), |h| <= ln2/4 (+1%): the reduced argument of 1 +- tanh(u), whose
+    # f32 form reduces u + n*ln2/2 in one step (ln2/2 rounded to f32).
+    h = math.log(2) / 4 * 1.01
+    xs = grid(-h, h, 2000)
+    target = lambda x: float((mp.exp(-2 * x) - 1) / x) if x != 0 else -2.0
+    basis = [lambda x, i=i: x**i for i in range(5)]
+    c = lawson(xs, target, basis, lambda x: x / math.exp(-2 * x))
+    c32 = [f32(v) for v in c]
+    err = max_err(xs, lambda x: (1 + x * horner(c32, x) - float(mp.exp(-2 * x))) / math.exp(-2 * x))
+    report("1 +- tanh Q(h), e^(-2h) = 1 + h Q(h)", c, err)
+    l2h = f32(mp.log(2) / 2)
+    print(f"ln2/2 = {l2h!r} in f32 ({float(mp.mpf(l2h) - mp.log(2) / 2):.3e} above)")
+
+
 def fit_log():
     # log1p(f) = f - hfsq + s (hfsq + R(z)), s = f / (2 + f), z = s^2, |s| <= 3 - 2 sqrt2.
     smax = 3 - 2 * math.sqrt(2)
@@ -174,6 +189,7 @@ def constants():
 if __name__ == "__main__":
     constants()
     fit_exp()
+    fit_one_plus_tanh()
     fit_log()
     fit_sin_cos()
     fit_erf()

@@ -28,7 +28,7 @@
 //! | sin, cos | [−4e6, 4e6]     | 2 | inline for \|x\| ≤ 2^20, libm for a lane beyond |
 //! | pow      | pairs (tests)   | 1 | 2^(y·log2\|x\|) in f64 (two f64x2 halves per f32x4) |
 //! | x^3 (constant exponent) | [−1e13, 1e13] | 1 | x·x·x in f32 |
-//! | 1 ± tanh(u) (an idiom, `translate/idioms.rs`) | [−60, 60] | 2 | 2/(1 + e^(∓2u)); 0 below the normal range |
+//! | 1 ± tanh(u), and GELU's ½x·(1 ± tanh(u)) (idioms, `translate/idioms.rs`) | [−60, 60] | 6; 4 for \|u\| ≤ 10 | 2/(1 + e^(∓2u)), one-part reduction, degree-5 fit; 0 below the normal range |
 //!
 //! In f64, against the interpreter's f64 libm answer, in f64 ulp (2^25 inputs per function
 //! evenly spaced in bit pattern; the default test run takes 2^20 and asserts these bounds):
@@ -40,7 +40,7 @@
 //! | log      | (0, max]        | 1 | log1p(f) = f − (f²/2 − s(f²/2 + R)), R atanh's series to s^23 |
 //! | tanh     | [−25, 25]       | 3 | expm1(2x)/(expm1(2x) + 2), exactly ±1 beyond ±19.5 |
 //! | sigmoid  | [−750, 750]     | 3 | 1/(1 + exp(−x)), the interpreter's formula (0 below −709.78) |
-//! | 1 ± tanh(u) | [−400, 400]  | 2 | 2/(1 + exp(∓2u)) (against the same formula in f64 libm) |
+//! | 1 ± tanh(u) | [−400, 400]  | 2 | 2/(1 + exp(∓2u)) (against the same formula in f64 libm); GELU's tail 3 |
 //!
 //! Special values come out exactly as the reference's (`ir::scalar_ops`; the tests check ±0,
 //! ±inf, NaN and huge inputs bit for bit): NaN propagates, overflow gives ±inf, underflow
@@ -73,6 +73,17 @@ const EXP_P: [f64; 5] = [
     0.008_369_418_792_426_586,
     0.001_381_314_476_020_634_2,
 ];
+/// e^(−2h) = 1 + h · TANH_Q(h) on |h| ≤ ln2/4 (`one_plus_tanh`'s reduced argument): relative
+/// error 1.0e−7 with these f32 coefficients (`scripts/fit_math.py`).
+const TANH_Q: [f64; 5] = [
+    -1.999_999_403_953_552_2,
+    1.999_964_594_841_003_4,
+    -1.333_414_077_758_789,
+    0.670_440_912_246_704_1,
+    -0.265_262_663_364_410_4,
+];
+/// ln 2 / 2 rounded to f32 (9.5e−10 above it).
+const LN2_HALF: f64 = 0.346_573_591_232_299_8;
 /// log1p(f) = f − (f²/2 − s (f²/2 + z · LOG_R(z))), s = f/(2+f), z = s².
 const LOG_R: [f64; 3] = [
     0.666_667_759_418_487_5,
@@ -235,16 +246,21 @@ pub(crate) fn unary(
 /// else (GELU's tanh form). As 2 / (1 + e^(∓2u)) it costs one exponential and a division
 /// instead of tanh's expm1, and it keeps its relative accuracy where the sum op by op loses it
 /// (1 + tanh(−5) = 9.1e−5 comes from a tanh rounded to 6e−8 in f32).
+///
+/// With `half_of`, `x`, it is `(x · ½) · (1 ± tanh(u))` instead, as x / (1 + e^(∓2u)): the
+/// translator's idiom for GELU's whole tail.
 pub(crate) fn one_plus_tanh(
     b: &mut FunctionBuilder,
     consts: &mut Consts,
     u: Value,
     minus: bool,
+    half_of: Option<Value>,
 ) -> Value {
     let ty = b.func.dfg.value_type(u);
     let mut e = Emit { b, ty, consts };
     let u = if minus { e.b.ins().fneg(u) } else { u };
-    e.one_plus_tanh(u)
+    let num = half_of.unwrap_or_else(|| e.f(2.0));
+    e.one_plus_tanh(u, num)
 }
 
 /// `x^y` (PyTorch's pow, C's `powf` specials) for `f32` or `f32x4` operands.
@@ -630,36 +646,36 @@ impl Emit<'_, '_> {
 
     /// `1 + tanh(u)` = 2 / (1 + e^(−2u)). In f32: u is clamped to [−44.5, 44], where
     /// e^(−2u) = 2^n · e^r with n from −127 (2^n = 0: the answer is 2, as 1 + tanh(44) rounds
-    /// to) to 128 (2^n = inf: the answer is 0, below 1e−38); r = −2u − n·ln2 is reduced in
-    /// halves, r/−2 = u + n·(ln2/2) with ln2 in two parts (Cody–Waite, as `exp`), exp's
-    /// polynomial in r/−2 has its coefficients scaled by powers of −2 (exactly), and
-    /// 1 + 2^n·e^r is one `fma`. f64 divides by 1 + its exp.
-    fn one_plus_tanh(&mut self, u: Value) -> Value {
-        let two = self.f(2.0);
+    /// to) to 128 (2^n = inf: the answer is 0, below 1e−38); h = r/−2 = u + n·(ln2/2) in one
+    /// `fma` with ln2/2 rounded to f32, e^r = e^(−2h) by [`TANH_Q`]'s degree-5 fit, and
+    /// 1 + 2^n·e^r is one `fma`. f64 divides by 1 + its exp. (`num` / that, for `num` 2.)
+    ///
+    /// The one-part reduction and the degree-5 polynomial are each one `fma` short of `exp`'s
+    /// (two-part, degree 6), which made GELU's loop about a fifth faster; they cost accuracy
+    /// only where the answer is tiny. ln2/2 in f32 is 9.5e−10 off, which moves h by n times
+    /// that: under half an ulp of e^r for |n| ≤ 30 (|u| ≤ 10), up to two at |n| = 128, where
+    /// 1 + tanh(u) is below 2^−100 and the op-by-op sum is 0.
+    fn one_plus_tanh(&mut self, u: Value, num: Value) -> Value {
         if self.is_f64() {
             let y = self.mulc(u, -2.0);
             let e = self.exp_64(y);
             let d = self.addc(e, 1.0);
-            return self.b.ins().fdiv(two, d);
+            return self.b.ins().fdiv(num, d);
         }
         let uc = self.at_most(u, 44.0);
         let uc = self.at_least(uc, -44.5);
         let t = self.fmacc(uc, -2.0 * LOG2E, MAGIC);
         let (t, n) = self.round_magic(t);
-        let half = self.fmac(n, LN2_HI / 2.0, uc);
-        let half = self.fmac(n, LN2_LO / 2.0, half);
-        // exp(r) = 1 + r + r² · EXP_P(r) as one polynomial in r/−2.
-        let mut cs = [1.0, -2.0, 0.0, 0.0, 0.0, 0.0, 0.0];
-        for (k, p) in EXP_P.iter().enumerate() {
-            cs[k + 2] = p * (-2.0f64).powi(k as i32 + 2);
-        }
-        let p = self.poly(half, &cs);
+        let h = self.fmac(n, LN2_HALF, uc);
+        let mut cs = [1.0; 6];
+        cs[1..].copy_from_slice(&TANH_Q);
+        let p = self.poly(h, &cs);
         // 2^n: 0 at n = −127, inf at 128.
         let tb = self.bits_of(t);
         let s = self.pow2_from_magic(tb);
         let one = self.f(1.0);
         let d = self.fma(p, s, one);
-        self.b.ins().fdiv(two, d)
+        self.b.ins().fdiv(num, d)
     }
 
     fn sigmoid(&mut self, x: Value) -> Value {

@@ -921,6 +921,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                     &mut self.consts,
                     v(u),
                     minus,
+                    None,
+                ));
+                continue;
+            }
+            if let idioms::Idiom::HalfTimesOnePlusTanh { x, u, minus } = self.idioms[i] {
+                let (x, u) = (v(x), v(u));
+                vals[i] = Some(math::one_plus_tanh(
+                    &mut self.b,
+                    &mut self.consts,
+                    u,
+                    minus,
+                    Some(x),
                 ));
                 continue;
             }
