@@ -275,7 +275,7 @@ pub(crate) fn pow(b: &mut FunctionBuilder, consts: &mut Consts, x: Value, y: Val
 /// Left to itself, cranelift reads a vector constant from the constant pool at every use inside
 /// a loop (it hoists a `vconst` out of one loop level only, and lowers each use as a load of its
 /// own), and under an unrolled loop's register pressure it spilled some of those loads too: a
-/// transcendental's dozen constants cost a dozen loads a vector, which made gelu's loop 47
+/// transcendental's dozen constants cost a dozen loads a vector, which made gelu's loop 46
 /// instructions a vector against the hand-written C's 33. Made in the entry block and pinned
 /// there (stored to a stack slot and loaded back, so the optimiser cannot move it next to its
 /// uses again), a constant is one value live across every loop: the register allocator keeps
