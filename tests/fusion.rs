@@ -350,7 +350,8 @@ fn a_group_that_a_path_leaves_and_reenters_is_not_kept() {
     }
 }
 
-/// The cpu backend emits `1 + tanh(u)` and `1 − tanh(u)` as one idiom, 2/(1 + e^(∓2u))
+/// The cpu backend emits `1 + tanh(u)` and `1 − tanh(u)` as one idiom, 2/(1 + e^(∓2u)), and
+/// GELU's tail `(x·½)·(1 + tanh(u))` as x/(1 + e^(−2u))
 /// (`codegen/src/cpu/translate/idioms.rs`): in elementwise kernels (GELU's tanh form), a
 /// transposed walk, row reductions and softmax's row passes it agrees with every op run on its
 /// own. Inputs reach ±9, where tanh saturates and the op-by-op sum cancels.

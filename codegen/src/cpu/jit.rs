@@ -133,11 +133,6 @@ impl CpuJit {
             .or_else(|_| self.compile_with(kernel, false, false))
     }
 
-    /// Compiles `kernel` with scalar loops only (tests compare both forms).
-    pub fn compile_scalar(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
-        self.compile_with(kernel, false, false)
-    }
-
     fn compile_with(
         &mut self,
         kernel: &Kernel,
