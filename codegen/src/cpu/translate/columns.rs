@@ -63,6 +63,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         point: &mut Vec<Value>,
         vals: &mut [Option<Value>],
     ) -> Result<()> {
+        self.home_consts();
         let d = self.k.shape.len() - self.k.reduce_axes - 1;
         let blocks = self.whole_steps(start, end, COLUMN_BLOCK);
         let wide = self.whole_steps(blocks, end, COLUMN_GROUPS * LANES);

@@ -665,6 +665,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().iadd(start, whole)
     }
 
+    /// Makes the math routines' vector constants from here on in the current block, which
+    /// enters a SIMD loop nest ([`math::Consts`]).
+    fn home_consts(&mut self) {
+        let here = self
+            .b
+            .current_block()
+            .expect("invariant: the translator always emits into a block");
+        self.consts.home(here);
+    }
+
     /// A counted loop `start..end` by `step`; `body` gets the induction variable.
     fn for_loop(
         &mut self,
@@ -805,6 +815,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let d = self.k.shape.len() - 1;
         let split = if self.simd {
             // Two vectors a trip while they fit, then one, then scalars.
+            self.home_consts();
             let lanes = self.lanes();
             let wide = self.whole_steps(start, end, ROW_VECTORS * lanes);
             let split = self.whole_steps(start, end, lanes);
@@ -870,6 +881,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 t.inner_vector(d + 1, point, vector, scalar)
             });
         }
+        self.home_consts();
         let (zero, end) = (self.zero, self.sizes[d]);
         let wide = self.b.ins().band_imm_s(end, !(PASS_LANES - 1));
         let whole = self.b.ins().band_imm_s(end, !(LANES - 1));

@@ -63,6 +63,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         point: &mut Vec<Value>,
         vals: &mut [Option<Value>],
     ) -> Result<()> {
+        self.home_consts();
         let rank = self.k.shape.len();
         let (d, last) = (rank - 2, rank - 1);
         // Quads read f32 rows as vectors: f16 and bf16 transposing loads gather instead.
