@@ -261,7 +261,7 @@ pub(crate) struct Translator<'a, 'f> {
     /// Per instruction: emitted by itself, absorbed into its reader, or the head of an idiom
     /// ([`idioms::idioms`]).
     idioms: Vec<idioms::Idiom>,
-    /// The math routines' vector constants, made once in the entry block.
+    /// The math routines' vector constants, made once before each SIMD loop nest.
     consts: math::Consts,
 }
 impl<'a, 'f> Translator<'a, 'f> {
