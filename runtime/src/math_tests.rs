@@ -12,7 +12,7 @@ use crate::backend::Backend;
 use crate::buffer::Buffer;
 use smelt_ir::kernel::{Access, Arg, Index, Instr, Kernel};
 use smelt_ir::scalar_ops::{binary, unary};
-use smelt_ir::{BinaryOp, DType, Scalar, UnaryOp};
+use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 use std::sync::Arc;
 
 /// Inputs per function (and x values per exponent for pow) when `SMELT_MATH_STEP` is unset.
@@ -669,5 +669,133 @@ fn one_plus_tanh_idiom_stays_within_its_ulp_bound() {
                 assert!(got[i] != 0.0, "{what} at ∓10 is {:e}", got[i]);
             }
         }
+    }
+}
+
+/// softmax's `exp(a − max(a))` (the translator's idiom: `exp` without its upper clamp, as its
+/// argument is at most 0 or NaN) gives the same bits as `exp` of the same differences with the
+/// row max passed in, where nothing is known of the argument: rows of large negative
+/// differences, denormal results, ±inf and NaN, SIMD and scalar tails.
+#[test]
+fn exp_of_a_minus_its_max_matches_exp_bit_for_bit() {
+    let n = 1003;
+    let mut rows: Vec<Vec<f32>> = vec![
+        sweep(-110.0, 0.0, n as i64 - 1),
+        sweep(-3.0, 3.0, n as i64 - 1),
+        sweep(50.0, 89.0, n as i64 - 1),
+    ];
+    let mut special = sweep(-120.0, 10.0, n as i64 - 1);
+    special[7] = f32::NEG_INFINITY;
+    rows.push(special.clone());
+    special[500] = f32::INFINITY;
+    rows.push(special.clone());
+    special[900] = f32::NAN;
+    rows.push(special);
+    for row in &mut rows {
+        row.truncate(n);
+        row.resize(n, -1.0);
+    }
+    let r = rows.len();
+    let a: Vec<f32> = rows.concat();
+    // The interpreter's max: NaN wins, else the largest.
+    let max: Vec<f32> = rows
+        .iter()
+        .map(|row| {
+            row.iter().fold(f32::NEG_INFINITY, |m, &x| {
+                if m.is_nan() || x.is_nan() {
+                    f32::NAN
+                } else {
+                    m.max(x)
+                }
+            })
+        })
+        .collect();
+    let arg = |len: usize, access| Arg {
+        dtype: DType::F32,
+        len,
+        access,
+    };
+    let exp = |x: usize| Instr::Unary {
+        op: UnaryOp::Exp,
+        x,
+        compute: DType::F32,
+    };
+    let sub = |a: usize, b: usize| Instr::Binary {
+        op: BinaryOp::Sub,
+        a,
+        b,
+        compute: DType::F32,
+    };
+    let row = index(&[n as isize, 1]);
+    // One kernel reduces the max itself; the other reads it, one value per row.
+    let reduced = Kernel {
+        name: "exp_minus_max".into(),
+        shape: vec![r, n],
+        reduce_axes: 1,
+        args: vec![arg(r * n, Access::Read), arg(r * n, Access::Write)],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: row.clone(),
+            },
+            Instr::Reduce {
+                op: ReduceOp::Max,
+                x: 0,
+            },
+            sub(0, 1),
+            exp(2),
+            Instr::Store {
+                arg: 1,
+                index: row.clone(),
+                x: 3,
+            },
+        ],
+    };
+    let given = Kernel {
+        name: "exp_minus_given".into(),
+        shape: vec![r, n],
+        reduce_axes: 0,
+        args: vec![
+            arg(r * n, Access::Read),
+            arg(r, Access::Read),
+            arg(r * n, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: row.clone(),
+            },
+            Instr::Load {
+                arg: 1,
+                index: index(&[1, 0]),
+            },
+            sub(0, 1),
+            exp(2),
+            Instr::Store {
+                arg: 2,
+                index: row,
+                x: 3,
+            },
+        ],
+    };
+    for k in [&reduced, &given] {
+        let compiled = crate::cpu::compiled(k)
+            .unwrap_or_else(|why| panic!("the cpu JIT refused {}: {why}", k.name));
+        assert!(compiled.simd, "{}: a SIMD loop expected", k.name);
+    }
+    let a = Arc::new(Buffer::F32(a.into()));
+    let m = Arc::new(Buffer::F32(max.into()));
+    let got = Backend::Cpu.run_kernel(&reduced, vec![a.clone()]).pop();
+    let want = Backend::Cpu.run_kernel(&given, vec![a, m]).pop();
+    let (Some(Buffer::F32(got)), Some(Buffer::F32(want))) = (got, want) else {
+        panic!("f32 kernels returned another dtype");
+    };
+    for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+        assert!(
+            g.to_bits() == w.to_bits(),
+            "row {} element {}: exp(a - max) = {g:e}, with the max given {w:e}",
+            i / n,
+            i % n
+        );
     }
 }

@@ -263,6 +263,14 @@ pub(crate) fn one_plus_tanh(
     e.one_plus_tanh(u, num)
 }
 
+/// `e^x` for `x` of type `f32` or `f32x4` known to be at most 0 or NaN (softmax's
+/// `x − max(x)`): `exp` without its upper clamp, which is the identity there, so the same bits.
+pub(crate) fn exp_at_most_zero(b: &mut FunctionBuilder, consts: &mut Consts, x: Value) -> Value {
+    let ty = b.func.dfg.value_type(x);
+    let mut e = Emit { b, ty, consts };
+    e.exp_below_89(x)
+}
+
 /// `x^y` (PyTorch's pow, C's `powf` specials) for `f32` or `f32x4` operands.
 pub(crate) fn pow(b: &mut FunctionBuilder, consts: &mut Consts, x: Value, y: Value) -> Value {
     let ty = b.func.dfg.value_type(x);
@@ -529,6 +537,11 @@ impl Emit<'_, '_> {
         }
         // Beyond these exp is inf or rounds to 0; clamping keeps n in range.
         let x = self.at_most(x, 89.0);
+        self.exp_below_89(x)
+    }
+
+    /// `exp` for f32 `x` at most 89 (or NaN), which needs no upper clamp.
+    fn exp_below_89(&mut self, x: Value) -> Value {
         let x = self.at_least(x, -104.0);
         let t = self.fmacc(x, LOG2E, MAGIC);
         let (t, n) = self.round_magic(t);

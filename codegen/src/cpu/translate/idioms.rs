@@ -19,6 +19,12 @@
 //! (2/d, then the product; halving is exact above the subnormals) where the idiom has one; it
 //! is within the first idiom's bounds of the exact value (3 ulp in f64), and may be 0 where
 //! 1 ± tanh(u) is below the normal range (the op-by-op product is 0 there already).
+//!
+//! The third is softmax's `exp(a − max(a))` (f32, f16 or bf16), where the max is a reduction
+//! of the very values `a`: the difference is at most 0 (or NaN), so `exp` skips its upper clamp
+//! (`math::exp_at_most_zero`), which is the identity there: the same bits, one vector operation
+//! and one constant register fewer in softmax's `exp` pass (its kernel, 16 rows of 4096 in L2:
+//! 2.92 → 2.75 cycles an element).
 
 use super::*;
 
@@ -33,6 +39,9 @@ pub(super) enum Idiom {
     OnePlusTanh { u: usize, minus: bool },
     /// `(x · ½) · (1 ± tanh(u))`, the halving and the `1 ± tanh(u)` absorbed.
     HalfTimesOnePlusTanh { x: usize, u: usize, minus: bool },
+    /// `exp(a − max(a))` in f32 (or f16, bf16), the max a reduction of the same `a`: its
+    /// argument is at most 0 (or NaN), so `exp` needs no upper clamp.
+    ExpAtMostZero,
 }
 
 /// The idiom of each instruction of `k`.
@@ -122,6 +131,33 @@ pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
             }
         }
     }
+    // softmax's exp(a − max(a)): a − m ≤ 0 when m is the max of the same values (a NaN
+    // anywhere makes m NaN, and every difference NaN).
+    for (i, instr) in k.body.iter().enumerate() {
+        let Instr::Unary {
+            op: UnaryOp::Exp,
+            x: d,
+            compute,
+        } = *instr
+        else {
+            continue;
+        };
+        if !matches!(compute, DType::F32 | DType::F16 | DType::BF16) || out[i] != Idiom::Plain {
+            continue;
+        }
+        let Instr::Binary {
+            op: BinaryOp::Sub,
+            a,
+            b: m,
+            ..
+        } = k.body[d]
+        else {
+            continue;
+        };
+        if matches!(k.body[m], Instr::Reduce { op: ReduceOp::Max, x } if x == a) {
+            out[i] = Idiom::ExpAtMostZero;
+        }
+    }
     out
 }
 
@@ -205,6 +241,60 @@ mod tests {
                 minus: false
             }
         );
+    }
+
+    /// `exp(a − m)` over rows of `a`, `m` a reduction `op` of the load `of`.
+    fn exp_minus(op: ReduceOp, of: usize) -> Kernel {
+        let index = |strides: Vec<isize>| Index { strides, offset: 0 };
+        let arg = |access| Arg {
+            dtype: DType::F32,
+            len: 64,
+            access,
+        };
+        Kernel {
+            name: "exp_minus".into(),
+            shape: vec![8, 8],
+            reduce_axes: 1,
+            args: vec![arg(Access::Read), arg(Access::Read), arg(Access::Write)],
+            body: vec![
+                Instr::Load {
+                    arg: 0,
+                    index: index(vec![8, 1]),
+                },
+                Instr::Load {
+                    arg: 1,
+                    index: index(vec![8, 1]),
+                },
+                Instr::Reduce { op, x: of },
+                Instr::Binary {
+                    op: BinaryOp::Sub,
+                    a: 0,
+                    b: 2,
+                    compute: DType::F32,
+                },
+                Instr::Unary {
+                    op: UnaryOp::Exp,
+                    x: 3,
+                    compute: DType::F32,
+                },
+                Instr::Store {
+                    arg: 2,
+                    index: index(vec![8, 1]),
+                    x: 4,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn softmaxs_exp_knows_its_argument_is_at_most_zero() {
+        assert_eq!(
+            idioms(&exp_minus(ReduceOp::Max, 0))[4],
+            Idiom::ExpAtMostZero
+        );
+        // The max of other values, or the min of the same: nothing is known.
+        assert_eq!(idioms(&exp_minus(ReduceOp::Max, 1))[4], Idiom::Plain);
+        assert_eq!(idioms(&exp_minus(ReduceOp::Min, 0))[4], Idiom::Plain);
     }
 
     #[test]

@@ -948,6 +948,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                 ));
                 continue;
             }
+            if let (idioms::Idiom::ExpAtMostZero, Instr::Unary { x, compute, .. }) =
+                (self.idioms[i], &self.k.body[i])
+            {
+                let e = math::exp_at_most_zero(&mut self.b, &mut self.consts, v(*x));
+                vals[i] = Some(self.round(*compute, e));
+                continue;
+            }
             let r = match &self.k.body[i] {
                 Instr::Load { arg, .. } => Some(self.load(i, *arg, point)?),
                 Instr::Const { value, dtype } => Some(self.constant(*value, *dtype)),
