@@ -98,9 +98,8 @@ fn launch(l: &Launch, begin: i64, end: i64) {
     // argument's length (the code's prefetches may name addresses past a buffer's end, but a
     // prefetch reads nothing into the program and never faults; the JIT defines no code whose
     // prefetch loads it could not rewrite), and `run_prepared` checked each buffer against its
-    // argument; only the
-    // outputs are written; each output is a buffer of its own (`prepare_outputs`), aliased by no
-    // input and no other output. Concurrent launches cover disjoint ranges of dimension 0,
+    // argument; only the outputs are written; each output is a buffer of its own
+    // (`prepare_outputs`), aliased by no input and no other output. Concurrent launches cover disjoint ranges of dimension 0,
     // along which every store of every output moves (checked in `run_kernel`).
     unsafe {
         (l.entry)(

@@ -35,10 +35,13 @@ pub(super) enum Idiom {
     Plain,
     /// Not emitted: its one reader computes from its operand.
     Absorbed,
-    /// `1 + tanh(u)` (`1 − tanh(u)` when `minus`), the tanh absorbed.
-    OnePlusTanh { u: usize, minus: bool },
-    /// `(x · ½) · (1 ± tanh(u))`, the halving and the `1 ± tanh(u)` absorbed.
-    HalfTimesOnePlusTanh { x: usize, u: usize, minus: bool },
+    /// `1 + tanh(u)` (`1 − tanh(u)` when `minus`), the tanh absorbed; with `half_of`, `x`,
+    /// it is `(x · ½) · (1 ± tanh(u))`, the halving and the sum absorbed too.
+    OnePlusTanh {
+        u: usize,
+        minus: bool,
+        half_of: Option<usize>,
+    },
     /// `exp(a − max(a))` in f32 (or f16, bf16), the max a reduction of the same `a`: its
     /// argument is at most 0 (or NaN), so `exp` needs no upper clamp.
     ExpAtMostZero,
@@ -81,7 +84,11 @@ pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
         };
         if let Some((tanh, u, minus)) = found {
             out[tanh] = Idiom::Absorbed;
-            out[i] = Idiom::OnePlusTanh { u, minus };
+            out[i] = Idiom::OnePlusTanh {
+                u,
+                minus,
+                half_of: None,
+            };
         }
     }
     // `x · ½`, in `compute`, that only instruction `i` reads: its `x`.
@@ -117,7 +124,7 @@ pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
             continue;
         };
         for (h, t) in [(a, b), (b, a)] {
-            let Idiom::OnePlusTanh { u, minus } = out[t] else {
+            let Idiom::OnePlusTanh { u, minus, .. } = out[t] else {
                 continue;
             };
             if sole_reader(k, t) != Some(i) {
@@ -126,7 +133,11 @@ pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
             if let Some(x) = lone_half(h, i, compute) {
                 out[h] = Idiom::Absorbed;
                 out[t] = Idiom::Absorbed;
-                out[i] = Idiom::HalfTimesOnePlusTanh { x, u, minus };
+                out[i] = Idiom::OnePlusTanh {
+                    u,
+                    minus,
+                    half_of: Some(x),
+                };
                 break;
             }
         }
@@ -142,7 +153,7 @@ pub(super) fn idioms(k: &Kernel) -> Vec<Idiom> {
         else {
             continue;
         };
-        if !matches!(compute, DType::F32 | DType::F16 | DType::BF16) || out[i] != Idiom::Plain {
+        if !matches!(compute, DType::F32 | DType::F16 | DType::BF16) {
             continue;
         }
         let Instr::Binary {
@@ -212,16 +223,34 @@ mod tests {
                 x: j,
             });
         }
-        let arg = |access| Arg {
-            dtype: DType::F32,
-            len: 8,
-            access,
-        };
+        f32_kernel(
+            vec![8],
+            0,
+            [Access::Read, Access::Write, Access::Write],
+            body,
+        )
+    }
+
+    /// A kernel of three f32 arguments of 64 elements over `shape`.
+    fn f32_kernel(
+        shape: Vec<usize>,
+        reduce_axes: usize,
+        access: [Access; 3],
+        body: Vec<Instr>,
+    ) -> Kernel {
+        let args = access
+            .into_iter()
+            .map(|access| Arg {
+                dtype: DType::F32,
+                len: 64,
+                access,
+            })
+            .collect();
         Kernel {
-            name: "gelu".into(),
-            shape: vec![8],
-            reduce_axes: 0,
-            args: vec![arg(Access::Read), arg(Access::Write), arg(Access::Write)],
+            name: "idiom".into(),
+            shape,
+            reduce_axes,
+            args,
             body,
         }
     }
@@ -235,10 +264,10 @@ mod tests {
         assert_eq!(absorbed, [2, 5, 7], "the halving, the tanh and 1 + tanh");
         assert_eq!(
             found[8],
-            Idiom::HalfTimesOnePlusTanh {
-                x: 0,
+            Idiom::OnePlusTanh {
                 u: 4,
-                minus: false
+                minus: false,
+                half_of: Some(0)
             }
         );
     }
@@ -246,44 +275,39 @@ mod tests {
     /// `exp(a − m)` over rows of `a`, `m` a reduction `op` of the load `of`.
     fn exp_minus(op: ReduceOp, of: usize) -> Kernel {
         let index = |strides: Vec<isize>| Index { strides, offset: 0 };
-        let arg = |access| Arg {
-            dtype: DType::F32,
-            len: 64,
-            access,
-        };
-        Kernel {
-            name: "exp_minus".into(),
-            shape: vec![8, 8],
-            reduce_axes: 1,
-            args: vec![arg(Access::Read), arg(Access::Read), arg(Access::Write)],
-            body: vec![
-                Instr::Load {
-                    arg: 0,
-                    index: index(vec![8, 1]),
-                },
-                Instr::Load {
-                    arg: 1,
-                    index: index(vec![8, 1]),
-                },
-                Instr::Reduce { op, x: of },
-                Instr::Binary {
-                    op: BinaryOp::Sub,
-                    a: 0,
-                    b: 2,
-                    compute: DType::F32,
-                },
-                Instr::Unary {
-                    op: UnaryOp::Exp,
-                    x: 3,
-                    compute: DType::F32,
-                },
-                Instr::Store {
-                    arg: 2,
-                    index: index(vec![8, 1]),
-                    x: 4,
-                },
-            ],
-        }
+        let body = vec![
+            Instr::Load {
+                arg: 0,
+                index: index(vec![8, 1]),
+            },
+            Instr::Load {
+                arg: 1,
+                index: index(vec![8, 1]),
+            },
+            Instr::Reduce { op, x: of },
+            Instr::Binary {
+                op: BinaryOp::Sub,
+                a: 0,
+                b: 2,
+                compute: DType::F32,
+            },
+            Instr::Unary {
+                op: UnaryOp::Exp,
+                x: 3,
+                compute: DType::F32,
+            },
+            Instr::Store {
+                arg: 2,
+                index: index(vec![8, 1]),
+                x: 4,
+            },
+        ];
+        f32_kernel(
+            vec![8, 8],
+            1,
+            [Access::Read, Access::Read, Access::Write],
+            body,
+        )
     }
 
     #[test]
@@ -301,12 +325,26 @@ mod tests {
     fn a_value_read_elsewhere_is_not_absorbed() {
         // The halving stored too: only `1 + tanh` is an idiom.
         let found = idioms(&gelu(Some(2)));
-        assert_eq!(found[7], Idiom::OnePlusTanh { u: 4, minus: false });
+        assert_eq!(
+            found[7],
+            Idiom::OnePlusTanh {
+                u: 4,
+                minus: false,
+                half_of: None
+            }
+        );
         assert_eq!(found[2], Idiom::Plain);
         assert_eq!(found[8], Idiom::Plain);
         // `1 + tanh` stored too: the tanh is still absorbed into it, the product is plain.
         let found = idioms(&gelu(Some(7)));
-        assert_eq!(found[7], Idiom::OnePlusTanh { u: 4, minus: false });
+        assert_eq!(
+            found[7],
+            Idiom::OnePlusTanh {
+                u: 4,
+                minus: false,
+                half_of: None
+            }
+        );
         assert_eq!(found[8], Idiom::Plain);
         // The tanh stored too: nothing is an idiom.
         let found = idioms(&gelu(Some(5)));

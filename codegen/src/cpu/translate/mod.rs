@@ -927,33 +927,19 @@ impl<'a, 'f> Translator<'a, 'f> {
                 continue;
             }
             let v = |j: usize| vals[j].expect("invariant: SSA operands are computed first");
-            if let idioms::Idiom::OnePlusTanh { u, minus } = self.idioms[i] {
-                vals[i] = Some(math::one_plus_tanh(
-                    &mut self.b,
-                    &mut self.consts,
-                    v(u),
-                    minus,
-                    None,
-                ));
-                continue;
-            }
-            if let idioms::Idiom::HalfTimesOnePlusTanh { x, u, minus } = self.idioms[i] {
-                let (x, u) = (v(x), v(u));
-                vals[i] = Some(math::one_plus_tanh(
-                    &mut self.b,
-                    &mut self.consts,
-                    u,
-                    minus,
-                    Some(x),
-                ));
-                continue;
-            }
-            if let (idioms::Idiom::ExpAtMostZero, Instr::Unary { x, compute, .. }) =
-                (self.idioms[i], &self.k.body[i])
-            {
-                let e = math::exp_at_most_zero(&mut self.b, &mut self.consts, v(*x));
-                vals[i] = Some(self.round(*compute, e));
-                continue;
+            match (self.idioms[i], &self.k.body[i]) {
+                (idioms::Idiom::OnePlusTanh { u, minus, half_of }, _) => {
+                    let (u, half_of) = (v(u), half_of.map(v));
+                    let c = &mut self.consts;
+                    vals[i] = Some(math::one_plus_tanh(&mut self.b, c, u, minus, half_of));
+                    continue;
+                }
+                (idioms::Idiom::ExpAtMostZero, Instr::Unary { x, compute, .. }) => {
+                    let e = math::exp_at_most_zero(&mut self.b, &mut self.consts, v(*x));
+                    vals[i] = Some(self.round(*compute, e));
+                    continue;
+                }
+                _ => {}
             }
             let r = match &self.k.body[i] {
                 Instr::Load { arg, .. } => Some(self.load(i, *arg, point)?),
