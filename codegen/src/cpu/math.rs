@@ -264,11 +264,12 @@ pub(crate) fn one_plus_tanh(
 }
 
 /// `e^x` for `x` of type `f32` or `f32x4` known to be at most 0 or NaN (softmax's
-/// `x − max(x)`): `exp` without its upper clamp, which is the identity there, so the same bits.
+/// `x − max(x)`): `exp` without its upper clamp, which is the identity there, and with its
+/// scaling by 2^n in one step, which n ≤ 0 allows ([`Emit::exp_at_most_zero`]); the same bits.
 pub(crate) fn exp_at_most_zero(b: &mut FunctionBuilder, consts: &mut Consts, x: Value) -> Value {
     let ty = b.func.dfg.value_type(x);
     let mut e = Emit { b, ty, consts };
-    e.exp_below_89(x)
+    e.exp_at_most_zero(x)
 }
 
 /// `x^y` (PyTorch's pow, C's `powf` specials) for `f32` or `f32x4` operands.
@@ -542,16 +543,7 @@ impl Emit<'_, '_> {
 
     /// `exp` for f32 `x` at most 89 (or NaN), which needs no upper clamp.
     fn exp_below_89(&mut self, x: Value) -> Value {
-        let x = self.at_least(x, -104.0);
-        let t = self.fmacc(x, LOG2E, MAGIC);
-        let (t, n) = self.round_magic(t);
-        let r = self.reduce_ln2(x, n);
-        // e^r = 1 + r·(1 + r·P(r)), Horner's rule down to the constant term: one operation
-        // fewer than 1 + (r + r²·P(r)), and no less accurate (docs/math.md).
-        let q = self.poly(r, &EXP_P);
-        let one = self.f(1.0);
-        let q = self.fma(q, r, one);
-        let p = self.fma(q, r, one);
+        let (t, p) = self.exp_parts(x);
         // 2^n as 2^n1 · 2^n2 (n from −150 to 128): p · 2^n1 is exact, the second product
         // rounds once, into the denormals or to inf where the result lies there. Both biased
         // exponents come from e = n + 2·127 (bits(t) − MAGIC_BITS = n): n1 + 127 = ⌊e/2⌋ and
@@ -565,6 +557,35 @@ impl Emit<'_, '_> {
         let s2 = self.exponent_field(e2);
         let p = self.mul(p, s1);
         self.mul(p, s2)
+    }
+
+    /// `exp` for f32 `x` at most 0 (or NaN): n ≤ 0, so 2^n = 2^(n+64) · 2^−64 with both
+    /// factors normal (n ≥ −150). p · 2^(n+64) is exact and the product by the constant 2^−64
+    /// rounds once, as [`Self::exp_below_89`]'s second product does: the same bits, from one
+    /// exponent field instead of two (three integer operations fewer).
+    fn exp_at_most_zero(&mut self, x: Value) -> Value {
+        let (t, p) = self.exp_parts(x);
+        let tb = self.bits_of(t);
+        let bias = self.i(127 + 64 - MAGIC_BITS);
+        let e = self.b.ins().iadd(tb, bias);
+        let s = self.exponent_field(e);
+        let p = self.mul(p, s);
+        self.mulc(p, 2f64.powi(-64))
+    }
+
+    /// The reduced exp of f32 `x` at most 89 (or NaN), clamped below at −104: `t` (n + MAGIC,
+    /// n = round(x·log2 e) from −150 to 128) and `p` = e^r for r = x − n·ln2.
+    fn exp_parts(&mut self, x: Value) -> (Value, Value) {
+        let x = self.at_least(x, -104.0);
+        let t = self.fmacc(x, LOG2E, MAGIC);
+        let (t, n) = self.round_magic(t);
+        let r = self.reduce_ln2(x, n);
+        // e^r = 1 + r·(1 + r·P(r)), Horner's rule down to the constant term: one operation
+        // fewer than 1 + (r + r²·P(r)), and no less accurate (docs/math.md).
+        let q = self.poly(r, &EXP_P);
+        let one = self.f(1.0);
+        let q = self.fma(q, r, one);
+        (t, self.fma(q, r, one))
     }
 
     /// The float whose biased exponent is `e` (1 ≤ e ≤ 254) and whose mantissa is 0: 2^(e−127).
