@@ -11,6 +11,7 @@ use smelt_codegen::cpu::{BINARY_OPS, UNARY_OPS};
 use smelt_ir::kernel::{Access, Arg, Index, Instr, Kernel};
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// A small deterministic generator (xorshift).
 struct Rng(u64);
@@ -1721,7 +1722,11 @@ fn long_softmax_rows_match_reference() {
                 .map(|i| {
                     let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
                     // Mostly within 20 of the row's max, a few far below it.
-                    Scalar::Float(if i % 7 == 0 { -u * 60.0 } else { 5.0 - u * 15.0 })
+                    Scalar::Float(if i % 7 == 0 {
+                        -u * 60.0
+                    } else {
+                        5.0 - u * 15.0
+                    })
                 })
                 .collect();
             let input = vec![Arc::new(Buffer::from_scalars(dtype, &vals))];
@@ -1753,4 +1758,152 @@ fn one_compiled_kernel_serves_every_size() {
     }
     // The cache hands back the very same compiled function for every size.
     assert!(code.windows(2).all(|w| Arc::ptr_eq(&w[0], &w[1])));
+}
+
+/// `out[i, j] = x·2 + 1` over `[rows, cols]` with `x` read at `load` strides (contiguous, or
+/// transposed from a `[cols, rows]` array) and `out` written at `store` strides and offset.
+fn scale_kernel(rows: usize, cols: usize, load: [isize; 2], store: ([isize; 2], isize)) -> Kernel {
+    let n = rows * cols;
+    let konst = |v: f64| Instr::Const {
+        value: Scalar::Float(v),
+        dtype: DType::F32,
+    };
+    let binary = |op, a, b| Instr::Binary {
+        op,
+        a,
+        b,
+        compute: DType::F32,
+    };
+    let out_len = (store.1 as usize) + n.max(rows * store.0[0] as usize);
+    Kernel {
+        name: "scale".into(),
+        shape: vec![rows, cols],
+        reduce_axes: 0,
+        args: vec![
+            arg(DType::F32, n, Access::Read),
+            arg(DType::F32, out_len, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: index(&load),
+            },
+            konst(2.0),
+            binary(BinaryOp::Mul, 0, 1),
+            konst(1.0),
+            binary(BinaryOp::Add, 2, 3),
+            Instr::Store {
+                arg: 1,
+                index: Index {
+                    strides: store.0.to_vec(),
+                    offset: store.1,
+                },
+                x: 4,
+            },
+        ],
+    }
+}
+
+/// The streaming variant of a kernel (`codegen/src/cpu/stream.rs`: its f32x4 output stores
+/// as `movntps`, a fence at the end) gives the reference's bits, where the runtime picks it:
+/// elementwise rows, tiled transposes read in 4×4 blocks, rows whose final pass stores (with
+/// trips, single vectors and several rows per thread). Misaligned stores (an odd offset or
+/// row stride) are never streamed, and a stash is never a candidate.
+#[test]
+fn streaming_stores_match_reference() {
+    let (rows, cols) = (70, 100);
+    let kernels = [
+        (
+            "rows",
+            scale_kernel(rows, cols, [cols as isize, 1], ([cols as isize, 1], 0)),
+        ),
+        (
+            "transposed",
+            scale_kernel(rows, cols, [1, rows as isize], ([cols as isize, 1], 0)),
+        ),
+        (
+            "row passes",
+            multi_pass(DType::F32, ReduceOp::Sum, ReduceOp::Max, cols),
+        ),
+        (
+            "offset 4",
+            scale_kernel(rows, cols, [cols as isize, 1], ([cols as isize, 1], 4)),
+        ),
+    ];
+    for (name, k) in &kernels {
+        assert!(smelt_codegen::cpu::streaming_candidate(k), "{name}");
+        let code = crate::cpu::compiled_streaming(k)
+            .unwrap_or_else(|e| panic!("{name}: no streaming variant: {e}"));
+        assert!(code.streams > 0, "{name}");
+        assert!(smelt_codegen::cpu::streams_aligned(k, &[64, 128]), "{name}");
+        let input = Rng(77).buffer(DType::F32, k.args[0].len);
+        let want = Backend::Reference.run_kernel(k, vec![input.clone()]);
+        let before = crate::cpu::STREAMED.load(Ordering::Relaxed);
+        let got = crate::cpu::run_kernel_streaming(k, vec![input]);
+        // Outputs come from the pool, 64-byte aligned: the streaming variant ran.
+        assert!(
+            crate::cpu::STREAMED.load(Ordering::Relaxed) > before,
+            "{name}"
+        );
+        if let Some(i) = same(&got[0], &want[0], 0) {
+            panic!("{name}: streamed {} vs {}", got[0].get(i), want[0].get(i));
+        }
+    }
+    // Stores that some vector would write off a 16-byte boundary: not streamed, still right.
+    let c = cols as isize;
+    for (name, k, base) in [
+        (
+            "odd offset",
+            scale_kernel(rows, cols, [c, 1], ([c, 1], 1)),
+            64,
+        ),
+        (
+            "odd rows",
+            scale_kernel(rows, cols, [c, 1], ([c + 1, 1], 0)),
+            64,
+        ),
+        ("base", scale_kernel(rows, cols, [c, 1], ([c, 1], 0)), 68),
+    ] {
+        assert!(
+            !smelt_codegen::cpu::streams_aligned(&k, &[64, base]),
+            "{name}"
+        );
+        if base == 64 {
+            let input = Rng(78).buffer(DType::F32, k.args[0].len);
+            let want = Backend::Reference.run_kernel(&k, vec![input.clone()]);
+            let got = crate::cpu::run_kernel_streaming(&k, vec![input]);
+            assert!(same(&got[0], &want[0], 0).is_none(), "{name}");
+        }
+    }
+    // A rank-1 kernel's SIMD loop starts where its thread's range does.
+    let mut flat = Kernel {
+        shape: vec![rows * cols],
+        ..scale_kernel(1, rows * cols, [0, 1], ([0, 1], 0))
+    };
+    for instr in &mut flat.body {
+        if let Instr::Load { index, .. } | Instr::Store { index, .. } = instr {
+            index.strides.remove(0);
+        }
+    }
+    assert!(!smelt_codegen::cpu::streaming_candidate(&flat));
+    assert!(!smelt_codegen::cpu::streams_aligned(&flat, &[64, 64]));
+    // A transpose whose blocks cover part of each row (runs of 1 KiB, as `transpose_add`'s)
+    // is not streamed; one whose blocks span its rows is.
+    assert!(!smelt_codegen::cpu::streaming_candidate(&scale_kernel(
+        8,
+        300,
+        [1, 8],
+        ([300, 1], 0)
+    )));
+    assert!(smelt_codegen::cpu::streaming_candidate(&scale_kernel(
+        8,
+        256,
+        [1, 8],
+        ([256, 1], 0)
+    )));
+    // softmax's stash is read back by the final pass: never streamed.
+    assert!(!smelt_codegen::cpu::streaming_candidate(&softmax_rows(
+        DType::F32,
+        cols
+    )));
 }

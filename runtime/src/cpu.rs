@@ -9,7 +9,10 @@
 use crate::buffer::Buffer;
 use crate::reference::prepare_outputs;
 use hashbrown::HashMap;
-use smelt_codegen::cpu::{CompiledKernel, CpuJit, KernelFn, Unsupported, structure_key};
+use smelt_codegen::cpu::{
+    CompiledKernel, CpuJit, KernelFn, Unsupported, streaming_candidate, streams_aligned,
+    structure_key,
+};
 use smelt_ir::LaunchMemo;
 use smelt_ir::kernel::{Instr, Kernel};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -44,8 +47,24 @@ fn dump(what: &str) -> bool {
 
 /// Compiled code for `kernel`, from the cache or freshly compiled.
 pub fn compiled(kernel: &Kernel) -> Entry {
+    cached(kernel, structure_key(kernel), CpuJit::compile)
+}
+
+/// The streaming variant of `kernel` (`codegen/src/cpu/stream.rs`), from the cache or freshly
+/// compiled; only for launches whose vector stores are all aligned (`streams_aligned`).
+pub fn compiled_streaming(kernel: &Kernel) -> Entry {
+    let mut key = structure_key(kernel);
+    key.push_str("|stream");
+    cached(kernel, key, CpuJit::compile_streaming)
+}
+
+/// The cache's entry under `key`, made by `compile` on a miss.
+fn cached(
+    kernel: &Kernel,
+    key: String,
+    compile: fn(&mut CpuJit, &Kernel) -> Result<CompiledKernel, Unsupported>,
+) -> Entry {
     let cpu = cpu();
-    let key = structure_key(kernel);
     if let Some(e) = cpu
         .cache
         .read()
@@ -58,7 +77,7 @@ pub fn compiled(kernel: &Kernel) -> Entry {
         Err(e) => Err(e.clone()),
         Ok(jit) => {
             let mut jit = jit.lock().unwrap_or_else(|p| p.into_inner());
-            jit.compile(kernel).map(Arc::new)
+            compile(&mut jit, kernel).map(Arc::new)
         }
     };
     match &entry {
@@ -98,9 +117,11 @@ fn launch(l: &Launch, begin: i64, end: i64) {
     // argument's length (the code's prefetches may name addresses past a buffer's end, but a
     // prefetch reads nothing into the program and never faults; the JIT defines no code whose
     // prefetch loads it could not rewrite), and `run_prepared` checked each buffer against its
-    // argument; only the outputs are written; each output is a buffer of its own
-    // (`prepare_outputs`), aliased by no input and no other output. Concurrent launches cover disjoint ranges of dimension 0,
-    // along which every store of every output moves (checked in `run_kernel`).
+    // argument; a streaming variant's stores, which fault where an address is not a multiple
+    // of 16, run only where `streams_aligned` proved every one is; only the outputs are
+    // written; each output is a buffer of its own (`prepare_outputs`), aliased by no input and
+    // no other output. Concurrent launches cover disjoint ranges of dimension 0, along which
+    // every store of every output moves (checked in `run_prepared`).
     unsafe {
         (l.entry)(
             l.bufs.as_ptr() as *const *mut u8,
@@ -115,10 +136,33 @@ fn launch(l: &Launch, begin: i64, end: i64) {
 /// Elements below which a kernel stays on the calling thread, and the least work per task.
 const GRAIN: usize = 1 << 15;
 
+/// Output bytes from which a kernel writes with streaming stores (`compiled_streaming`), when
+/// its stores allow: an output this large leaves the caches before anything reads it, so each
+/// ordinary store's read of its line first is wasted traffic. On this 2-core machine
+/// (`docs/benchmarks.md`) that made `permute_scale` ~15 % faster and `layernorm` ~10 %.
+/// `SMELT_STREAM=0` turns it off.
+const STREAM_MIN: usize = 16 << 20;
+
+fn streaming_enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("SMELT_STREAM").map_or(true, |v| v != "0"))
+}
+
 /// Runs `kernel` on compiled code (or the interpreter where the JIT refused it); returns its
 /// output buffers in output order.
 pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
-    run_prepared(kernel, &prepare(kernel), inputs)
+    run_prepared(kernel, &prepare(kernel), inputs, STREAM_MIN)
+}
+
+/// Launches of a streaming variant so far (the tests check that it ran).
+#[cfg(test)]
+pub(crate) static STREAMED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// [`run_kernel`] with the streaming variant whatever the output's size, where the kernel has
+/// one and its stores are aligned (the tests' way to run that code on small buffers).
+#[cfg(test)]
+pub(crate) fn run_kernel_streaming(kernel: &Kernel, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+    run_prepared(kernel, &prepare(kernel), inputs, 0)
 }
 
 /// [`run_kernel`] for a schedule's step: what does not depend on the buffers (verifying the
@@ -130,7 +174,7 @@ pub fn run_step_kernel(
     inputs: Vec<Arc<Buffer>>,
 ) -> Vec<Buffer> {
     match memo.get_or_init(|| prepare(kernel)) {
-        Some(prepared) => run_prepared(kernel, &prepared, inputs),
+        Some(prepared) => run_prepared(kernel, &prepared, inputs, STREAM_MIN),
         None => run_kernel(kernel, inputs),
     }
 }
@@ -140,8 +184,10 @@ enum Prepared {
     /// A large full reduction: blocks in parallel, then their combination
     /// (`Kernel::split_full_reduction`: the split depends on the shape alone).
     Split(Box<[(Kernel, Prepared); 2]>),
-    /// Compiled code, or why the interpreter runs it.
-    Whole(Entry),
+    /// Compiled code, or why the interpreter runs it; and for a kernel that may stream its
+    /// stores (`streaming_candidate`), a place for that variant, compiled at the first launch
+    /// that uses it.
+    Whole(Entry, Option<OnceLock<Entry>>),
 }
 
 fn prepare(kernel: &Kernel) -> Prepared {
@@ -155,22 +201,32 @@ fn prepare(kernel: &Kernel) -> Prepared {
             let (b, c) = (prepare(&blocks), prepare(&combine));
             Prepared::Split(Box::new([(blocks, b), (combine, c)]))
         }
-        None => Prepared::Whole(compiled(kernel)),
+        None => Prepared::Whole(
+            compiled(kernel),
+            streaming_candidate(kernel).then(OnceLock::new),
+        ),
     }
 }
 
-fn run_prepared(kernel: &Kernel, prepared: &Prepared, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
-    let code = match prepared {
+/// Runs `kernel` as `prepared`, with its streaming variant when the outputs are at least
+/// `stream_min` bytes and the stores allow.
+fn run_prepared(
+    kernel: &Kernel,
+    prepared: &Prepared,
+    mut inputs: Vec<Arc<Buffer>>,
+    stream_min: usize,
+) -> Vec<Buffer> {
+    let (code, streaming) = match prepared {
         Prepared::Split(halves) => {
             let [(blocks, b), (combine, c)] = &**halves;
-            let partials = run_prepared(blocks, b, inputs.clone())
+            let partials = run_prepared(blocks, b, inputs.clone(), stream_min)
                 .pop()
                 .expect("the blocks kernel has one output");
             inputs.push(Arc::new(partials));
-            return run_prepared(combine, c, inputs);
+            return run_prepared(combine, c, inputs, stream_min);
         }
-        Prepared::Whole(Ok(code)) => code,
-        Prepared::Whole(Err(_)) => return crate::reference::run_kernel(kernel, inputs),
+        Prepared::Whole(Ok(code), streaming) => (code, streaming),
+        Prepared::Whole(Err(_), _) => return crate::reference::run_kernel(kernel, inputs),
     };
     let timing = dump("timing");
     let t0 = std::time::Instant::now();
@@ -209,8 +265,24 @@ fn run_prepared(kernel: &Kernel, prepared: &Prepared, mut inputs: Vec<Arc<Buffer
         strides.extend(index.strides.iter().map(|s| *s as i64));
         strides.push(index.offset as i64);
     }
+    let out_bytes: usize = outs.iter().map(|b| b.len() * b.dtype().size()).sum();
+    let entry = match streaming {
+        Some(cell)
+            if out_bytes >= stream_min && streaming_enabled() && streams_aligned(kernel, &bufs) =>
+        {
+            match cell.get_or_init(|| compiled_streaming(kernel)) {
+                Ok(streams) => {
+                    #[cfg(test)]
+                    STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    streams.entry
+                }
+                Err(_) => code.entry,
+            }
+        }
+        Some(_) | None => code.entry,
+    };
     let l = Launch {
-        entry: code.entry,
+        entry,
         bufs,
         sizes: kernel.shape.iter().map(|s| *s as i64).collect(),
         strides,

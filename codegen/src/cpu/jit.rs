@@ -3,6 +3,7 @@
 
 use super::helpers::{HELPERS, HelperSig};
 use super::prefetch;
+use super::stream;
 use super::translate::{Helpers, Translator};
 use cranelift_codegen::control::ControlPlane;
 use cranelift_codegen::ir::{AbiParam, Type, UserFuncName, types};
@@ -36,6 +37,8 @@ pub struct CompiledKernel {
     pub simd: bool,
     /// How many software prefetches its code holds (`prefetch.rs`).
     pub prefetches: usize,
+    /// How many streaming stores it holds (`stream.rs`): none but in a streaming variant.
+    pub streams: usize,
     /// The CLIF text of the function, kept for dumps.
     pub clif: String,
     /// The machine code as cranelift's disassembly (`SMELT_DUMP=asm`), else empty.
@@ -125,12 +128,30 @@ impl CpuJit {
     /// prefetches ahead of its streamed loads (`prefetch.rs`).
     pub fn compile(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
         let prefetch = std::env::var("SMELT_PREFETCH").map_or(true, |v| v != "0");
-        self.compile_with(kernel, true, prefetch)
+        self.compile_with(kernel, true, prefetch, false)
             .or_else(|e| match prefetch {
-                true => self.compile_with(kernel, true, false),
+                true => self.compile_with(kernel, true, false, false),
                 false => Err(e),
             })
-            .or_else(|_| self.compile_with(kernel, false, false))
+            .or_else(|_| self.compile_with(kernel, false, false, false))
+    }
+
+    /// The streaming variant of `kernel` (`stream.rs`): [`Self::compile`]'s SIMD code with its
+    /// full f32x4 output stores (the stash aside) as streaming stores, and a fence at the end.
+    /// Only for launches whose every vector store is 16-byte aligned. Fails where the kernel
+    /// has no SIMD form or no such store.
+    pub fn compile_streaming(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
+        let prefetch = std::env::var("SMELT_PREFETCH").map_or(true, |v| v != "0");
+        let code = self
+            .compile_with(kernel, true, prefetch, true)
+            .or_else(|e| match prefetch {
+                true => self.compile_with(kernel, true, false, true),
+                false => Err(e),
+            })?;
+        if code.streams == 0 {
+            return Err(Unsupported("no streaming store".into()));
+        }
+        Ok(code)
     }
 
     fn compile_with(
@@ -138,6 +159,7 @@ impl CpuJit {
         kernel: &Kernel,
         simd: bool,
         prefetch: bool,
+        streaming: bool,
     ) -> Result<CompiledKernel, Unsupported> {
         let errors = kernel.verify();
         if !errors.is_empty() {
@@ -164,7 +186,7 @@ impl CpuJit {
         let target = self.module.target_config();
         let built = {
             let b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
-            Translator::new(b, kernel, helpers, simd, prefetch).translate(target)
+            Translator::new(b, kernel, helpers, simd, prefetch, streaming).translate(target)
         };
         if let Err(e) = built {
             // An abandoned build leaves the builder context dirty.
@@ -181,7 +203,7 @@ impl CpuJit {
         self.ctx.set_disasm(want_asm);
         let defined = self.define(id);
         self.module.clear_context(&mut self.ctx);
-        let (asm, prefetches) = defined?;
+        let (asm, prefetches, streams) = defined?;
         self.module
             .finalize_definitions()
             .map_err(|e| Unsupported(format!("finalize: {e}")))?;
@@ -194,6 +216,7 @@ impl CpuJit {
             entry,
             simd,
             prefetches,
+            streams,
             clif,
             asm,
         })
@@ -203,7 +226,7 @@ impl CpuJit {
     /// (`prefetch::patch`) and defines the bytes as function `id`. Returns the disassembly
     /// (when one was asked for; it shows each prefetch as the byte load it was) and the
     /// number of prefetches.
-    fn define(&mut self, id: FuncId) -> Result<(String, usize), Unsupported> {
+    fn define(&mut self, id: FuncId) -> Result<(String, usize, usize), Unsupported> {
         self.ctx
             .compile(self.module.isa(), &mut ControlPlane::default())
             .map_err(|e| Unsupported(format!("cranelift: {:?}", e.inner)))?;
@@ -220,6 +243,14 @@ impl CpuJit {
             .map(|t| t.offset as usize)
             .collect();
         prefetch::patch(&mut code, &sites).map_err(Unsupported)?;
+        let streams: Vec<usize> = compiled
+            .buffer
+            .traps()
+            .iter()
+            .filter(|t| t.code == stream::STREAM)
+            .map(|t| t.offset as usize)
+            .collect();
+        stream::patch(&mut code, &streams).map_err(Unsupported)?;
         let relocs: Vec<ModuleReloc> = compiled
             .buffer
             .relocs()
@@ -231,6 +262,6 @@ impl CpuJit {
         self.module
             .define_function_bytes(id, alignment, &code, &relocs)
             .map_err(|e| Unsupported(format!("cranelift: {e:?}")))?;
-        Ok((asm, sites.len()))
+        Ok((asm, sites.len(), streams.len()))
     }
 }

@@ -25,6 +25,7 @@ mod helpers;
 mod jit;
 mod math;
 mod prefetch;
+mod stream;
 mod translate;
 
 pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};
@@ -96,6 +97,55 @@ pub(crate) fn inline_math(op: UnaryOp, compute: DType) -> bool {
 /// output for the final store pass (`translate::stash_plan`).
 pub fn has_stash(kernel: &Kernel) -> bool {
     translate::stash_plan(kernel).is_some()
+}
+
+/// Whether `kernel` has a streaming variant worth running ([`CpuJit::compile_streaming`]):
+/// rank 2 or more, an f32 store contiguous along the innermost dim (a store of a row's
+/// result does not move along it), no stash (whose stores the final pass reads back from
+/// cache) and no column reduction. A tiled kernel (a transpose) streams only when its blocks
+/// span whole rows, so that each writes one contiguous run: `permute_scale`'s 64-float rows
+/// ran faster streamed, `transpose_add`'s blocks of 1 KiB runs a row slower
+/// (`docs/benchmarks.md`).
+pub fn streaming_candidate(kernel: &Kernel) -> bool {
+    let rank = kernel.shape.len();
+    rank >= 2
+        && !has_stash(kernel)
+        && !runs_in_columns(kernel)
+        && (!translate::tiled(kernel) || kernel.shape[rank - 1] <= translate::tile_columns(kernel))
+        && kernel.body.iter().any(|i| {
+            matches!(i, Instr::Store { arg, index, .. }
+                if kernel.args[*arg].dtype == DType::F32 && index.strides.last() == Some(&1))
+        })
+}
+
+/// Whether every vector store of a launch of `kernel` with buffers at `bases` (one address per
+/// argument) is 16-byte aligned, as a streaming store must be ([`CpuJit::compile_streaming`]).
+///
+/// In a kernel of rank 2 or more, SIMD loops start the innermost dim at 0 (or at a multiple
+/// of 4, in tiles) and step it by 4, and only a store contiguous along it is a vector store.
+/// Such a store's address is then `base + 4·(offset + Σ point[d]·stride[d])` with the
+/// innermost point a multiple of 4: a multiple of 16 for every point when the base is, and the
+/// offset and every other stride are multiples of 4 elements.
+pub fn streams_aligned(kernel: &Kernel, bases: &[usize]) -> bool {
+    kernel.shape.len() >= 2
+        && kernel.body.iter().all(|i| match i {
+            Instr::Store { arg, index, .. }
+                if kernel.args[*arg].dtype == DType::F32 && index.strides.last() == Some(&1) =>
+            {
+                let rest = &index.strides[..index.strides.len() - 1];
+                bases.get(*arg).is_some_and(|b| b % 16 == 0)
+                    && index.offset % 4 == 0
+                    && rest.iter().all(|s| s % 4 == 0)
+            }
+            Instr::Store { .. }
+            | Instr::Load { .. }
+            | Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => true,
+        })
 }
 
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};

@@ -23,12 +23,14 @@ mod tiles;
 pub(crate) use columns::columns;
 pub(crate) use rows::{Stash, stash_plan};
 pub use tiles::is_transposing_load;
+pub(crate) use tiles::{tile_columns, tiled};
 
 use super::helpers::{binary_code, unary_code};
 use super::inline_math;
 use super::jit::Unsupported;
 use super::math::{self, Fallback};
 use super::prefetch;
+use super::stream;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, StackSlotData,
@@ -263,6 +265,10 @@ pub(crate) struct Translator<'a, 'f> {
     idioms: Vec<idioms::Idiom>,
     /// The math routines' vector constants, made once before each SIMD loop nest.
     consts: math::Consts,
+    /// Whether full f32x4 stores are streaming stores (`stream.rs`; the kernel's streaming
+    /// variant), and whether the store being emitted is the stash, which never streams.
+    streaming: bool,
+    stashing: bool,
 }
 impl<'a, 'f> Translator<'a, 'f> {
     pub(crate) fn new(
@@ -271,6 +277,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         h: Helpers,
         simd: bool,
         prefetch: bool,
+        streaming: bool,
     ) -> Self {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -333,6 +340,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             mixed: None,
             idioms: idioms::idioms(k),
             consts: math::Consts::new(entry),
+            streaming,
+            stashing: false,
         }
     }
 
@@ -356,6 +365,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         let mut point = vec![self.zero; rank];
         let mut vals = vec![None; self.k.body.len()];
         self.outer(0, &mut point, &mut vals)?;
+        if self.streaming {
+            // Streaming stores are weakly ordered: make them visible before returning.
+            self.b.ins().fence();
+        }
         self.b.ins().return_(&[]);
         self.b.seal_all_blocks();
         self.b.finalize(target);
@@ -1129,6 +1142,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             } else if half_step {
                 // The low two f32 or i32 lanes: 8 bytes.
                 self.store_low(x, types::I64X2, addr);
+            } else if self.streaming && !self.stashing && dtype == DType::F32 {
+                self.b.ins().store(stream::flags(), x, addr, 0);
             } else {
                 self.b.ins().store(mem(), x, addr, 0);
             }

@@ -290,7 +290,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             Some(st) if st.reduce == r => {
                 let x =
                     vals[st.value].expect("invariant: the stashed value precedes the reduction");
-                self.store(st.store, st.arg, point, x)
+                // The final pass reads it back from cache: never a streaming store.
+                self.stashing = true;
+                let done = self.store(st.store, st.arg, point, x);
+                self.stashing = false;
+                done
             }
             Some(_) | None => Ok(()),
         }

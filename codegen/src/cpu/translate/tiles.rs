@@ -37,20 +37,34 @@ pub fn is_transposing_load(instr: &Instr) -> bool {
     }
 }
 
+/// Whether an elementwise kernel walks its last two dims in tiles: some access moves along the
+/// innermost dim with a stride other than 0 or 1 (a transposing read or write), so a plain
+/// row-by-row walk would touch a new cache line (and often a new page) per element. The stride
+/// class is part of the structure key, so this is decided per structure.
+pub(crate) fn tiled(k: &Kernel) -> bool {
+    k.reduce_axes == 0
+        && k.shape.len() >= 2
+        && k.body.iter().any(|instr| {
+            instr
+                .index()
+                .is_some_and(|index| !matches!(index.strides.last(), Some(0 | 1)))
+        })
+}
+
+/// The columns of a tiled kernel's blocks: [`QUAD_TILE`]'s where an f32 load transposes
+/// (SIMD code reads it in 4×4 blocks), else [`TILE`]'s.
+pub(crate) fn tile_columns(k: &Kernel) -> usize {
+    let quads = k
+        .body
+        .iter()
+        .any(|i| is_transposing_load(i) && i.arg().is_some_and(|a| k.args[a].dtype == DType::F32));
+    (if quads { QUAD_TILE.1 } else { TILE.1 }) as usize
+}
+
 impl<'a, 'f> Translator<'a, 'f> {
-    /// Whether an elementwise kernel walks its last two dims in tiles: some access moves
-    /// along the innermost dim with a stride other than 0 or 1 (a transposing read or write),
-    /// so a plain row-by-row walk would touch a new cache line (and often a new page) per
-    /// element. The stride class is part of the structure key, so this is decided per
-    /// structure.
+    /// [`tiled`] for this kernel.
     pub(super) fn tiled(&self) -> bool {
-        self.k.reduce_axes == 0
-            && self.k.shape.len() >= 2
-            && self.k.body.iter().any(|instr| {
-                instr
-                    .index()
-                    .is_some_and(|index| !matches!(index.strides.last(), Some(0 | 1)))
-            })
+        tiled(self.k)
     }
 
     /// The last two dims, rows `start..end` of the first, in [`TILE`]-shaped blocks: every
