@@ -1807,8 +1807,8 @@ fn scale_kernel(rows: usize, cols: usize, load: [isize; 2], store: ([isize; 2], 
 /// The streaming variant of a kernel (`codegen/src/cpu/stream.rs`: its f32x4 output stores
 /// as `movntps`, a fence at the end) gives the reference's bits, where the runtime picks it:
 /// elementwise rows, tiled transposes read in 4×4 blocks, rows whose final pass stores (with
-/// trips, single vectors and several rows per thread). Misaligned stores (an odd offset or
-/// row stride) are never streamed, and a stash is never a candidate.
+/// trips, single vectors and several rows per thread), softmax with its stash in a scratch row.
+/// Misaligned stores (an odd offset or row stride) are never streamed.
 #[test]
 fn streaming_stores_match_reference() {
     let (rows, cols) = (70, 100);
@@ -1901,9 +1901,32 @@ fn streaming_stores_match_reference() {
         [1, 8],
         ([256, 1], 0)
     )));
-    // softmax's stash is read back by the final pass: never streamed.
-    assert!(!smelt_codegen::cpu::streaming_candidate(&softmax_rows(
-        DType::F32,
-        cols
-    )));
+    // softmax streams too, its stash moved to a scratch row of each call's own: the same bits
+    // as the ordinary code (rows of 3 and of 70 across tasks, trips, one vector, and a tail).
+    for (rows, cols) in [(3, 100), (3, 103), (70, 1000)] {
+        let k = Kernel {
+            shape: vec![rows, cols],
+            args: vec![
+                arg(DType::F32, rows * cols, Access::Read),
+                arg(DType::F32, rows * cols, Access::Write),
+            ],
+            ..softmax_rows(DType::F32, cols)
+        };
+        assert!(smelt_codegen::cpu::streaming_candidate(&k));
+        assert_eq!(smelt_codegen::cpu::scratch_row(&k), Some(4 * cols));
+        let input = Arc::new(Buffer::from_scalars(
+            DType::F32,
+            &(0..rows * cols)
+                .map(|i| Scalar::Float((i % 97) as f64 * 0.37 - 20.0))
+                .collect::<Vec<_>>(),
+        ));
+        let plain = crate::cpu::run_kernel(&k, vec![input.clone()]);
+        let before = crate::cpu::STREAMED.load(Ordering::Relaxed);
+        let got = crate::cpu::run_kernel_streaming(&k, vec![input]);
+        assert_eq!(
+            cols % 4 == 0,
+            crate::cpu::STREAMED.load(Ordering::Relaxed) > before
+        );
+        assert_eq!(float_bits(&got[0]), float_bits(&plain[0]), "{rows}×{cols}");
+    }
 }

@@ -10,8 +10,8 @@ use crate::buffer::Buffer;
 use crate::reference::prepare_outputs;
 use hashbrown::HashMap;
 use smelt_codegen::cpu::{
-    CompiledKernel, CpuJit, KernelFn, Unsupported, streaming_candidate, streams_aligned,
-    structure_key,
+    CompiledKernel, CpuJit, KernelFn, Unsupported, scratch_row, streaming_candidate,
+    streams_aligned, structure_key,
 };
 use smelt_ir::LaunchMemo;
 use smelt_ir::kernel::{Instr, Kernel};
@@ -107,10 +107,25 @@ struct Launch {
     bufs: Vec<usize>,
     sizes: Vec<i64>,
     strides: Vec<i64>,
+    /// Bytes of the scratch row each call passes after the buffers (a streaming variant's
+    /// stash, `scratch_row`), or 0.
+    scratch: usize,
 }
 
 /// Runs rows `begin..end` of dimension 0.
 fn launch(l: &Launch, begin: i64, end: i64) {
+    if l.scratch == 0 {
+        return call(l, &l.bufs, begin, end);
+    }
+    // This call's own row, 16-byte aligned (u128 is).
+    let mut row = vec![0u128; l.scratch.div_ceil(16)];
+    let mut bufs = l.bufs.clone();
+    bufs.push(row.as_mut_ptr() as usize);
+    call(l, &bufs, begin, end);
+}
+
+/// Calls `l`'s entry on `bufs` for rows `begin..end` of dimension 0.
+fn call(l: &Launch, bufs: &[usize], begin: i64, end: i64) {
     // SAFETY: `entry` was compiled for this kernel's structure with the kernel ABI. Every
     // buffer outlives the call; `Kernel::verify` (checked in `prepare`, before any launch)
     // proved that each load and store over the whole iteration space stays inside its
@@ -120,11 +135,13 @@ fn launch(l: &Launch, begin: i64, end: i64) {
     // argument; a streaming variant's stores, which fault where an address is not a multiple
     // of 16, run only where `streams_aligned` proved every one is; only the outputs are
     // written; each output is a buffer of its own (`prepare_outputs`), aliased by no input and
-    // no other output. Concurrent launches cover disjoint ranges of dimension 0, along which
+    // no other output. A streaming variant with a stash also reads and writes the scratch
+    // row after the buffers, at the reduced dim's indices only: `launch` makes it that long,
+    // one per call. Concurrent launches cover disjoint ranges of dimension 0, along which
     // every store of every output moves (checked in `run_prepared`).
     unsafe {
         (l.entry)(
-            l.bufs.as_ptr() as *const *mut u8,
+            bufs.as_ptr() as *const *mut u8,
             l.sizes.as_ptr(),
             l.strides.as_ptr(),
             begin,
@@ -266,7 +283,7 @@ fn run_prepared(
         strides.push(index.offset as i64);
     }
     let out_bytes: usize = outs.iter().map(|b| b.len() * b.dtype().size()).sum();
-    let entry = match streaming {
+    let (entry, scratch) = match streaming {
         Some(cell)
             if out_bytes >= stream_min && streaming_enabled() && streams_aligned(kernel, &bufs) =>
         {
@@ -274,15 +291,16 @@ fn run_prepared(
                 Ok(streams) => {
                     #[cfg(test)]
                     STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    streams.entry
+                    (streams.entry, scratch_row(kernel).unwrap_or(0))
                 }
-                Err(_) => code.entry,
+                Err(_) => (code.entry, 0),
             }
         }
-        Some(_) | None => code.entry,
+        Some(_) | None => (code.entry, 0),
     };
     let l = Launch {
         entry,
+        scratch,
         bufs,
         sizes: kernel.shape.iter().map(|s| *s as i64).collect(),
         strides,

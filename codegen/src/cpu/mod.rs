@@ -101,21 +101,30 @@ pub fn has_stash(kernel: &Kernel) -> bool {
 
 /// Whether `kernel` has a streaming variant worth running ([`CpuJit::compile_streaming`]):
 /// rank 2 or more, an f32 store contiguous along the innermost dim (a store of a row's
-/// result does not move along it), no stash (whose stores the final pass reads back from
-/// cache) and no column reduction. A tiled kernel (a transpose) streams only when its blocks
+/// result does not move along it) and no column reduction. A stash (which the final pass
+/// reads back from cache) moves to a scratch row in that variant ([`scratch_row`]). A tiled kernel (a transpose) streams only when its blocks
 /// span whole rows, so that each writes one contiguous run: `permute_scale`'s 64-float rows
 /// ran faster streamed, `transpose_add`'s blocks of 1 KiB runs a row slower
 /// (`docs/benchmarks.md`).
 pub fn streaming_candidate(kernel: &Kernel) -> bool {
     let rank = kernel.shape.len();
     rank >= 2
-        && !has_stash(kernel)
         && !runs_in_columns(kernel)
         && (!translate::tiled(kernel) || kernel.shape[rank - 1] <= translate::tile_columns(kernel))
         && kernel.body.iter().any(|i| {
             matches!(i, Instr::Store { arg, index, .. }
                 if kernel.args[*arg].dtype == DType::F32 && index.strides.last() == Some(&1))
         })
+}
+
+/// The bytes of the scratch row a launch of `kernel`'s streaming variant passes after its
+/// arguments' addresses (one per concurrent call, 16-byte aligned): the row of its stash, whose
+/// values the final pass reads back from cache while it streams the output. `None` where the
+/// kernel has no stash.
+pub fn scratch_row(kernel: &Kernel) -> Option<usize> {
+    let st = translate::stash_plan(kernel)?;
+    let row = *kernel.shape.last()?;
+    Some(row * kernel.args[st.arg].dtype.size())
 }
 
 /// Whether every vector store of a launch of `kernel` with buffers at `bases` (one address per

@@ -269,6 +269,9 @@ pub(crate) struct Translator<'a, 'f> {
     /// variant), and whether the store being emitted is the stash, which never streams.
     streaming: bool,
     stashing: bool,
+    /// In a streaming variant with a stash: the scratch row that holds the stash instead of
+    /// the output (`scratch_row`).
+    scratch: Option<Value>,
 }
 impl<'a, 'f> Translator<'a, 'f> {
     pub(crate) fn new(
@@ -289,6 +292,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         let bufs = (0..k.args.len())
             .map(|i| b.ins().load(types::I64, flags, bufs_ptr, (8 * i) as i32))
             .collect();
+        // A streaming variant stashes in a scratch row of its own, whose address follows the
+        // arguments' ([`Self::stash_address`]).
+        let stash = stash_plan(k);
+        let scratch = (streaming && stash.is_some()).then(|| {
+            let at = (8 * k.args.len()) as i32;
+            b.ins().load(types::I64, flags, bufs_ptr, at)
+        });
         let sizes = (0..rank)
             .map(|d| b.ins().load(types::I64, flags, sizes_ptr, (8 * d) as i32))
             .collect();
@@ -324,7 +334,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             begin: p[3],
             end: p[4],
             zero,
-            stash: stash_plan(k),
+            stash,
+            scratch,
             skip: None,
             bases: vec![None; k.body.len()],
             bases_level: 0,
