@@ -72,38 +72,29 @@ impl Stream {
     /// (without the prefetches this machine's triad is about 6 % slower, and a kernel could
     /// show more than 100 % of it): GB/s, counted as [`Stream::copy`] counts.
     fn triad(&mut self) -> f64 {
-        let t = Instant::now();
-        std::thread::scope(|s| {
-            for ((dst, x), y) in self
-                .a
-                .chunks_mut(self.chunk)
-                .zip(self.b.chunks(self.chunk))
-                .zip(self.c.chunks(self.chunk))
-            {
-                s.spawn(move || {
-                    let lines = dst.chunks_mut(LINE).zip(x.chunks(LINE)).zip(y.chunks(LINE));
-                    for (i, ((d16, x16), y16)) in lines.enumerate() {
-                        prefetch_ahead(x, i * LINE);
-                        prefetch_ahead(y, i * LINE);
-                        for ((d, a), b) in d16.iter_mut().zip(x16).zip(y16) {
-                            *d = a + 3.0 * b;
-                        }
-                    }
-                });
+        self.triad_with(|dst, x, y| {
+            let lines = dst.chunks_mut(LINE).zip(x.chunks(LINE)).zip(y.chunks(LINE));
+            for (i, ((d16, x16), y16)) in lines.enumerate() {
+                prefetch_ahead(x, i * LINE);
+                prefetch_ahead(y, i * LINE);
+                for ((d, a), b) in d16.iter_mut().zip(x16).zip(y16) {
+                    *d = a + 3.0 * b;
+                }
             }
-        });
-        let t = t.elapsed();
-        std::hint::black_box(&self.a);
-        gb(3 * 4 * Stream::N, t)
+        })
     }
-}
 
-impl Stream {
     /// [`Stream::triad`] with streaming stores (`movntps`, as smelt's kernels write outputs of
     /// 16 MiB or more: `codegen/src/cpu/stream.rs`), which skip the read of each written line:
     /// GB/s, counted the same way. The limit of such a kernel; `% bw` stays against the
     /// ordinary triad.
     fn triad_streaming(&mut self) -> f64 {
+        self.triad_with(stream_triad)
+    }
+
+    /// `a = b + 3c` by `kernel` on each thread's chunk: GB/s, counted as [`Stream::copy`]
+    /// counts.
+    fn triad_with(&mut self, kernel: fn(&mut [f32], &[f32], &[f32])) -> f64 {
         let t = Instant::now();
         std::thread::scope(|s| {
             for ((dst, x), y) in self
@@ -112,7 +103,7 @@ impl Stream {
                 .zip(self.b.chunks(self.chunk))
                 .zip(self.c.chunks(self.chunk))
             {
-                s.spawn(move || stream_triad(dst, x, y));
+                s.spawn(move || kernel(dst, x, y));
             }
         });
         let t = t.elapsed();

@@ -223,9 +223,10 @@ impl CpuJit {
     }
 
     /// Compiles the function in the context, turns its prefetch loads into prefetches
-    /// (`prefetch::patch`) and defines the bytes as function `id`. Returns the disassembly
-    /// (when one was asked for; it shows each prefetch as the byte load it was) and the
-    /// number of prefetches.
+    /// (`prefetch::patch`) and its streaming stores' `movups` into `movntps` (`stream::patch`),
+    /// and defines the bytes as function `id`. Returns the disassembly (when one was asked for;
+    /// it shows each instruction as it was before the rewrite), the number of prefetches and
+    /// the number of streaming stores.
     fn define(&mut self, id: FuncId) -> Result<(String, usize, usize), Unsupported> {
         self.ctx
             .compile(self.module.isa(), &mut ControlPlane::default())
@@ -235,21 +236,17 @@ impl CpuJit {
             .compiled_code()
             .ok_or_else(|| Unsupported("cranelift: no code after compiling".into()))?;
         let mut code = compiled.code_buffer().to_vec();
-        let sites: Vec<usize> = compiled
-            .buffer
-            .traps()
-            .iter()
-            .filter(|t| t.code == prefetch::PREFETCH)
-            .map(|t| t.offset as usize)
-            .collect();
+        // Where the instructions flagged with `code` start.
+        let marked = |code: ir::TrapCode| -> Vec<usize> {
+            let traps = compiled.buffer.traps().iter();
+            traps
+                .filter(|t| t.code == code)
+                .map(|t| t.offset as usize)
+                .collect()
+        };
+        let sites = marked(prefetch::PREFETCH);
         prefetch::patch(&mut code, &sites).map_err(Unsupported)?;
-        let streams: Vec<usize> = compiled
-            .buffer
-            .traps()
-            .iter()
-            .filter(|t| t.code == stream::STREAM)
-            .map(|t| t.offset as usize)
-            .collect();
+        let streams = marked(stream::STREAM);
         stream::patch(&mut code, &streams).map_err(Unsupported)?;
         let relocs: Vec<ModuleReloc> = compiled
             .buffer

@@ -50,15 +50,21 @@ pub(crate) fn patch(code: &mut [u8], sites: &[usize]) -> Result<(), String> {
                 code[site + op + 2] = (modrm & 0b1100_0111) | (1 << 3);
             }
             _ => {
-                let len = code.len().min(site + 8);
                 return Err(format!(
                     "prefetch site at byte {site} is not a byte load: {:02x?}",
-                    &code[site.min(len)..len]
+                    bytes_at(code, site)
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// Up to eight bytes of `code` from `site` (none past its end), for an error naming a site
+/// that is not the instruction a patch expects.
+pub(crate) fn bytes_at(code: &[u8], site: usize) -> &[u8] {
+    let len = code.len().min(site.saturating_add(8));
+    &code[site.min(len)..len]
 }
 
 #[cfg(test)]

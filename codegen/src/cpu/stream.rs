@@ -50,10 +50,9 @@ pub(crate) fn patch(code: &mut [u8], sites: &[usize]) -> Result<(), String> {
             // mod 11 would be a register destination.
             (Some(o), Some(0x11), Some(modrm)) if modrm >> 6 != 0b11 => code[site + o] = 0x2B,
             _ => {
-                let len = code.len().min(site + 8);
                 return Err(format!(
                     "streaming store site at byte {site} is not a 16-byte float store: {:02x?}",
-                    &code[site.min(len)..len]
+                    super::prefetch::bytes_at(code, site)
                 ));
             }
         }
