@@ -108,17 +108,17 @@ struct Launch {
     sizes: Vec<i64>,
     strides: Vec<i64>,
     /// Bytes of the scratch row each call passes after the buffers (a streaming variant's
-    /// stash, `scratch_row`), or 0.
-    scratch: usize,
+    /// stash, `scratch_row`).
+    scratch: Option<usize>,
 }
 
 /// Runs rows `begin..end` of dimension 0.
 fn launch(l: &Launch, begin: i64, end: i64) {
-    if l.scratch == 0 {
+    let Some(bytes) = l.scratch else {
         return call(l, &l.bufs, begin, end);
-    }
-    // This call's own row, 16-byte aligned (u128 is).
-    let mut row = vec![0u128; l.scratch.div_ceil(16)];
+    };
+    // This call's own row, 16-byte aligned (u128 is); never empty, so its address is one.
+    let mut row = vec![0u128; bytes.div_ceil(16).max(1)];
     let mut bufs = l.bufs.clone();
     bufs.push(row.as_mut_ptr() as usize);
     call(l, &bufs, begin, end);
@@ -155,11 +155,12 @@ const GRAIN: usize = 1 << 15;
 
 /// Output bytes from which a kernel writes with streaming stores (`compiled_streaming`), when
 /// its stores allow: an output this large leaves the caches before anything reads it, so each
-/// ordinary store's read of its line first is wasted traffic. On this 2-core machine
-/// (`docs/benchmarks.md`) that made `permute_scale` ~15 % faster and `layernorm` ~10 %.
-/// `SMELT_STREAM=0` turns it off.
+/// ordinary store's read of its line first is wasted traffic. In alternating runs on this
+/// 2-core machine (`docs/benchmarks.md`) `ew_chain` ran about 20 % faster, `permute_scale` 15 %,
+/// `layernorm` 10 %, `softmax_rows` 7 %.
 const STREAM_MIN: usize = 16 << 20;
 
+/// Whether streaming variants may run at all: `SMELT_STREAM=0` says never (for comparisons).
 fn streaming_enabled() -> bool {
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var("SMELT_STREAM").map_or(true, |v| v != "0"))
@@ -291,12 +292,12 @@ fn run_prepared(
                 Ok(streams) => {
                     #[cfg(test)]
                     STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    (streams.entry, scratch_row(kernel).unwrap_or(0))
+                    (streams.entry, scratch_row(kernel))
                 }
-                Err(_) => (code.entry, 0),
+                Err(_) => (code.entry, None),
             }
         }
-        Some(_) | None => (code.entry, 0),
+        Some(_) | None => (code.entry, None),
     };
     let l = Launch {
         entry,

@@ -102,10 +102,10 @@ pub fn has_stash(kernel: &Kernel) -> bool {
 /// Whether `kernel` has a streaming variant worth running ([`CpuJit::compile_streaming`]):
 /// rank 2 or more, an f32 store contiguous along the innermost dim (a store of a row's
 /// result does not move along it) and no column reduction. A stash (which the final pass
-/// reads back from cache) moves to a scratch row in that variant ([`scratch_row`]). A tiled kernel (a transpose) streams only when its blocks
-/// span whole rows, so that each writes one contiguous run: `permute_scale`'s 64-float rows
-/// ran faster streamed, `transpose_add`'s blocks of 1 KiB runs a row slower
-/// (`docs/benchmarks.md`).
+/// reads back from cache) moves to a scratch row in that variant ([`scratch_row`]). A tiled
+/// kernel (a transpose) streams only when its blocks span whole rows, so that each writes one
+/// contiguous run: `permute_scale`'s 64-float rows ran faster streamed, `transpose_add`'s
+/// blocks of 1 KiB runs a row slower (`docs/benchmarks.md`).
 pub fn streaming_candidate(kernel: &Kernel) -> bool {
     let rank = kernel.shape.len();
     rank >= 2
@@ -118,9 +118,10 @@ pub fn streaming_candidate(kernel: &Kernel) -> bool {
 }
 
 /// The bytes of the scratch row a launch of `kernel`'s streaming variant passes after its
-/// arguments' addresses (one per concurrent call, 16-byte aligned): the row of its stash, whose
-/// values the final pass reads back from cache while it streams the output. `None` where the
-/// kernel has no stash.
+/// arguments' addresses (one per concurrent call, 16-byte aligned; passed even when empty,
+/// since the code reads the address on entry): the row of its stash, whose values the final
+/// pass reads back from cache while it streams the output. `None` where the kernel has no
+/// stash.
 pub fn scratch_row(kernel: &Kernel) -> Option<usize> {
     let st = translate::stash_plan(kernel)?;
     let row = *kernel.shape.last()?;

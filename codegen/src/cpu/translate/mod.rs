@@ -293,7 +293,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             .map(|i| b.ins().load(types::I64, flags, bufs_ptr, (8 * i) as i32))
             .collect();
         // A streaming variant stashes in a scratch row of its own, whose address follows the
-        // arguments' ([`Self::stash_address`]).
+        // arguments' (`rows.rs`, `scratch_address`).
         let stash = stash_plan(k);
         let scratch = (streaming && stash.is_some()).then(|| {
             let at = (8 * k.args.len()) as i32;
