@@ -203,9 +203,15 @@ enum Prepared {
     /// (`Kernel::split_full_reduction`: the split depends on the shape alone).
     Split(Box<[(Kernel, Prepared); 2]>),
     /// Compiled code, or why the interpreter runs it; and for a kernel that may stream its
-    /// stores (`streaming_candidate`), a place for that variant, compiled at the first launch
-    /// that uses it.
-    Whole(Entry, Option<OnceLock<Entry>>),
+    /// stores (`streaming_candidate`), how that variant runs.
+    Whole(Entry, Option<Streaming>),
+}
+
+/// A kernel's streaming variant: its code, compiled at the first launch that uses it, and the
+/// bytes of the scratch row each call of it needs (`scratch_row`).
+struct Streaming {
+    code: OnceLock<Entry>,
+    scratch: Option<usize>,
 }
 
 fn prepare(kernel: &Kernel) -> Prepared {
@@ -221,7 +227,10 @@ fn prepare(kernel: &Kernel) -> Prepared {
         }
         None => Prepared::Whole(
             compiled(kernel),
-            streaming_candidate(kernel).then(OnceLock::new),
+            streaming_candidate(kernel).then(|| Streaming {
+                code: OnceLock::new(),
+                scratch: scratch_row(kernel),
+            }),
         ),
     }
 }
@@ -285,14 +294,14 @@ fn run_prepared(
     }
     let out_bytes: usize = outs.iter().map(|b| b.len() * b.dtype().size()).sum();
     let (entry, scratch) = match streaming {
-        Some(cell)
+        Some(variant)
             if out_bytes >= stream_min && streaming_enabled() && streams_aligned(kernel, &bufs) =>
         {
-            match cell.get_or_init(|| compiled_streaming(kernel)) {
+            match variant.code.get_or_init(|| compiled_streaming(kernel)) {
                 Ok(streams) => {
                     #[cfg(test)]
                     STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    (streams.entry, scratch_row(kernel))
+                    (streams.entry, variant.scratch)
                 }
                 Err(_) => (code.entry, None),
             }

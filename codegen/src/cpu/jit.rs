@@ -127,31 +127,35 @@ impl CpuJit {
     /// Compiles `kernel`, with a SIMD innermost loop where the kernel allows one, and software
     /// prefetches ahead of its streamed loads (`prefetch.rs`).
     pub fn compile(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
-        let prefetch = std::env::var("SMELT_PREFETCH").map_or(true, |v| v != "0");
-        self.compile_with(kernel, true, prefetch, false)
-            .or_else(|e| match prefetch {
-                true => self.compile_with(kernel, true, false, false),
-                false => Err(e),
-            })
+        self.compile_simd(kernel, false)
             .or_else(|_| self.compile_with(kernel, false, false, false))
     }
 
     /// The streaming variant of `kernel` (`stream.rs`): [`Self::compile`]'s SIMD code with its
-    /// full f32x4 output stores (the stash aside) as streaming stores, and a fence at the end.
-    /// Only for launches whose every vector store is 16-byte aligned. Fails where the kernel
-    /// has no SIMD form or no such store.
+    /// full f32x4 output stores as streaming stores, its stash in a scratch row, and a fence at
+    /// the end. Only for launches whose every vector store is 16-byte aligned. Fails where the
+    /// kernel has no SIMD form or no such store.
     pub fn compile_streaming(&mut self, kernel: &Kernel) -> Result<CompiledKernel, Unsupported> {
-        let prefetch = std::env::var("SMELT_PREFETCH").map_or(true, |v| v != "0");
-        let code = self
-            .compile_with(kernel, true, prefetch, true)
-            .or_else(|e| match prefetch {
-                true => self.compile_with(kernel, true, false, true),
-                false => Err(e),
-            })?;
+        let code = self.compile_simd(kernel, true)?;
         if code.streams == 0 {
             return Err(Unsupported("no streaming store".into()));
         }
         Ok(code)
+    }
+
+    /// SIMD code for `kernel`, with software prefetches unless `SMELT_PREFETCH=0` or their
+    /// rewrite fails (then without).
+    fn compile_simd(
+        &mut self,
+        kernel: &Kernel,
+        streaming: bool,
+    ) -> Result<CompiledKernel, Unsupported> {
+        let prefetch = std::env::var("SMELT_PREFETCH").map_or(true, |v| v != "0");
+        self.compile_with(kernel, true, prefetch, streaming)
+            .or_else(|e| match prefetch {
+                true => self.compile_with(kernel, true, false, streaming),
+                false => Err(e),
+            })
     }
 
     fn compile_with(

@@ -206,8 +206,7 @@ pub(crate) fn unary(
     x: Value,
     slow: Fallback,
 ) -> Value {
-    let ty = b.func.dfg.value_type(x);
-    let mut e = Emit { b, ty, consts };
+    let mut e = Emit::at(b, consts, x);
     match op {
         UnaryOp::Exp => e.exp(x),
         UnaryOp::Expm1 => e.expm1(x),
@@ -256,8 +255,7 @@ pub(crate) fn one_plus_tanh(
     minus: bool,
     half_of: Option<Value>,
 ) -> Value {
-    let ty = b.func.dfg.value_type(u);
-    let mut e = Emit { b, ty, consts };
+    let mut e = Emit::at(b, consts, u);
     let u = if minus { e.b.ins().fneg(u) } else { u };
     let num = half_of.unwrap_or_else(|| e.f(2.0));
     e.one_plus_tanh(u, num)
@@ -267,15 +265,13 @@ pub(crate) fn one_plus_tanh(
 /// `x − max(x)`): `exp` without its upper clamp, which is the identity there, and with its
 /// scaling by 2^n in one step, which n ≤ 0 allows ([`Emit::exp_at_most_zero`]); the same bits.
 pub(crate) fn exp_at_most_zero(b: &mut FunctionBuilder, consts: &mut Consts, x: Value) -> Value {
-    let ty = b.func.dfg.value_type(x);
-    let mut e = Emit { b, ty, consts };
+    let mut e = Emit::at(b, consts, x);
     e.exp_at_most_zero(x)
 }
 
 /// `x^y` (PyTorch's pow, C's `powf` specials) for `f32` or `f32x4` operands.
 pub(crate) fn pow(b: &mut FunctionBuilder, consts: &mut Consts, x: Value, y: Value) -> Value {
-    let ty = b.func.dfg.value_type(x);
-    let mut e = Emit { b, ty, consts };
+    let mut e = Emit::at(b, consts, x);
     e.pow(x, y)
 }
 
@@ -346,6 +342,14 @@ struct Emit<'a, 'f> {
     b: &'a mut FunctionBuilder<'f>,
     ty: Type,
     consts: &'a mut Consts,
+}
+
+impl<'a, 'f> Emit<'a, 'f> {
+    /// Emits at the type of `x`.
+    fn at(b: &'a mut FunctionBuilder<'f>, consts: &'a mut Consts, x: Value) -> Self {
+        let ty = b.func.dfg.value_type(x);
+        Emit { b, ty, consts }
+    }
 }
 
 impl Emit<'_, '_> {

@@ -265,10 +265,9 @@ pub(crate) struct Translator<'a, 'f> {
     idioms: Vec<idioms::Idiom>,
     /// The math routines' vector constants, made once before each SIMD loop nest.
     consts: math::Consts,
-    /// Whether full f32x4 stores are streaming stores (`stream.rs`; the kernel's streaming
-    /// variant), and whether the store being emitted is the stash, which never streams.
+    /// Whether full f32x4 output stores are streaming stores (`stream.rs`; the kernel's
+    /// streaming variant). The stash never streams: it is stored on its own (`stash_store`).
     streaming: bool,
-    stashing: bool,
     /// In a streaming variant with a stash: the scratch row that holds the stash instead of
     /// the output (`scratch_row`).
     scratch: Option<Value>,
@@ -352,7 +351,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             idioms: idioms::idioms(k),
             consts: math::Consts::new(entry),
             streaming,
-            stashing: false,
         }
     }
 
@@ -1153,7 +1151,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             } else if half_step {
                 // The low two f32 or i32 lanes: 8 bytes.
                 self.store_low(x, types::I64X2, addr);
-            } else if self.streaming && !self.stashing && dtype == DType::F32 {
+            } else if self.streaming && dtype == DType::F32 {
                 self.b.ins().store(stream::flags(), x, addr, 0);
             } else {
                 self.b.ins().store(mem(), x, addr, 0);

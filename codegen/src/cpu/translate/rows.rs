@@ -279,7 +279,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// In the pass of reduction `r`, writes the stashed value to its place in the output.
+    /// In the pass of reduction `r`, writes the stashed value to its place in the output (or
+    /// the scratch row, [`Self::stash_address`]).
     pub(super) fn stash_store(
         &mut self,
         r: usize,
@@ -290,39 +291,32 @@ impl<'a, 'f> Translator<'a, 'f> {
             Some(st) if st.reduce == r => {
                 let x =
                     vals[st.value].expect("invariant: the stashed value precedes the reduction");
-                if let Some(addr) = self.scratch_address(point) {
-                    self.b.ins().store(mem(), x, addr, 0);
-                    return Ok(());
-                }
-                // The final pass reads it back from cache: never a streaming store.
-                self.stashing = true;
-                let done = self.store(st.store, st.arg, point, x);
-                self.stashing = false;
-                done
+                let addr = self.stash_address(st, point);
+                self.b.ins().store(mem(), x, addr, 0);
+                Ok(())
             }
             Some(_) | None => Ok(()),
         }
     }
 
-    /// Where a streaming variant keeps the stashed value of the row's element at `point`: its
-    /// scratch row (`scratch_row`), indexed by the reduced dim; `None` in any other kernel,
-    /// which stashes in the output.
-    fn scratch_address(&mut self, point: &[Value]) -> Option<Value> {
-        let base = self.scratch?;
-        let st = self.stash.expect("a scratch row only with a stash");
+    /// Where the stashed value of the row's element at `point` waits: its place in the
+    /// output, or in a streaming variant the scratch row (`scratch_row`), indexed by the
+    /// reduced dim, so that the output can be written with streaming stores. The stash's
+    /// dtype is f32 or f64 (`stash_plan`): one plain store of the value in either place.
+    fn stash_address(&mut self, st: Stash, point: &[Value]) -> Value {
+        let Some(base) = self.scratch else {
+            return self.address(st.store, st.arg, point);
+        };
         let size = self.k.args[st.arg].dtype.size() as i64;
         let at = *point.last().expect("a stash has a reduced dim");
         let bytes = self.b.ins().ishl_imm_s(at, size.trailing_zeros() as i64);
-        Some(self.b.ins().iadd(base, bytes))
+        self.b.ins().iadd(base, bytes)
     }
 
     /// In the final pass, reads the stashed value back instead of recomputing it.
     pub(super) fn stash_load(&mut self, point: &[Value], vals: &mut [Option<Value>]) {
         if let Some(st) = self.stash {
-            let addr = match self.scratch_address(point) {
-                Some(addr) => addr,
-                None => self.address(st.store, st.arg, point),
-            };
+            let addr = self.stash_address(st, point);
             let t = if self.vector {
                 types::F32X4
             } else {

@@ -51,14 +51,24 @@ pub(crate) fn tiled(k: &Kernel) -> bool {
         })
 }
 
-/// The columns of a tiled kernel's blocks: [`QUAD_TILE`]'s where an f32 load transposes
-/// (SIMD code reads it in 4×4 blocks), else [`TILE`]'s.
+/// Whether `k` has a transposing load and all of them read f32, which a SIMD walk reads in
+/// 4×4 blocks ([`Translator::quad`]; f16 and bf16 transposing loads gather instead).
+fn transposes_f32(k: &Kernel) -> bool {
+    let f32_arg = |instr: &Instr| matches!(instr, Instr::Load { arg, .. } if k.args[*arg].dtype == DType::F32);
+    k.body.iter().any(is_transposing_load)
+        && k.body
+            .iter()
+            .all(|instr| !is_transposing_load(instr) || f32_arg(instr))
+}
+
+/// The columns of a tiled kernel's blocks in SIMD code of f32 values: [`QUAD_TILE`]'s where
+/// its transposing loads are read in 4×4 blocks, else [`TILE`]'s.
 pub(crate) fn tile_columns(k: &Kernel) -> usize {
-    let quads = k
-        .body
-        .iter()
-        .any(|i| is_transposing_load(i) && i.arg().is_some_and(|a| k.args[a].dtype == DType::F32));
-    (if quads { QUAD_TILE.1 } else { TILE.1 }) as usize
+    (if transposes_f32(k) {
+        QUAD_TILE.1
+    } else {
+        TILE.1
+    }) as usize
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -80,17 +90,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.home_consts();
         let rank = self.k.shape.len();
         let (d, last) = (rank - 2, rank - 1);
-        // Quads read f32 rows as vectors: f16 and bf16 transposing loads gather instead.
-        let f32_arg = |instr: &Instr| matches!(instr, Instr::Load { arg, .. } if self.k.args[*arg].dtype == DType::F32);
         let quads = self.simd
             && self.mixed.is_none()
             && self.v.ty == types::F32X4
-            && self.k.body.iter().any(is_transposing_load)
-            && self
-                .k
-                .body
-                .iter()
-                .all(|instr| !is_transposing_load(instr) || f32_arg(instr));
+            && transposes_f32(self.k);
         let (rows, cols) = if quads { QUAD_TILE } else { TILE };
         let width = self.sizes[last];
         // `i0 + rows - 1 < end + rows - 1`: a partial block still runs.
