@@ -1134,17 +1134,44 @@ fn column_reductions_match_reference() {
         }
     }
     // One reduction and a row-level tail: blocks of 256 rows with their accumulators in
-    // memory, then groups, vectors and single rows for what is left.
-    for (kept, red) in [(256, 3), (300, 7), (513, 2), (1030, 5)] {
+    // memory, then groups, vectors and single rows for what is left. The blocks walk the
+    // reduced dim 8 steps a visit, then single steps (8, 19 and 33 take both).
+    for (kept, red) in [
+        (256, 3),
+        (300, 7),
+        (513, 2),
+        (1030, 5),
+        (256, 8),
+        (300, 19),
+        (513, 33),
+    ] {
         for op in ops {
             let k = column_reduce(op, kept, red);
             assert!(smelt_codegen::cpu::runs_in_columns(&k), "{k}");
             check(&k, 67);
         }
     }
+    // Two reduced dims that do not merge (r2's stride is `kept`, r1's twice r2's extent):
+    // each step of the outer one walks the inner one in groups of 8, then single steps.
+    for (kept, r1, r2) in [(256, 3, 11), (300, 2, 8), (260, 2, 5)] {
+        for op in ops {
+            let mut k = column_reduce(op, kept, r1 * r2);
+            k.shape = vec![kept, r1, r2];
+            k.reduce_axes = 2;
+            k.args[0].len = 2 * kept * r2 * r1;
+            if let Instr::Load { index, .. } = &mut k.body[0] {
+                index.strides = vec![1, (2 * kept * r2) as isize, kept as isize];
+            }
+            if let Instr::Store { index, .. } = &mut k.body[4] {
+                index.strides = vec![1, 0, 0];
+            }
+            assert!(smelt_codegen::cpu::runs_in_columns(&k), "{k}");
+            check(&k, 73);
+        }
+    }
     // An element-level output needing only the first reduction (softmax over dim 0 storing
     // `exp(x - max)`) is stored by the last reduction's walk.
-    for (kept, red) in [(256, 3), (300, 7), (41, 6)] {
+    for (kept, red) in [(256, 3), (300, 7), (41, 6), (256, 17), (300, 9)] {
         for first in ops {
             for second in ops {
                 let k = column_two_outputs(first, second, kept, red);
