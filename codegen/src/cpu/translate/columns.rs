@@ -265,7 +265,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     for bases in &steps {
                         (t.bases, t.bases_level) = (bases.clone(), 0);
                         let mut v = row.clone();
-                        t.eval(0..upto, Level::Element, &mut lane, &mut v)?;
+                        t.eval(0..upto, Level::Element, &lane, &mut v)?;
                         let y = v[x].expect("invariant: a reduction's operand is computed first");
                         t.vector_fold(op, &accs, y);
                     }
