@@ -1134,9 +1134,13 @@ fn column_reductions_match_reference() {
         }
     }
     // One reduction and a row-level tail: blocks of 256 rows with their accumulators in
-    // memory, then groups, vectors and single rows for what is left. The blocks walk the
-    // reduced dim 8 steps a visit, then single steps (8, 19 and 33 take both).
+    // memory, then groups, vectors and single rows for what is left; a kernel of one walk
+    // takes blocks of 1024 rows first (1030, 1300: then one of 256; 2100 rows split into
+    // tasks of whole blocks). The blocks walk the reduced dim 8 steps a visit, then single
+    // steps (8, 19 and 33 take both).
     for (kept, red) in [
+        (1300, 9),
+        (2100, 33),
         (256, 3),
         (300, 7),
         (513, 2),

@@ -335,10 +335,22 @@ fn run_prepared(
         launch(&l, 0, rows as i64);
         return outs;
     }
+    // A column reduction along dim 0 splits into whole blocks of its widest column code
+    // where there are enough for every thread (the last task takes what is left).
+    let unit = smelt_codegen::cpu::column_task_rows(kernel)
+        .filter(|&w| rows / w >= threads)
+        .unwrap_or(1);
+    let units = rows / unit;
+    let tasks = tasks.min(units);
     let run = || {
         rayon::scope(|s| {
             for t in 0..tasks {
-                let (begin, end) = (rows * t / tasks, rows * (t + 1) / tasks);
+                let begin = units * t / tasks * unit;
+                let end = if t + 1 == tasks {
+                    rows
+                } else {
+                    units * (t + 1) / tasks * unit
+                };
                 let l = &l;
                 s.spawn(move |_| launch(l, begin as i64, end as i64));
             }

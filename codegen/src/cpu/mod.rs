@@ -38,6 +38,14 @@ pub fn runs_in_columns(kernel: &Kernel) -> bool {
     translate::columns(kernel)
 }
 
+/// For a kernel that runs in columns along its dim 0 (one kept dim, `x.sum(0)`): the rows of
+/// its widest column blocks. A launch's tasks should cover whole blocks; a task's leftover
+/// rows run in narrower code.
+pub fn column_task_rows(kernel: &Kernel) -> Option<usize> {
+    (kernel.shape.len() - kernel.reduce_axes == 1 && translate::columns(kernel))
+        .then(|| translate::column_block_rows(kernel))
+}
+
 /// Whether `instr` is a transcendental (exp, expm1, log, tanh, sigmoid, erf, sin, cos, pow):
 /// far dearer than a load and a store.
 pub fn is_transcendental(instr: &Instr) -> bool {

@@ -20,7 +20,7 @@ mod rows;
 mod scalar;
 mod tiles;
 
-pub(crate) use columns::columns;
+pub(crate) use columns::{column_block_rows, columns};
 pub(crate) use rows::{Stash, stash_plan};
 pub use tiles::is_transposing_load;
 pub(crate) use tiles::{tile_columns, tiled};
