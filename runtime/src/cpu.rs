@@ -337,7 +337,8 @@ fn run_prepared(
     }
     // A column reduction along dim 0 splits into whole blocks of its widest column code
     // where there are enough for every thread (the last task takes what is left).
-    let unit = smelt_codegen::cpu::column_task_rows(kernel)
+    let unit = code
+        .column_rows
         .filter(|&w| rows / w >= threads)
         .unwrap_or(1);
     let units = rows / unit;

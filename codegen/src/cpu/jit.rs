@@ -39,6 +39,10 @@ pub struct CompiledKernel {
     pub prefetches: usize,
     /// How many streaming stores it holds (`stream.rs`): none but in a streaming variant.
     pub streams: usize,
+    /// For SIMD code of a column reduction along dim 0 (`x.sum(0)`): the rows of its widest
+    /// column blocks, which a launch's tasks should cover whole (a task's leftover rows run in
+    /// narrower code).
+    pub column_rows: Option<usize>,
     /// The CLIF text of the function, kept for dumps.
     pub clif: String,
     /// The machine code as cranelift's disassembly (`SMELT_DUMP=asm`), else empty.
@@ -221,6 +225,11 @@ impl CpuJit {
             simd,
             prefetches,
             streams,
+            column_rows: if simd {
+                super::column_task_rows(kernel)
+            } else {
+                None
+            },
             clif,
             asm,
         })

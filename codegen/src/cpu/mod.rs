@@ -38,10 +38,9 @@ pub fn runs_in_columns(kernel: &Kernel) -> bool {
     translate::columns(kernel)
 }
 
-/// For a kernel that runs in columns along its dim 0 (one kept dim, `x.sum(0)`): the rows of
-/// its widest column blocks. A launch's tasks should cover whole blocks; a task's leftover
-/// rows run in narrower code.
-pub fn column_task_rows(kernel: &Kernel) -> Option<usize> {
+/// For a kernel whose SIMD code runs in columns along its dim 0 (one kept dim, `x.sum(0)`):
+/// the rows of its widest column blocks ([`CompiledKernel::column_rows`]).
+fn column_task_rows(kernel: &Kernel) -> Option<usize> {
     (kernel.shape.len() - kernel.reduce_axes == 1 && translate::columns(kernel))
         .then(|| translate::column_block_rows(kernel))
 }

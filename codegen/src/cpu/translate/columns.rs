@@ -284,7 +284,6 @@ impl<'a, 'f> Translator<'a, 'f> {
                 // the block (cranelift would recompute each step's row offset per vector).
                 let steps: Vec<_> = points.iter().map(|p| t.lane_bases(p, ld)).collect();
                 t.for_loop(zero, count, 1, &mut |t, g| {
-                    (t.bases, t.bases_level) = block.clone();
                     let mut point = points[0].clone();
                     let row = at_vector(t, g, done, r, &mut point)?;
                     let at = acc_at(t, g);
@@ -396,24 +395,10 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// Every indexed instruction's byte address at `point` with dim `lane` at 0, pinned: bases
     /// to which [`Self::address`] adds only the lane dim's part (its other coordinates zero).
     fn lane_bases(&mut self, point: &[Value], lane: usize) -> Vec<Option<Value>> {
-        let saved = (std::mem::take(&mut self.bases), self.bases_level);
-        self.bases = vec![None; self.k.body.len()];
-        self.bases_level = 0;
+        let saved = (self.bases.clone(), self.bases_level);
         let mut at = point.to_vec();
         at[lane] = self.zero;
-        let mut found = vec![];
-        let mut vals = vec![];
-        for i in 0..self.k.body.len() {
-            if let Some(arg) = self.k.body[i].arg() {
-                vals.push(self.address(i, arg, &at));
-                found.push(i);
-            }
-        }
-        let pinned = self.pin(&vals);
-        let mut bases = vec![None; self.k.body.len()];
-        for (i, v) in found.into_iter().zip(pinned) {
-            bases[i] = Some(v);
-        }
+        let bases = self.pinned_addresses(&at);
         (self.bases, self.bases_level) = saved;
         bases
     }

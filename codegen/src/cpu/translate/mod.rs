@@ -757,23 +757,30 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `level` plus its offset; `address` then adds only the dims from `level` on (the inner
     /// loops' part: a shift and an add for a contiguous access).
     fn set_bases(&mut self, point: &[Value], level: usize) {
-        self.bases_level = 0;
-        self.bases.iter_mut().for_each(|b| *b = None);
+        let mut outer = point[..level].to_vec();
+        outer.resize(point.len(), self.zero);
+        self.bases = self.pinned_addresses(&outer);
+        self.bases_level = level;
+    }
+
+    /// Every indexed instruction's byte address at `point` in full (no bases), pinned (see
+    /// [`Self::pin`]); `None` for the others.
+    fn pinned_addresses(&mut self, point: &[Value]) -> Vec<Option<Value>> {
+        self.clear_bases();
         let mut at = vec![];
         let mut vals = vec![];
         for i in 0..self.k.body.len() {
             if let Some(arg) = self.k.body[i].arg() {
-                let mut outer = point[..level].to_vec();
-                outer.resize(point.len(), self.zero);
-                vals.push(self.address(i, arg, &outer));
+                vals.push(self.address(i, arg, point));
                 at.push(i);
             }
         }
         let pinned = self.pin(&vals);
+        let mut bases = vec![None; self.k.body.len()];
         for (i, v) in at.into_iter().zip(pinned) {
-            self.bases[i] = Some(v);
+            bases[i] = Some(v);
         }
-        self.bases_level = level;
+        bases
     }
 
     /// Returns to a row whose bases were set and saved earlier (`at`: those bases and the
