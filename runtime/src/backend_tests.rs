@@ -1446,7 +1446,14 @@ fn permute_scale(batch: usize, rows: usize, cols: usize) -> Kernel {
 fn transposed_blocks_match_reference() {
     // Whole and partial 4×4 blocks, blocks of a tile and tiles of a batch; the structure key
     // tells a load that walks the rows contiguously from one that does not.
-    for (batch, rows, cols) in [(1, 4, 4), (2, 5, 7), (3, 37, 70), (2, 64, 300), (1, 130, 9)] {
+    for (batch, rows, cols) in [
+        (1, 4, 4),
+        (2, 5, 7),
+        (3, 37, 70),
+        (2, 64, 300),
+        (1, 130, 9),
+        (1, 150, 131),
+    ] {
         let k = permute_scale(batch, rows, cols);
         assert!(
             k.body.iter().any(smelt_codegen::cpu::is_transposing_load),
@@ -1837,8 +1844,9 @@ fn scale_kernel(rows: usize, cols: usize, load: [isize; 2], store: ([isize; 2], 
 
 /// The streaming variant of a kernel (`codegen/src/cpu/stream.rs`: its f32x4 output stores
 /// as `movntps`, a fence at the end) gives the reference's bits, where the runtime picks it:
-/// elementwise rows, tiled transposes read in 4×4 blocks, rows whose final pass stores (with
-/// trips, single vectors and several rows per thread), softmax with its stash in a scratch row.
+/// elementwise rows, tiled transposes read in 4×4 blocks (blocks spanning the rows or part of
+/// them), rows whose final pass stores (with trips, single vectors and several rows per
+/// thread), softmax with its stash in a scratch row.
 /// Misaligned stores (an odd offset or row stride) are never streamed.
 #[test]
 fn streaming_stores_match_reference() {
@@ -1851,6 +1859,11 @@ fn streaming_stores_match_reference() {
         (
             "transposed",
             scale_kernel(rows, cols, [1, rows as isize], ([cols as isize, 1], 0)),
+        ),
+        // Blocks that cover part of each row, rows and columns with partial blocks.
+        (
+            "wide transposed",
+            scale_kernel(150, 300, [1, 150], ([300, 1], 0)),
         ),
         (
             "row passes",
@@ -1918,20 +1931,6 @@ fn streaming_stores_match_reference() {
     }
     assert!(!smelt_codegen::cpu::streaming_candidate(&flat));
     assert!(!smelt_codegen::cpu::streams_aligned(&flat, &[64, 64]));
-    // A transpose whose blocks cover part of each row (runs of 1 KiB, as `transpose_add`'s)
-    // is not streamed; one whose blocks span its rows is.
-    assert!(!smelt_codegen::cpu::streaming_candidate(&scale_kernel(
-        8,
-        300,
-        [1, 8],
-        ([300, 1], 0)
-    )));
-    assert!(smelt_codegen::cpu::streaming_candidate(&scale_kernel(
-        8,
-        256,
-        [1, 8],
-        ([256, 1], 0)
-    )));
     // softmax streams too, its stash moved to a scratch row of each call's own: the same bits
     // as the ordinary code (empty rows; rows of 3 and of 70 across tasks, trips, one vector,
     // and a tail).

@@ -4,8 +4,8 @@
 // lanes, two-pass variance, polynomial exp of the same degree, GELU's tail as smelt computes
 // it), the same software prefetches (2 KiB ahead of streamed inputs; the next row during a
 // row's later passes) and streaming stores where smelt's kernels stream (ew_chain, gelu_tanh,
-// permute_scale, softmax_rows with its stash in a scratch row, and layernorm; not
-// transpose_add's tiles or a row of sums).
+// transpose_add's tiles, permute_scale, softmax_rows with its stash in a scratch row, and
+// layernorm; not a row of sums).
 // It is the yardstick for "within 15 % of hand-written C": run it and `smelt bench` back to
 // back (scripts/handc.sh).
 //
@@ -170,20 +170,25 @@ static inline void load4_transposed(const float *p, size_t stride, __m128 out[4]
     out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3;
 }
 
-// out[i][j] = a[j][i] + b[i][j], 16 x 256 tiles, 4 x 4 blocks transposed in registers.
+// out[i][j] = a[j][i] + b[i][j], 64 x 64 tiles as smelt's, 4 x 4 blocks transposed in
+// registers, streamed (each row of a tile is four whole lines).
 static void transpose_add(void) {
-#pragma omp parallel for schedule(static)
-    for (size_t i0 = 0; i0 < N; i0 += 16)
-        for (size_t j0 = 0; j0 < N; j0 += 256)
-            for (size_t i = i0; i < i0 + 16; i += 4)
-                for (size_t j = j0; j < j0 + 256; j += 4) {
-                    __m128 rr[4];
-                    load4_transposed(A + j * N + i, N, rr);
-                    for (int k = 0; k < 4; k++) {
-                        size_t o = (i + k) * N + j;
-                        _mm_storeu_ps(O + o, _mm_add_ps(rr[k], _mm_loadu_ps(B + o)));
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+        for (size_t i0 = 0; i0 < N; i0 += 64)
+            for (size_t j0 = 0; j0 < N; j0 += 64)
+                for (size_t i = i0; i < i0 + 64; i += 4)
+                    for (size_t j = j0; j < j0 + 64; j += 4) {
+                        __m128 rr[4];
+                        load4_transposed(A + j * N + i, N, rr);
+                        for (int k = 0; k < 4; k++) {
+                            size_t o = (i + k) * N + j;
+                            _mm_stream_ps(O + o, _mm_add_ps(rr[k], _mm_loadu_ps(B + o)));
+                        }
                     }
-                }
+        _mm_sfence();
+    }
 }
 
 // x [32,64,56,56] -> x.permute(0,2,3,1) * 2 + 1: per image a [64, 3136] -> [3136, 64] transpose.

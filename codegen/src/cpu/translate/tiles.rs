@@ -10,14 +10,14 @@ use super::*;
 /// `transpose_add`: 16 columns beat 8 and 32 by 1.5-2x; rows matter less.)
 const TILE: (i64, i64) = (64, 16);
 /// The block of a tiled walk whose transposing loads are read four rows at a time
-/// ([`Translator::quad`]): each of a block's 256 columns takes one line of such a load per
-/// 16 rows, so its lines stay in cache across the rows while the contiguous accesses stream
-/// whole 1 KiB row segments. Tall blocks read each transposed row in long runs (2 KiB per
-/// block), which the prefetchers and DRAM pages serve better than short ones. (Measured on
-/// `transpose_add`, `smelt bench --json`, eight interleaved rounds of five: median 17.6 ms
-/// against 19.1 ms for 32×256; 128, 256 and 1024 rows and 128 or 512 columns in between or
-/// worse; `permute_scale` unchanged.)
-const QUAD_TILE: (i64, i64) = (512, 256);
+/// ([`Translator::quad`]): 64 rows × 64 columns. Each of a block's columns takes one line of
+/// such a load per 16 rows, so its lines stay in cache across the rows, and each row of the
+/// contiguous accesses is four whole lines, which a streaming variant writes whole
+/// ([`crate::cpu::streaming_candidate`]). (Measured on `transpose_add`, alternating
+/// `smelt bench` runs on a 2-core Xeon with a 480 MiB L3, streamed: 18.1–18.6 ms against
+/// 18–30 ms for the earlier 512 × 256 blocks streamed and 30–35 ms unstreamed; 32 × 64,
+/// 128 × 64 and 32 × 32 between them or noisier; `permute_scale` unchanged.)
+const QUAD_TILE: (i64, i64) = (64, 64);
 /// Whether `instr` is a load whose innermost stride is neither 0 nor 1 while its stride along
 /// the dim outside it is 1: in a tiled walk, four rows of it are read as four contiguous
 /// column vectors and transposed ([`Translator::quad`]). Part of the structure key.
