@@ -1395,6 +1395,61 @@ fn tiled_transposing_kernels_match_reference() {
     );
 }
 
+/// `out[i, j] = a[j, i]·c[j, i] + bias[i] + col[j]` over `[rows, cols]`: two transposing loads
+/// (`c` at an offset), a load broadcast along the rows and one along the columns. The cpu
+/// backend walks it in 16 × 16 line blocks where they fit, then in 4×4 blocks and rows.
+fn two_transposes(rows: usize, cols: usize) -> Kernel {
+    let n = rows * cols;
+    let load = |arg, strides: &[isize], offset| Instr::Load {
+        arg,
+        index: Index {
+            strides: strides.to_vec(),
+            offset,
+        },
+    };
+    let binary = |op, a, b| Instr::Binary {
+        op,
+        a,
+        b,
+        compute: DType::F32,
+    };
+    Kernel {
+        name: "test".into(),
+        shape: vec![rows, cols],
+        reduce_axes: 0,
+        args: vec![
+            arg(DType::F32, n, Access::Read),
+            arg(DType::F32, n + 3, Access::Read),
+            arg(DType::F32, rows, Access::Read),
+            arg(DType::F32, cols, Access::Read),
+            arg(DType::F32, n, Access::Write),
+        ],
+        body: vec![
+            load(0, &[1, rows as isize], 0),
+            load(1, &[1, rows as isize], 3),
+            binary(BinaryOp::Mul, 0, 1),
+            load(2, &[1, 0], 0),
+            binary(BinaryOp::Add, 2, 3),
+            load(3, &[0, 1], 0),
+            binary(BinaryOp::Add, 4, 5),
+            Instr::Store {
+                arg: 4,
+                index: index(&[cols as isize, 1]),
+                x: 6,
+            },
+        ],
+    }
+}
+
+#[test]
+fn line_blocks_match_reference() {
+    // Whole blocks only; blocks with rows, columns or both left over; tiles of blocks with
+    // partial tiles; enough rows to split across threads.
+    for (rows, cols) in [(16, 16), (32, 48), (47, 83), (130, 70), (200, 333)] {
+        check(&two_transposes(rows, cols), 43);
+    }
+}
+
 /// `x.permute(0, 2, 1) * 2 + 1` over `[batch, rows, cols]`: the load walks the rows
 /// contiguously and the columns with a stride, the store the other way round: the cpu backend
 /// reads it in 4×4 blocks transposed in registers.

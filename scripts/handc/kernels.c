@@ -170,22 +170,29 @@ static inline void load4_transposed(const float *p, size_t stride, __m128 out[4]
     out[0] = r0, out[1] = r1, out[2] = r2, out[3] = r3;
 }
 
-// out[i][j] = a[j][i] + b[i][j], 64 x 64 tiles as smelt's, 4 x 4 blocks transposed in
-// registers, streamed (each row of a tile is four whole lines).
+// out[i][j] = a[j][i] + b[i][j] as smelt walks it: 64 x 64 tiles of 16 x 16 line blocks. A
+// block reads 16 whole lines of a (4 x 4 blocks transposed in registers, kept on the stack),
+// then writes each of its 16 output rows as one whole line, streamed.
 static void transpose_add(void) {
 #pragma omp parallel
     {
 #pragma omp for schedule(static)
         for (size_t i0 = 0; i0 < N; i0 += 64)
             for (size_t j0 = 0; j0 < N; j0 += 64)
-                for (size_t i = i0; i < i0 + 64; i += 4)
-                    for (size_t j = j0; j < j0 + 64; j += 4) {
-                        __m128 rr[4];
-                        load4_transposed(A + j * N + i, N, rr);
-                        for (int k = 0; k < 4; k++) {
-                            size_t o = (i + k) * N + j;
-                            _mm_stream_ps(O + o, _mm_add_ps(rr[k], _mm_loadu_ps(B + o)));
-                        }
+                for (size_t ib = i0; ib < i0 + 64; ib += 16)
+                    for (size_t jb = j0; jb < j0 + 64; jb += 16) {
+                        __m128 t[16][4];
+                        for (size_t q = 0; q < 4; q++)
+                            for (size_t k = 0; k < 4; k++) {
+                                __m128 rr[4];
+                                load4_transposed(A + (jb + 4 * q) * N + ib + 4 * k, N, rr);
+                                for (int r = 0; r < 4; r++) t[4 * k + r][q] = rr[r];
+                            }
+                        for (size_t r = 0; r < 16; r++)
+                            for (size_t q = 0; q < 4; q++) {
+                                size_t o = (ib + r) * N + jb + 4 * q;
+                                _mm_stream_ps(O + o, _mm_add_ps(t[r][q], _mm_loadu_ps(B + o)));
+                            }
                     }
         _mm_sfence();
     }

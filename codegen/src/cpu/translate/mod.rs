@@ -33,8 +33,8 @@ use super::prefetch;
 use super::stream;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, StackSlotData,
-    StackSlotKind, Type, Value, types,
+    BlockArg, ConstantData, Endianness, FuncRef, InstBuilder, MemFlagsData, StackSlot,
+    StackSlotData, StackSlotKind, Type, Value, types,
 };
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
@@ -231,10 +231,13 @@ pub(crate) struct Translator<'a, 'f> {
     /// row's outer dims (`< bases_level`) and offset, computed once per row ([`Self::set_bases`]).
     bases: Vec<Option<Value>>,
     bases_level: usize,
-    /// In a block of four rows ([`Self::quad`]): which row is being emitted, and per
-    /// transposing load its four row vectors, read as four column vectors and transposed.
-    quad_row: Option<usize>,
-    transposed: Vec<Option<[Value; 4]>>,
+    /// Per load, in the vector step being emitted: its value when it was read already, as a
+    /// row of a 4×4 block read as columns and transposed ([`Self::quad`],
+    /// [`Self::line_block`]).
+    given: Vec<Option<Value>>,
+    /// Per transposing load, the stack slot a line block keeps its transposed rows in
+    /// ([`Self::line_block`]), made at its first use.
+    block_slots: Vec<Option<StackSlot>>,
     /// In a pass over a row: the element-level instructions the pass needs
     /// ([`Self::element_cone`]); the others are not emitted.
     live: Option<Vec<bool>>,
@@ -338,8 +341,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             skip: None,
             bases: vec![None; k.body.len()],
             bases_level: 0,
-            quad_row: None,
-            transposed: vec![None; k.body.len()],
+            given: vec![None; k.body.len()],
+            block_slots: vec![None; k.body.len()],
             live: None,
             lane_dim: k.shape.len().saturating_sub(1),
             row_simd: false,
@@ -724,6 +727,19 @@ impl<'a, 'f> Translator<'a, 'f> {
         Ok(())
     }
 
+    /// Emits `body` to run only where `cond` is true. (No value `body` makes is used after
+    /// it: the caller sets what it needs again.)
+    fn when(&mut self, cond: Value, body: &mut dyn FnMut(&mut Self) -> Result<()>) -> Result<()> {
+        let then = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(cond, then, &[], done, &[]);
+        self.b.switch_to_block(then);
+        body(self)?;
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
     /// `vals`, each made opaque to the optimiser and computed here, once. Cranelift's
     /// elaborator places a pure value where it is first used, and its rewrites reassociate
     /// address arithmetic; in these kernels a value computed from the outer loop's index or
@@ -1050,8 +1066,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let addr = self.address(i, arg, point);
         let dtype = self.k.args[arg].dtype;
         if self.vector {
-            if let (Some(r), Some(rows)) = (self.quad_row, self.transposed[i]) {
-                return Ok(rows[r]);
+            if let Some(v) = self.given[i] {
+                return Ok(v);
             }
             let Instr::Load { index, .. } = &self.k.body[i] else {
                 unreachable!("load() emits loads")

@@ -18,6 +18,8 @@ const TILE: (i64, i64) = (64, 16);
 /// 18–30 ms for the earlier 512 × 256 blocks streamed and 30–35 ms unstreamed; 32 × 64,
 /// 128 × 64 and 32 × 32 between them or noisier; `permute_scale` unchanged.)
 const QUAD_TILE: (i64, i64) = (64, 64);
+/// Rows and columns of a line block ([`Translator::line_block`]): one cache line of f32.
+const LINE: i64 = 16;
 /// Whether `instr` is a load whose innermost stride is neither 0 nor 1 while its stride along
 /// the dim outside it is 1: in a tiled walk, four rows of it are read as four contiguous
 /// column vectors and transposed ([`Translator::quad`]). Part of the structure key.
@@ -107,8 +109,27 @@ impl<'a, 'f> Translator<'a, 'f> {
                 let j1 = t.b.ins().iadd_imm_s(j0, cols);
                 let j1 = t.b.ins().smin(j1, width);
                 let single = if quads {
-                    let split = t.whole_steps(i0, i1, LANES);
-                    t.for_loop(i0, split, LANES, &mut |t, i| t.quad(i, j0, j1, point, vals))?;
+                    // Line blocks of 16 rows, then the rows left four at a time.
+                    let blocks = t.whole_steps(i0, i1, LINE);
+                    t.for_loop(i0, blocks, LINE, &mut |t, ib| {
+                        let whole = t.whole_steps(j0, j1, LINE);
+                        t.for_loop(j0, whole, LINE, &mut |t, jb| {
+                            t.line_block(ib, jb, point, vals)
+                        })?;
+                        // The columns left of these 16 rows (none in most tiles).
+                        let more = t.b.ins().icmp(IntCC::SignedLessThan, whole, j1);
+                        t.when(more, &mut |t| {
+                            for r in 0..LINE / LANES {
+                                let i = t.b.ins().iadd_imm_s(ib, r * LANES);
+                                t.quad(i, whole, j1, point, vals)?;
+                            }
+                            Ok(())
+                        })
+                    })?;
+                    let split = t.whole_steps(blocks, i1, LANES);
+                    t.for_loop(blocks, split, LANES, &mut |t, i| {
+                        t.quad(i, j0, j1, point, vals)
+                    })?;
                     split
                 } else {
                     i0
@@ -150,9 +171,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let split = self.whole_steps(j0, j1, LANES);
         self.vector = true;
+        let mut transposed = vec![None; self.k.body.len()];
         self.for_loop(j0, split, LANES, &mut |t, j| {
             t.enter_rows(&at[0], point, d);
-            for ti in 0..t.k.body.len() {
+            for (ti, rows) in transposed.iter_mut().enumerate() {
                 if !is_transposing_load(&t.k.body[ti]) {
                     continue;
                 }
@@ -163,17 +185,18 @@ impl<'a, 'f> Translator<'a, 'f> {
                     let addr = t.address(ti, arg, point);
                     *column = t.b.ins().load(types::F32X4, mem(), addr, 0);
                 }
-                t.transposed[ti] = Some(t.transpose4(columns));
+                *rows = Some(t.transpose4(columns));
             }
             point[last] = j;
             for (r, row) in at.iter().enumerate() {
                 t.enter_rows(row, point, d);
-                t.quad_row = Some(r);
+                for (given, rows) in t.given.iter_mut().zip(&transposed) {
+                    *given = rows.map(|rows| rows[r]);
+                }
                 let mut v = vals.to_vec();
                 t.row(point, &mut v)?;
             }
-            t.quad_row = None;
-            t.transposed.iter_mut().for_each(|x| *x = None);
+            t.given.iter_mut().for_each(|x| *x = None);
             Ok(())
         })?;
         self.vector = false;
@@ -186,6 +209,125 @@ impl<'a, 'f> Translator<'a, 'f> {
             })?;
         }
         self.clear_bases();
+        Ok(())
+    }
+
+    /// The 16 × 16 block at rows `ib..ib+16`, columns `jb..jb+16` of the last two dims: each
+    /// transposing load reads 16 whole lines (16 of its rows, each the 16 block rows' values
+    /// at one column), transposed in 4×4 blocks into a stack slot; then each row's program
+    /// runs on four vectors, its whole line of the block. Every line the block touches is
+    /// used whole at one visit, so none has to stay in L1 between visits (16 KiB strides put
+    /// a tile's lines in one L1 set), and each output line is written at once (whole for a
+    /// streaming store's write-combining buffer).
+    pub(super) fn line_block(
+        &mut self,
+        ib: Value,
+        jb: Value,
+        point: &mut Vec<Value>,
+        vals: &mut [Option<Value>],
+    ) -> Result<()> {
+        let rank = self.k.shape.len();
+        let (d, last) = (rank - 2, rank - 1);
+        const ROW_BYTES: i64 = LINE / LANES * 16;
+        self.clear_bases();
+        for ti in 0..self.k.body.len() {
+            if !is_transposing_load(&self.k.body[ti]) {
+                continue;
+            }
+            let arg = self.k.body[ti].arg().expect("a load has an argument");
+            let slot = *self.block_slots[ti].get_or_insert_with(|| {
+                let bytes = (LINE * ROW_BYTES) as u32;
+                let data = StackSlotData::new(StackSlotKind::ExplicitSlot, bytes, 4);
+                self.b.create_sized_stack_slot(data)
+            });
+            let (strides, _) = self.index[ti].clone().expect("loads have an index");
+            let step = self.b.ins().ishl_imm_s(strides[last], 2);
+            point[d] = ib;
+            point[last] = jb;
+            // Column `jb + c` of the block: 16 rows' values, one line.
+            let mut column = self.address(ti, arg, point);
+            let mut columns = vec![];
+            for c in 0..LINE {
+                if c > 0 {
+                    column = self.b.ins().iadd(column, step);
+                }
+                columns.push(column);
+            }
+            for q in 0..LINE / LANES {
+                for k in 0..LINE / LANES {
+                    let mut c4 = [self.zero; 4];
+                    for (c, v) in c4.iter_mut().enumerate() {
+                        let at = columns[(q * LANES) as usize + c];
+                        *v = self.b.ins().load(types::F32X4, mem(), at, (k * 16) as i32);
+                    }
+                    // Rows `ib + 4k + r` at columns `jb + 4q ..`: row-major in the slot.
+                    for (r, row) in self.transpose4(c4).into_iter().enumerate() {
+                        let at = (k * LANES + r as i64) * ROW_BYTES + q * 16;
+                        self.b.ins().stack_store(types::I64, row, slot, at as i32);
+                    }
+                }
+            }
+        }
+        // Every other access walks the block's rows from its address at row `ib`, column 0,
+        // a row's stride further each row.
+        let zero = self.zero;
+        point[d] = ib;
+        point[last] = zero;
+        let mut rows_walked = vec![];
+        for i in 0..self.k.body.len() {
+            let Some(arg) = self.k.body[i].arg() else {
+                continue;
+            };
+            if is_transposing_load(&self.k.body[i]) {
+                continue;
+            }
+            let (strides, _) = self.index[i]
+                .clone()
+                .expect("indexed instructions have one");
+            let size = self.k.args[arg].dtype.size() as i64;
+            let step = self
+                .b
+                .ins()
+                .ishl_imm_s(strides[d], size.trailing_zeros() as i64);
+            let at = self.b.declare_var(types::I64);
+            let start = self.address(i, arg, point);
+            self.b.def_var(at, start);
+            rows_walked.push((i, at, step));
+        }
+        let rows = self.b.ins().iconst(types::I64, LINE);
+        self.vector = true;
+        self.for_loop(zero, rows, 1, &mut |t, ii| {
+            point[d] = t.b.ins().iadd(ib, ii);
+            for &(i, at, _) in &rows_walked {
+                t.bases[i] = Some(t.b.use_var(at));
+            }
+            t.bases_level = last;
+            let offset = t.b.ins().imul_imm_s(ii, ROW_BYTES);
+            for q in 0..LINE / LANES {
+                for ti in 0..t.k.body.len() {
+                    if let Some(slot) = t.block_slots[ti]
+                        && is_transposing_load(&t.k.body[ti])
+                    {
+                        let base = t.b.ins().stack_addr(types::I64, slot, 0);
+                        let at = t.b.ins().iadd(base, offset);
+                        let v = t.b.ins().load(types::F32X4, mem(), at, (q * 16) as i32);
+                        t.given[ti] = Some(v);
+                    }
+                }
+                point[last] = t.b.ins().iadd_imm_s(jb, q * LANES);
+                let mut v = vals.to_vec();
+                t.row(point, &mut v)?;
+            }
+            t.given.iter_mut().for_each(|x| *x = None);
+            for &(i, at, step) in &rows_walked {
+                let base = t.bases[i].expect("set above");
+                let next = t.b.ins().iadd(base, step);
+                t.b.def_var(at, next);
+            }
+            t.clear_bases();
+            Ok(())
+        })?;
+        self.vector = false;
         Ok(())
     }
 
