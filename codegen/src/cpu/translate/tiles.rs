@@ -20,6 +20,8 @@ const TILE: (i64, i64) = (64, 16);
 const QUAD_TILE: (i64, i64) = (64, 64);
 /// Rows and columns of a line block ([`Translator::line_block`]): one cache line of f32.
 const LINE: i64 = 16;
+/// Rows of a line block emitted per trip of its row loop.
+const BLOCK_ROWS_A_TRIP: i64 = 4;
 /// Whether `instr` is a load whose innermost stride is neither 0 nor 1 while its stride along
 /// the dim outside it is 1: in a tiled walk, four rows of it are read as four contiguous
 /// column vectors and transposed ([`Translator::quad`]). Part of the structure key.
@@ -296,35 +298,38 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         let rows = self.b.ins().iconst(types::I64, LINE);
         self.vector = true;
-        self.for_loop(zero, rows, 1, &mut |t, ii| {
-            point[d] = t.b.ins().iadd(ib, ii);
-            for &(i, at, _) in &rows_walked {
-                t.bases[i] = Some(t.b.use_var(at));
-            }
-            t.bases_level = last;
-            let offset = t.b.ins().imul_imm_s(ii, ROW_BYTES);
-            for q in 0..LINE / LANES {
-                for ti in 0..t.k.body.len() {
-                    if let Some(slot) = t.block_slots[ti]
-                        && is_transposing_load(&t.k.body[ti])
-                    {
-                        let base = t.b.ins().stack_addr(types::I64, slot, 0);
-                        let at = t.b.ins().iadd(base, offset);
-                        let v = t.b.ins().load(types::F32X4, mem(), at, (q * 16) as i32);
-                        t.given[ti] = Some(v);
-                    }
+        self.for_loop(zero, rows, BLOCK_ROWS_A_TRIP, &mut |t, i0| {
+            for u in 0..BLOCK_ROWS_A_TRIP {
+                let ii = t.b.ins().iadd_imm_s(i0, u);
+                point[d] = t.b.ins().iadd(ib, ii);
+                for &(i, at, _) in &rows_walked {
+                    t.bases[i] = Some(t.b.use_var(at));
                 }
-                point[last] = t.b.ins().iadd_imm_s(jb, q * LANES);
-                let mut v = vals.to_vec();
-                t.row(point, &mut v)?;
+                t.bases_level = last;
+                let offset = t.b.ins().imul_imm_s(ii, ROW_BYTES);
+                for q in 0..LINE / LANES {
+                    for ti in 0..t.k.body.len() {
+                        if let Some(slot) = t.block_slots[ti]
+                            && is_transposing_load(&t.k.body[ti])
+                        {
+                            let base = t.b.ins().stack_addr(types::I64, slot, 0);
+                            let at = t.b.ins().iadd(base, offset);
+                            let v = t.b.ins().load(types::F32X4, mem(), at, (q * 16) as i32);
+                            t.given[ti] = Some(v);
+                        }
+                    }
+                    point[last] = t.b.ins().iadd_imm_s(jb, q * LANES);
+                    let mut v = vals.to_vec();
+                    t.row(point, &mut v)?;
+                }
+                t.given.iter_mut().for_each(|x| *x = None);
+                for &(i, at, step) in &rows_walked {
+                    let base = t.bases[i].expect("set above");
+                    let next = t.b.ins().iadd(base, step);
+                    t.b.def_var(at, next);
+                }
+                t.clear_bases();
             }
-            t.given.iter_mut().for_each(|x| *x = None);
-            for &(i, at, step) in &rows_walked {
-                let base = t.bases[i].expect("set above");
-                let next = t.b.ins().iadd(base, step);
-                t.b.def_var(at, next);
-            }
-            t.clear_bases();
             Ok(())
         })?;
         self.vector = false;
