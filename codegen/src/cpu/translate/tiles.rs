@@ -1,6 +1,7 @@
 //! Tiled walks of elementwise kernels whose accesses disagree on the fastest dim (a transpose,
-//! a permute-copy): blocks of rows × columns that keep every touched line in cache, and 4×4
-//! blocks of transposing loads transposed in registers.
+//! a permute-copy): blocks of rows × columns that keep every touched line in cache, and
+//! transposing loads read as whole lines in 16 × 16 line blocks, or as 4×4 blocks where those
+//! do not fit, transposed in registers.
 
 use super::*;
 
@@ -9,14 +10,14 @@ use super::*;
 /// transposing access reuses each of its 16 lines across the block's rows. (Measured on
 /// `transpose_add`: 16 columns beat 8 and 32 by 1.5-2x; rows matter less.)
 const TILE: (i64, i64) = (64, 16);
-/// The block of a tiled walk whose transposing loads are read four rows at a time
-/// ([`Translator::quad`]): 64 rows × 64 columns. Each of a block's columns takes one line of
-/// such a load per 16 rows, so its lines stay in cache across the rows, and each row of the
-/// contiguous accesses is four whole lines, which a streaming variant writes whole
-/// ([`crate::cpu::streaming_candidate`]). (Measured on `transpose_add`, alternating
-/// `smelt bench` runs on a 2-core Xeon with a 480 MiB L3, streamed: 18.1–18.6 ms against
-/// 18–30 ms for the earlier 512 × 256 blocks streamed and 30–35 ms unstreamed; 32 × 64,
-/// 128 × 64 and 32 × 32 between them or noisier; `permute_scale` unchanged.)
+/// The block of a tiled walk with f32 transposing loads: 64 rows × 64 columns, walked in
+/// 16 × 16 line blocks ([`Translator::line_block`]), the rows and columns left over in 4×4
+/// blocks ([`Translator::quad`]). Each row of the contiguous accesses is four whole lines,
+/// which a streaming variant writes whole ([`crate::cpu::streaming_candidate`]). (Measured on
+/// `transpose_add`, alternating `smelt bench` runs on a 2-core Xeon with a 480 MiB L3: with
+/// 4×4 blocks streamed, 18.1–18.6 ms against 18–30 for 512 × 256 blocks streamed and 30–35
+/// unstreamed; with line blocks, 64 × 64 to 256 × 64 and 128 × 128 within the noise of each
+/// other, about 14–15 ms; `permute_scale` unchanged.)
 const QUAD_TILE: (i64, i64) = (64, 64);
 /// Rows and columns of a line block ([`Translator::line_block`]): one cache line of f32.
 const LINE: i64 = 16;
