@@ -1899,8 +1899,8 @@ fn scale_kernel(rows: usize, cols: usize, load: [isize; 2], store: ([isize; 2], 
 
 /// The streaming variant of a kernel (`codegen/src/cpu/stream.rs`: its f32x4 output stores
 /// as `movntps`, a fence at the end) gives the reference's bits, where the runtime picks it:
-/// elementwise rows, tiled transposes read in 4×4 blocks (blocks spanning the rows or part of
-/// them), rows whose final pass stores (with trips, single vectors and several rows per
+/// elementwise rows, tiled transposes read in line and 4×4 blocks (blocks spanning the rows
+/// or part of them) or, from f16, in 64 × 16 tiles, rows whose final pass stores (with trips, single vectors and several rows per
 /// thread), softmax with its stash in a scratch row.
 /// Misaligned stores (an odd offset or row stride) are never streamed.
 #[test]
@@ -1920,6 +1920,34 @@ fn streaming_stores_match_reference() {
             "wide transposed",
             scale_kernel(150, 300, [1, 150], ([300, 1], 0)),
         ),
+        // An f16 transposing load: the tiled walk without 4×4 blocks (64 × 16 tiles).
+        ("half transposed", {
+            let mut k = scale_kernel(70, 100, [1, 70], ([100, 1], 0));
+            k.args[0].dtype = DType::F16;
+            k.body.insert(
+                1,
+                Instr::Cast {
+                    x: 0,
+                    to: DType::F32,
+                },
+            );
+            for instr in &mut k.body[2..] {
+                match instr {
+                    Instr::Binary { a, b, .. } => {
+                        *a += 1;
+                        *b += 1;
+                    }
+                    Instr::Store { x, .. } => *x += 1,
+                    Instr::Load { .. }
+                    | Instr::Const { .. }
+                    | Instr::Unary { .. }
+                    | Instr::Where { .. }
+                    | Instr::Cast { .. }
+                    | Instr::Reduce { .. } => {}
+                }
+            }
+            k
+        }),
         (
             "row passes",
             multi_pass(DType::F32, ReduceOp::Sum, ReduceOp::Max, cols),
@@ -1935,7 +1963,7 @@ fn streaming_stores_match_reference() {
             .unwrap_or_else(|e| panic!("{name}: no streaming variant: {e}"));
         assert!(code.streams > 0, "{name}");
         assert!(smelt_codegen::cpu::streams_aligned(k, &[64, 128]), "{name}");
-        let input = Rng(77).buffer(DType::F32, k.args[0].len);
+        let input = Rng(77).buffer(k.args[0].dtype, k.args[0].len);
         let want = Backend::Reference.run_kernel(k, vec![input.clone()]);
         let before = crate::cpu::STREAMED.load(Ordering::Relaxed);
         let got = crate::cpu::run_kernel_streaming(k, vec![input]);
