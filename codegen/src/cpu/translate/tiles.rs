@@ -122,11 +122,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                         // The columns left of these 16 rows (none in most tiles).
                         let more = t.b.ins().icmp(IntCC::SignedLessThan, whole, j1);
                         t.when(more, &mut |t| {
-                            for r in 0..LINE / LANES {
-                                let i = t.b.ins().iadd_imm_s(ib, r * LANES);
-                                t.quad(i, whole, j1, point, vals)?;
-                            }
-                            Ok(())
+                            let rows_end = t.b.ins().iadd_imm_s(ib, LINE);
+                            t.for_loop(ib, rows_end, LANES, &mut |t, i| {
+                                t.quad(i, whole, j1, point, vals)
+                            })
                         })
                     })?;
                     let split = t.whole_steps(blocks, i1, LANES);
