@@ -115,8 +115,8 @@ const LINE_FLOATS: usize = 16;
 /// reads back from cache) moves to a scratch row in that variant ([`scratch_row`]). A tiled
 /// kernel (a transpose) streams when each row of its blocks is whole cache lines, which the
 /// write-combining buffers then send out whole: `transpose_add` in 64 × 64 blocks of 4×4
-/// transposes went from 30–35 ms to 18–19 streamed (its line blocks write each output line
-/// at once), `permute_scale` was already faster streamed (`docs/benchmarks.md`).
+/// transposes went from 30–35 ms to 18–19 streamed (its line blocks now write each output
+/// line at once), `permute_scale` was already faster streamed (`docs/benchmarks.md`).
 pub fn streaming_candidate(kernel: &Kernel) -> bool {
     let rank = kernel.shape.len();
     rank >= 2

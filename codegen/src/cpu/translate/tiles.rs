@@ -10,15 +10,16 @@ use super::*;
 /// transposing access reuses each of its 16 lines across the block's rows. (Measured on
 /// `transpose_add`: 16 columns beat 8 and 32 by 1.5-2x; rows matter less.)
 const TILE: (i64, i64) = (64, 16);
-/// The block of a tiled walk with f32 transposing loads: 64 rows × 64 columns, walked in
+/// The block of a tiled walk with f32 transposing loads: 64 rows × 128 columns, walked in
 /// 16 × 16 line blocks ([`Translator::line_block`]), the rows and columns left over in 4×4
-/// blocks ([`Translator::quad`]). Each row of the contiguous accesses is four whole lines,
+/// blocks ([`Translator::quad`]). Each row of the contiguous accesses is eight whole lines,
 /// which a streaming variant writes whole ([`crate::cpu::streaming_candidate`]). (Measured on
 /// `transpose_add`, alternating `smelt bench` runs on a 2-core Xeon with a 480 MiB L3: with
-/// 4×4 blocks streamed, 18.1–18.6 ms against 18–30 for 512 × 256 blocks streamed and 30–35
-/// unstreamed; with line blocks, 64 × 64 to 256 × 64 and 128 × 128 within the noise of each
-/// other, about 14–15 ms; `permute_scale` unchanged.)
-const QUAD_TILE: (i64, i64) = (64, 64);
+/// 4×4 blocks streamed, 64 × 64 took 18.1–18.6 ms against 18–30 for 512 × 256 blocks
+/// streamed and 30–35 unstreamed; with line blocks, 64 × 128 took 12.4–12.9 ms against
+/// 12.9–13.9 for 64 × 64 in four rounds, 64 × 256 and 128 × 64 noisier; `permute_scale`
+/// unchanged.)
+const QUAD_TILE: (i64, i64) = (64, 128);
 /// Rows and columns of a line block ([`Translator::line_block`]): one cache line of f32.
 const LINE: i64 = 16;
 /// Rows of a line block emitted per trip of its row loop.
