@@ -106,23 +106,17 @@ pub fn has_stash(kernel: &Kernel) -> bool {
     translate::stash_plan(kernel).is_some()
 }
 
-/// f32 elements in a 64-byte cache line.
-const LINE_FLOATS: usize = 16;
-
 /// Whether `kernel` has a streaming variant worth running ([`CpuJit::compile_streaming`]):
 /// rank 2 or more, an f32 store contiguous along the innermost dim (a store of a row's
 /// result does not move along it) and no column reduction. A stash (which the final pass
 /// reads back from cache) moves to a scratch row in that variant ([`scratch_row`]). A tiled
-/// kernel (a transpose) streams when each row of its blocks is whole cache lines, which the
-/// write-combining buffers then send out whole: `transpose_add` in 64 × 64 blocks of 4×4
+/// kernel (a transpose) streams too: each row of its blocks is whole cache lines (asserted
+/// in `translate/tiles.rs`), which the write-combining buffers then send out whole: `transpose_add` in 64 × 64 blocks of 4×4
 /// transposes went from 30–35 ms to 18–19 streamed (its line blocks now write each output
 /// line at once), `permute_scale` was already faster streamed (`docs/benchmarks.md`).
 pub fn streaming_candidate(kernel: &Kernel) -> bool {
-    let rank = kernel.shape.len();
-    rank >= 2
+    kernel.shape.len() >= 2
         && !runs_in_columns(kernel)
-        && (!translate::tiled(kernel)
-            || translate::tile_columns(kernel).is_multiple_of(LINE_FLOATS))
         && kernel.body.iter().any(|i| {
             matches!(i, Instr::Store { arg, index, .. }
                 if kernel.args[*arg].dtype == DType::F32 && index.strides.last() == Some(&1))

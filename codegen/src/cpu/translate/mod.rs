@@ -23,7 +23,6 @@ mod tiles;
 pub(crate) use columns::{column_block_rows, columns};
 pub(crate) use rows::{Stash, stash_plan};
 pub use tiles::is_transposing_load;
-pub(crate) use tiles::{tile_columns, tiled};
 
 use super::helpers::{binary_code, unary_code};
 use super::inline_math;

@@ -67,15 +67,9 @@ fn transposes_f32(k: &Kernel) -> bool {
             .all(|instr| !is_transposing_load(instr) || f32_arg(instr))
 }
 
-/// The columns of a tiled kernel's blocks in SIMD code of f32 values: [`QUAD_TILE`]'s where
-/// its transposing loads are read in 4×4 blocks, else [`TILE`]'s.
-pub(crate) fn tile_columns(k: &Kernel) -> usize {
-    (if transposes_f32(k) {
-        QUAD_TILE.1
-    } else {
-        TILE.1
-    }) as usize
-}
+// Every row of every block is whole cache lines of f32, so a tiled kernel's streaming
+// variant writes whole lines ([`crate::cpu::streaming_candidate`]).
+const _: () = assert!(TILE.1 % LINE == 0 && QUAD_TILE.1 % LINE == 0);
 
 impl<'a, 'f> Translator<'a, 'f> {
     /// [`tiled`] for this kernel.
@@ -307,17 +301,19 @@ impl<'a, 'f> Translator<'a, 'f> {
                     t.bases[i] = Some(t.b.use_var(at));
                 }
                 t.bases_level = last;
+                // Each transposing load's row `ii` in its slot.
                 let offset = t.b.ins().imul_imm_s(ii, ROW_BYTES);
+                let mut slot_rows = vec![];
+                for (ti, slot) in t.block_slots.clone().into_iter().enumerate() {
+                    if let Some(slot) = slot {
+                        let base = t.b.ins().stack_addr(types::I64, slot, 0);
+                        slot_rows.push((ti, t.b.ins().iadd(base, offset)));
+                    }
+                }
                 for q in 0..LINE / LANES {
-                    for ti in 0..t.k.body.len() {
-                        if let Some(slot) = t.block_slots[ti]
-                            && is_transposing_load(&t.k.body[ti])
-                        {
-                            let base = t.b.ins().stack_addr(types::I64, slot, 0);
-                            let at = t.b.ins().iadd(base, offset);
-                            let v = t.b.ins().load(types::F32X4, mem(), at, (q * 16) as i32);
-                            t.given[ti] = Some(v);
-                        }
+                    for &(ti, at) in &slot_rows {
+                        let v = t.b.ins().load(types::F32X4, mem(), at, (q * 16) as i32);
+                        t.given[ti] = Some(v);
                     }
                     point[last] = t.b.ins().iadd_imm_s(jb, q * LANES);
                     let mut v = vals.to_vec();
