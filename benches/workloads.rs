@@ -85,14 +85,25 @@ fn bench_overhead(c: &mut Criterion) {
     let chain = || measure::op_chain(&x, 1.0);
     checked(
         "cached_realisation",
-        measure::check_with(&|| Ok(chain()), Mode::Fused),
+        measure::check_with(
+            &|i: &[Tensor]| Ok(measure::op_chain(&i[0], 1.0)),
+            std::slice::from_ref(&x),
+            Mode::Fused,
+        ),
     );
     group.bench_function("cached_realisation", |b| {
         time_realisation(b, Mode::Fused, &chain)
     });
     let x0 = measure::tiny_input();
     let tiny = || measure::tiny_chain(&x0);
-    checked("tiny_ops", measure::check_with(&|| Ok(tiny()), Mode::Fused));
+    checked(
+        "tiny_ops",
+        measure::check_with(
+            &|i: &[Tensor]| Ok(measure::tiny_chain(&i[0])),
+            std::slice::from_ref(&x0),
+            Mode::Fused,
+        ),
+    );
     group.throughput(Throughput::Elements(measure::TINY_OPS as u64));
     // Recording the ops is the point here: time it together with the realisation.
     group.bench_function("tiny_ops", |b| {
@@ -148,7 +159,10 @@ fn bench_dtypes(c: &mut Criterion) {
         }
         for (name, make) in programs {
             let id = format!("{}/{name}", dtype.name());
-            checked(&id, measure::check_with(&|| Ok(make()), Mode::Fused));
+            checked(
+                &id,
+                measure::check_with(&|_: &[Tensor]| Ok(make()), &[], Mode::Fused),
+            );
             group.bench_function(&id, |b| time_realisation(b, Mode::Fused, make));
         }
     }
@@ -181,7 +195,10 @@ fn bench_mixed(c: &mut Criterion) {
         ("where(i64<0,f32,f64)", &select),
     ];
     for (name, make) in programs {
-        checked(name, measure::check_with(&|| Ok(make()), Mode::Fused));
+        checked(
+            name,
+            measure::check_with(&|_: &[Tensor]| Ok(make()), &[], Mode::Fused),
+        );
         group.bench_function(name, |b| time_realisation(b, Mode::Fused, make));
     }
     group.finish();

@@ -5,6 +5,7 @@
 //! The measuring itself lives in `smelt::measure`, shared with `cargo bench` and the demo.
 
 use smelt::Mode;
+use smelt::frontend::Device;
 use smelt::frontend::Tensor;
 use smelt::measure;
 use smelt::workloads;
@@ -243,7 +244,8 @@ fn bandwidth(stream: &mut Stream) -> (f64, f64) {
 /// (checked against the reference first), and the kernels it runs.
 fn tiny_ops() -> Result<(Duration, usize), String> {
     let x0 = measure::tiny_input();
-    measure::check_with(&|| Ok(measure::tiny_chain(&x0)), Mode::Fused)?;
+    let tiny = |i: &[Tensor]| Ok(measure::tiny_chain(&i[0]));
+    measure::check_with(&tiny, std::slice::from_ref(&x0), Mode::Fused)?;
     let kernels = smelt::explain(&measure::tiny_chain(&x0)).kernels.len();
     let run = || {
         let t = Instant::now();
@@ -267,7 +269,8 @@ fn compile_latency() -> Result<(f64, f64, usize), String> {
     };
     let first = chain()?;
     let next = chain()?;
-    measure::check_with(&|| Ok(measure::op_chain(&x, salt)), Mode::Fused)?;
+    let chain = |i: &[Tensor]| Ok(measure::op_chain(&i[0], salt));
+    measure::check_with(&chain, std::slice::from_ref(&x), Mode::Fused)?;
     let kernels = smelt::explain(&measure::op_chain(&x, salt)).kernels.len();
     Ok((first, next, kernels))
 }
@@ -283,15 +286,43 @@ fn json_line(
     extra: &str,
 ) -> String {
     let gbps = gbps.map_or("null".into(), |g| format!("{g:.2}"));
+    let device = DEVICE_LABEL.with(|d| d.borrow().clone());
     format!(
-        "{{\"workload\":\"{name}\",\"mode\":\"{mode}\",\"device\":\"cpu\",\"median_ms\":{ms:.3},\"gbps\":{gbps},\"limit_gbps\":{triad:.2},\"kernels\":{kernels}{extra}}}"
+        "{{\"workload\":\"{name}\",\"mode\":\"{mode}\",\"device\":\"{device}\",\"median_ms\":{ms:.3},\"gbps\":{gbps},\"limit_gbps\":{triad:.2},\"kernels\":{kernels}{extra}}}"
     )
+}
+
+thread_local! {
+    /// What the rows' `"device"` says: `cpu`, or `cuda:0 NVIDIA H200` (set by [`run`]).
+    static DEVICE_LABEL: std::cell::RefCell<String> = std::cell::RefCell::new("cpu".into());
+}
+
+/// The bandwidth limit rows are measured against: the host's STREAM triad, or a CUDA device's
+/// device-to-device copy (bytes read plus written).
+enum Limit {
+    Host(Stream),
+    Cuda(std::sync::Arc<smelt_runtime::cuda::CudaDevice>),
+}
+
+/// Bytes of each buffer of the device copy (1 GiB moved per copy, read plus written).
+const DEVICE_COPY_BYTES: usize = 512 << 20;
+
+impl Limit {
+    /// One measurement of the limit, GB/s.
+    fn measure(&mut self) -> f64 {
+        match self {
+            Limit::Host(stream) => stream.triad(),
+            Limit::Cuda(dev) => dev.copy_bandwidth(DEVICE_COPY_BYTES).unwrap_or(0.0),
+        }
+    }
 }
 
 /// One measured row of the table.
 struct Row {
     mode: &'static str,
     median: Duration,
+    /// Host↔device copies during one realisation (device rows; 0 is the goal).
+    transfers: Option<u64>,
     ideal_bytes: Option<u64>,
     kernels: usize,
     /// Floating-point operations of one run (matmul).
@@ -309,9 +340,17 @@ fn checked_row(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Row, String>
     measure::check(name, mode, inputs)?;
     let out = measure::program(name, inputs)?;
     let kernels = smelt::explain_mode(&out, mode).kernels.len();
+    let transfers = if out.device().is_cuda() {
+        let before = smelt_runtime::transfers();
+        measure::realize_cpu(&out, mode)?;
+        Some(smelt_runtime::transfers().since(before).count())
+    } else {
+        None
+    };
     Ok(Row {
         mode: mode.name(),
         median: Duration::ZERO,
+        transfers,
         ideal_bytes: workloads::ideal_bytes(name, inputs, &out),
         kernels,
         flops: workloads::flops(name, inputs),
@@ -337,14 +376,14 @@ fn time_rows(
     inputs: &[Tensor],
     rows: &mut [Row],
     mut gemm: Option<&mut (measure::GemmAlone, Row)>,
-    stream: &mut Stream,
+    stream: &mut Limit,
     flush: Option<&Flush>,
     reps: usize,
 ) -> Result<f64, String> {
     let mut gemm_times = Vec::with_capacity(reps);
     let mut triad: f64 = 0.0;
-    let mut triads = |stream: &mut Stream, n: usize| {
-        (0..n).for_each(|_| triad = triad.max(stream.triad()));
+    let mut triads = |stream: &mut Limit, n: usize| {
+        (0..n).for_each(|_| triad = triad.max(stream.measure()));
     };
     // Triads per repetition when each repetition starts with a flush; otherwise three
     // before the repetitions and three after.
@@ -378,6 +417,7 @@ fn checked_gemm(inputs: &[Tensor]) -> Result<(measure::GemmAlone, Row), String> 
     let row = Row {
         mode: "gemm_alone",
         median: Duration::ZERO,
+        transfers: None,
         ideal_bytes: None,
         kernels: 1,
         flops: Some(gemm.flops()),
@@ -403,6 +443,9 @@ fn print_row(name: &str, row: &Row, json: bool, triad: f64) {
         if let Some(s) = row.speedup {
             extra += &format!(",\"speedup\":{s:.3}");
         }
+        if let Some(t) = row.transfers {
+            extra += &format!(",\"transfers\":{t}");
+        }
         let line = json_line(name, row.mode, ms, gbps, triad, row.kernels, &extra);
         println!("{line}");
         return;
@@ -416,6 +459,12 @@ fn print_row(name: &str, row: &Row, json: bool, triad: f64) {
         (Some(r), _) => note += &format!(", {r:.2}× the GEMM crate alone"),
         (None, "gemm_alone") => note += ", gemm crate A@B only, same threads",
         (None, _) => {}
+    }
+    if let Some(t) = row.transfers {
+        note += &format!(
+            "{}{t} host↔device copies",
+            if note.is_empty() { "" } else { ", " }
+        );
     }
     println!(
         "{name:<18} {:<10} {ms:>10.2} {g:>8} {pct:>7} {:>8} {sp:>9}  {note}",
@@ -434,22 +483,86 @@ pub fn run(args: &[String]) -> ExitCode {
     } else {
         vec![Mode::Fused]
     };
-    let value = |flag: &str| {
+    let flag_value = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
             .and_then(|i| args.get(i + 1))
-            .and_then(|n| n.parse::<usize>().ok())
     };
+    let value = |flag: &str| flag_value(flag).and_then(|n| n.parse::<usize>().ok());
     let reps = value("--reps").unwrap_or(7).max(1);
     let shrink = value("--shrink").unwrap_or(1).max(1);
+    let device = match flag_value("--device").map(|d| Device::parse(d)) {
+        Some(Ok(d)) => d,
+        Some(Err(e)) => {
+            eprintln!("smelt bench: {}", e.message);
+            return ExitCode::from(2);
+        }
+        None => smelt::frontend::get_default_device(),
+    };
+    let flags_with_values = ["--reps", "--shrink", "--device"];
     let names: Vec<String> = args
         .iter()
-        .filter(|a| !a.starts_with('-') && a.parse::<usize>().is_err())
-        .cloned()
+        .enumerate()
+        .filter(|(i, a)| {
+            !a.starts_with('-')
+                && a.parse::<usize>().is_err()
+                && !(*i > 0 && flags_with_values.contains(&args[i - 1].as_str()))
+        })
+        .map(|(_, a)| a.clone())
         .collect();
-    let mut stream = Stream::new();
-    let (copy, triad) = bandwidth(&mut stream);
+    let mut stream = match device {
+        Device::Cpu => Limit::Host(Stream::new()),
+        Device::Cuda(n) => match smelt_runtime::cuda::backend(n) {
+            Ok(dev) => {
+                DEVICE_LABEL.with(|d| *d.borrow_mut() = dev.label());
+                Limit::Cuda(dev)
+            }
+            Err(e) => {
+                eprintln!("smelt bench --device {device}: {}", e.message);
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    smelt::frontend::with_default_device(device, || {
+        run_on(&names, &modes, &mut stream, json, warm, reps, shrink)
+    })
+}
+
+/// The benchmark of `names` with every tensor made on the default device.
+#[allow(clippy::too_many_arguments)]
+fn run_on(
+    names: &[String],
+    modes: &[Mode],
+    stream: &mut Limit,
+    json: bool,
+    warm: bool,
+    reps: usize,
+    shrink: usize,
+) -> ExitCode {
+    let (copy, triad) = match stream {
+        Limit::Host(s) => bandwidth(s),
+        Limit::Cuda(dev) => match dev.copy_bandwidth(DEVICE_COPY_BYTES) {
+            Ok(b) => (b, b),
+            Err(e) => {
+                eprintln!("smelt bench: device copy failed: {}", e.message);
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     if names.iter().any(|n| n == "bandwidth") {
+        let Limit::Host(stream) = stream else {
+            let label = DEVICE_LABEL.with(|d| d.borrow().clone());
+            if json {
+                println!("{{\"device\":\"{label}\",\"copy_gbps\":{copy:.2}}}");
+            } else {
+                println!(
+                    "{label}: device-to-device copy {copy:.1} GB/s (bytes read plus written, \
+                     {} MiB buffers, best of five)",
+                    DEVICE_COPY_BYTES >> 20
+                );
+            }
+            return ExitCode::SUCCESS;
+        };
         let read = best_of_five(&mut || stream.read());
         let streaming = best_of_five(&mut || stream.triad_streaming());
         if json {
@@ -466,9 +579,20 @@ pub fn run(args: &[String]) -> ExitCode {
     let names: Vec<String> = if names.is_empty() {
         workloads::NAMES.iter().map(|s| s.to_string()).collect()
     } else {
-        names
+        names.to_vec()
     };
-    if !json {
+    if let (false, Limit::Cuda(dev)) = (json, &*stream) {
+        println!(
+            "{}: device time (CUDA events around each realisation), median of {reps} back to \
+             back; % bw against the device-to-device copy ({triad:.1} GB/s at start)",
+            dev.label()
+        );
+        println!(
+            "{:<18} {:<10} {:>10} {:>8} {:>7} {:>8} {:>9}",
+            "workload", "mode", "median ms", "GB/s", "% bw", "kernels", "speed-up"
+        );
+    }
+    if let (false, Limit::Host(stream)) = (json, &mut *stream) {
         // Kernels writing 16 MiB or more stream their stores and can pass the ordinary triad.
         let streaming = best_of_five(&mut || stream.triad_streaming());
         println!(
@@ -484,7 +608,8 @@ pub fn run(args: &[String]) -> ExitCode {
             "workload", "mode", "median ms", "GB/s", "% bw", "kernels", "speed-up"
         );
     }
-    let flush = (!warm).then(Flush::new);
+    // Emptying the host's caches says nothing about a device's.
+    let flush = (!warm && matches!(stream, Limit::Host(_))).then(Flush::new);
     let mut failed = false;
     let mut fail = |name: &str, what: &str, why: String| {
         eprintln!("smelt bench: {name} ({what}) FAILED: {why}");
@@ -535,7 +660,8 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(2);
         };
         // The GEMM crate alone on the same shapes, the yardstick of the matmul rows.
-        let mut gemm = match (name == "matmul_bias_relu").then(|| checked_gemm(&inputs)) {
+        let host = matches!(stream, Limit::Host(_));
+        let mut gemm = match (host && name == "matmul_bias_relu").then(|| checked_gemm(&inputs)) {
             Some(Ok(g)) => Some(g),
             Some(Err(why)) => {
                 fail(name, "gemm_alone", why);
@@ -545,7 +671,7 @@ pub fn run(args: &[String]) -> ExitCode {
         };
         let mut timed_modes = vec![];
         let mut rows = vec![];
-        for &mode in &modes {
+        for &mode in modes {
             match checked_row(name, mode, &inputs) {
                 Ok(row) => {
                     timed_modes.push(mode);
@@ -560,7 +686,7 @@ pub fn run(args: &[String]) -> ExitCode {
             &inputs,
             &mut rows,
             gemm.as_mut(),
-            &mut stream,
+            stream,
             flush.as_ref(),
             reps,
         ) {
@@ -587,6 +713,17 @@ pub fn run(args: &[String]) -> ExitCode {
         if let Some((_, g)) = &gemm {
             print_row(name, g, json, limit);
         }
+    }
+    if let (false, Limit::Cuda(dev)) = (json, &*stream) {
+        let m = dev.memory();
+        println!(
+            "device memory: {} MiB held by the caching allocator, peak {} MiB in use, {} driver \
+             allocations, {} reuses",
+            m.held >> 20,
+            m.peak_in_use >> 20,
+            m.raw_allocations,
+            m.reuses
+        );
     }
     if failed {
         ExitCode::FAILURE

@@ -105,21 +105,28 @@ fn info() -> ExitCode {
     println!(
         "          cpu (cranelift JIT) — available, the default (SMELT_BACKEND=reference|cpu)"
     );
-    match smelt_runtime::cuda::status(0) {
-        Ok(line) => println!("          cuda — available: {line}"),
-        Err(e) => println!("          cuda — unavailable: {}", e.message),
+    println!(
+        "          cuda — {}",
+        match smelt_runtime::cuda::device_count() {
+            0 => "unavailable (below: what is missing)".to_string(),
+            n => format!("available: {n} device(s)"),
+        }
+    );
+    for line in smelt_runtime::cuda::report() {
+        println!("  {line}");
     }
-    match smelt_codegen::cuda::compile::nvrtc_status() {
-        Ok((major, minor)) => println!("nvrtc: {major}.{minor} (CUDA C → PTX works without a GPU)"),
-        Err(e) => println!("nvrtc: unavailable: {}", e.message),
-    }
-    match smelt_runtime::cuda::cublas_status() {
-        Ok(()) => println!("cublas: available (f32/f64 matmul under SMELT_DEVICE=cuda)"),
-        Err(e) => println!("cublas: unavailable: {}", e.message),
+    for (ordinal, stats) in (0..smelt_runtime::cuda::device_count())
+        .filter_map(|n| smelt_runtime::cuda::memory_stats(n).map(|s| (n, s)))
+    {
+        println!(
+            "  cuda:{ordinal} memory: {} bytes held, peak {} in use",
+            stats.held, stats.peak_in_use
+        );
     }
     println!(
-        "device: {} (SMELT_DEVICE)",
-        smelt::Device::from_env().map_or_else(|e| e.message, |d| d.to_string())
+        "default device: {} (SMELT_DEVICE)",
+        smelt::frontend::device::device_from_env()
+            .map_or_else(|e| format!("cpu ({})", e.message), |d| d.to_string())
     );
     ExitCode::SUCCESS
 }

@@ -1,10 +1,10 @@
 //! What `smelt bench`, `cargo bench` (`benches/workloads.rs`) and `smelt demo` share: a workload
-//! realized on the cpu backend and checked against the reference backend before anything is
-//! timed (a fast wrong answer is a failure), the "GEMM crate alone" baseline, and the small
+//! realized on the cpu backend (or the CUDA device its inputs are on) and checked against the
+//! reference backend before anything is timed (a fast wrong answer is a failure), the "GEMM crate alone" baseline, and the small
 //! chains behind `tiny_ops`, `compile_latency` and the cached-realisation benchmark.
 
 use crate::Mode;
-use crate::frontend::{Backend, Tensor, realize_with};
+use crate::frontend::{Device, Target, Tensor, realize_with, with_default_device};
 use crate::workloads;
 use std::time::{Duration, Instant};
 
@@ -20,9 +20,18 @@ pub fn program(name: &str, inputs: &[Tensor]) -> Result<Tensor, String> {
     workloads::program(name, inputs).ok_or_else(|| format!("unknown workload {name}"))
 }
 
-/// Realizes `y` on the cpu backend in `mode`.
+/// The target a benchmark runs `y` on: the cpu backend for host tensors (whatever
+/// `SMELT_BACKEND` says), else the device's.
+pub fn bench_target(y: &Tensor) -> Target {
+    match y.device() {
+        Device::Cpu => Target::Cpu,
+        Device::Cuda(n) => Target::Cuda(n),
+    }
+}
+
+/// Realizes `y` in `mode` on its benchmark target ([`bench_target`]).
 pub fn realize_cpu(y: &Tensor, mode: Mode) -> Result<(), String> {
-    realize_with(&[y], mode, Backend::Cpu).map_err(|e| e.to_string())
+    realize_with(&[y], mode, bench_target(y)).map_err(|e| e.to_string())
 }
 
 /// `Ok` when `got` matches `want` within float tolerance (NaN matches NaN); otherwise the first
@@ -41,28 +50,55 @@ pub fn compare(got: &Tensor, want: &Tensor) -> Result<(), String> {
     Ok(())
 }
 
-/// Builds `make()` twice, realizes one on the cpu backend in `mode` and the other on the
-/// reference backend (the kernel IR interpreter, the oracle), and compares them.
-pub fn check_with(make: &dyn Fn() -> Result<Tensor, String>, mode: Mode) -> Result<(), String> {
-    let got = make()?;
+/// Builds `make(inputs)` on the inputs' device and realizes it in `mode` on its benchmark
+/// target, builds `make` again on host copies of the inputs and realizes it on the reference
+/// backend (the kernel IR interpreter, the oracle), and compares them.
+pub fn check_with(
+    make: &dyn Fn(&[Tensor]) -> Result<Tensor, String>,
+    inputs: &[Tensor],
+    mode: Mode,
+) -> Result<(), String> {
+    let got = make(inputs)?;
     realize_cpu(&got, mode)?;
-    let want = make()?;
-    realize_with(&[&want], Mode::Fused, Backend::Reference).map_err(|e| e.to_string())?;
+    let host = inputs
+        .iter()
+        .map(|t| t.try_to(Device::Cpu))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| e.to_string())?;
+    let want = with_default_device(Device::Cpu, || make(&host))?;
+    realize_with(&[&want], Mode::Fused, Target::Reference).map_err(|e| e.to_string())?;
     compare(&got, &want)
 }
 
 /// Checks workload `name` in `mode` against the reference backend (see [`check_with`]).
 pub fn check(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<(), String> {
-    check_with(&|| program(name, inputs), mode)
+    check_with(&|inputs| program(name, inputs), inputs, mode)
 }
 
-/// One realisation of workload `name` on the cpu backend in `mode`. Only the realisation is
-/// timed: building the graph and dropping the result are not.
+/// How long realizing `y` in `mode` takes: host time on the host; on a CUDA device, the device
+/// time between two events around the realisation's launches.
+pub fn time_realisation(y: &Tensor, mode: Mode) -> Result<Duration, String> {
+    match y.device() {
+        Device::Cpu => {
+            let t = Instant::now();
+            realize_cpu(y, mode)?;
+            Ok(t.elapsed())
+        }
+        Device::Cuda(n) => {
+            let dev = smelt_runtime::cuda::backend(n).map_err(|e| e.to_string())?;
+            let ((), ms) = dev
+                .time(|| realize_with(&[y], mode, bench_target(y)))
+                .map_err(|e| e.to_string())?;
+            Ok(Duration::from_secs_f64(ms / 1e3))
+        }
+    }
+}
+
+/// One realisation of workload `name` in `mode` on its inputs' device. Only the realisation
+/// is timed: building the graph and dropping the result are not.
 pub fn time_once(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Duration, String> {
     let y = program(name, inputs)?;
-    let t = Instant::now();
-    realize_cpu(&y, mode)?;
-    Ok(t.elapsed())
+    time_realisation(&y, mode)
 }
 
 /// One realisation of workload `name` in each of `modes`, in order, each after `before`.
@@ -198,7 +234,7 @@ impl GemmAlone {
     pub fn check(&mut self) -> Result<(), String> {
         self.run();
         let want = self.tensors.0.matmul(&self.tensors.1);
-        realize_with(&[&want], Mode::Fused, Backend::Reference).map_err(|e| e.to_string())?;
+        realize_with(&[&want], Mode::Fused, Target::Reference).map_err(|e| e.to_string())?;
         let got = Tensor::from_vec(self.out.clone(), &[self.m, self.n]);
         compare(&got, &want).map_err(|e| format!("gemm alone: {e}"))
     }
@@ -301,8 +337,10 @@ mod tests {
     #[test]
     fn the_overhead_chains_check_against_the_reference() {
         let x0 = tiny_input();
-        assert_eq!(check_with(&|| Ok(tiny_chain(&x0)), Mode::Fused), Ok(()));
+        let tiny = |i: &[Tensor]| Ok(tiny_chain(&i[0]));
+        assert_eq!(check_with(&tiny, &[x0], Mode::Fused), Ok(()));
         let x = chain_input();
-        assert_eq!(check_with(&|| Ok(op_chain(&x, 1.0)), Mode::Unfused), Ok(()));
+        let chain = |i: &[Tensor]| Ok(op_chain(&i[0], 1.0));
+        assert_eq!(check_with(&chain, &[x], Mode::Unfused), Ok(()));
     }
 }

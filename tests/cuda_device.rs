@@ -1,77 +1,194 @@
-//! CUDA entry points without a usable GPU return `device` errors naming what is missing, and
-//! never panic; with one, `SMELT_DEVICE=cuda` runs the kernels (and matmuls, on cuBLAS) there
-//! and matches the host.
+//! Device-resident CUDA tensors. Without a usable GPU every CUDA entry point returns a `device`
+//! error naming what is missing and never panics; with one, tensors placed on `cuda:0` stay
+//! there through elementwise chains, reductions, views, in-place writes, matmuls and library
+//! routines, match the host's values, and a realisation copies nothing between host and device.
 
 use smelt::prelude::*;
+use smelt_runtime::transfers;
+
+fn values(n: usize, seed: usize) -> Vec<Scalar> {
+    (0..n)
+        .map(|i| Scalar::Float(((i * 5 + seed) % 9) as f64 - 4.0))
+        .collect()
+}
+
+fn gpu() -> Option<Device> {
+    (smelt_runtime::cuda::device_count() > 0).then_some(Device::Cuda(0))
+}
 
 #[test]
-fn cuda_entry_points_report_device_errors_or_work() {
+fn without_a_gpu_cuda_is_a_device_error_never_a_panic() {
+    if gpu().is_some() {
+        return;
+    }
     let x = Tensor::new([[1.0f32, -2.0], [3.0, 4.0]]);
-    let expected = (&x * 2.0 + 1.0)
-        .relu()
-        .sum(&[1], false, None)
-        .to_vec::<f32>();
-    // relu(a @ bᵀ + bias) in f32 and a batched, transposed-output matmul in f64: cuBLAS gemms
-    // followed by fused epilogue kernels.
-    let values = |n: usize, seed: usize| -> Vec<Scalar> {
-        (0..n)
-            .map(|i| Scalar::Float(((i * 5 + seed) % 9) as f64 - 4.0))
-            .collect()
+    let e = x.try_to(Device::Cuda(0)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Device, "{e}");
+    assert!(e.message.contains("unavailable"), "{e}");
+    // Host data made on a default CUDA device must be copied there: the same error.
+    let e = smelt::frontend::with_default_device(Device::Cuda(0), || {
+        Tensor::try_from_scalars(&values(4, 0), &[2, 2], DType::F32)
+    })
+    .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Device, "{e}");
+    // A factory records lazily on the default device; realising it is the error.
+    let z =
+        smelt::frontend::with_default_device(Device::Cuda(0), || Tensor::zeros(&[3], None) + 1.0);
+    assert_eq!(z.device(), Device::Cuda(0));
+    let e = z.try_to_scalars().unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Device, "{e}");
+    assert!(!smelt_runtime::cuda::report().is_empty());
+    assert!(x.try_to(Device::Cpu).is_ok());
+}
+
+/// `y` computed on `dev` equals `y` computed on the host (exactly: the same ops in the same
+/// order, except where `tol` allows).
+fn same_on_device(
+    dev: Device,
+    make: &dyn Fn(&[Tensor]) -> Tensor,
+    inputs: &[Tensor],
+    tol: f64,
+) -> Tensor {
+    let want = make(inputs).to_vec::<f64>();
+    let on_dev: Vec<Tensor> = inputs.iter().map(|t| t.to(dev)).collect();
+    let y = make(&on_dev);
+    assert_eq!(y.device(), dev, "results stay on the device");
+    let got = y.to_vec::<f64>();
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let ok = g == w || (g.is_nan() && w.is_nan()) || (g - w).abs() <= tol * w.abs().max(1.0);
+        assert!(ok, "element {i}: device {g} vs host {w}");
+    }
+    y
+}
+
+#[test]
+fn device_tensors_stay_on_the_device_and_match_the_host() {
+    let Some(dev) = gpu() else { return };
+    let x = Tensor::from_scalars(&values(64 * 33, 1), &[64, 33], DType::F32);
+    let w = Tensor::from_scalars(&values(33, 2), &[33], DType::F32);
+    // An elementwise chain, a softmax and a layernorm-like row program.
+    let chain = |t: &[Tensor]| ((&t[0] * 0.5 + &t[1]).relu() * 2.0 - 1.0).exp();
+    same_on_device(dev, &chain, &[x.clone(), w.clone()], 1e-6);
+    let softmax = |t: &[Tensor]| t[0].softmax(1, None);
+    same_on_device(dev, &softmax, std::slice::from_ref(&x), 1e-6);
+    let norm = |t: &[Tensor]| {
+        let m = t[0].mean(&[1], true, None);
+        let v = t[0].var(&[1], 1.0, true);
+        (&t[0] - &m) / (v + 1e-5).sqrt()
     };
+    same_on_device(dev, &norm, std::slice::from_ref(&x), 1e-5);
+    // A realisation of device tensors copies nothing between host and device.
+    let (xd, wd) = (x.to(dev), w.to(dev));
+    let before = transfers();
+    let y = chain(&[xd.clone(), wd.clone()]);
+    y.realize();
+    assert_eq!(
+        transfers().since(before).count(),
+        0,
+        "copies during a realisation"
+    );
+    // Reading the values is one copy to the host.
+    let _ = y.to_vec::<f32>();
+    assert_eq!(transfers().since(before).device_to_host, 1);
+    // A second run of the same plan allocates nothing new from the driver.
+    let raw = smelt_runtime::cuda::memory_stats(0)
+        .unwrap()
+        .raw_allocations;
+    for _ in 0..3 {
+        chain(&[xd.clone(), wd.clone()]).realize();
+    }
+    let after = smelt_runtime::cuda::memory_stats(0).unwrap();
+    assert!(after.raw_allocations <= raw + 1, "{after:?}");
+    assert!(after.peak_in_use > 0 && after.held >= after.in_use);
+}
+
+#[test]
+fn device_views_and_in_place_writes_share_storage() {
+    let Some(dev) = gpu() else { return };
+    let x = Tensor::from_scalars(&values(24, 3), &[4, 6], DType::F32).to(dev);
+    let t = x.t();
+    assert!(t.shares_storage(&x) && t.device() == dev);
+    x.narrow(1, 2, 3).add_(10.0);
+    x.select(0, 1).mul_(-1.0);
+    let mut want: Vec<f32> = values(24, 3).iter().map(|v| v.as_f64() as f32).collect();
+    for r in 0..4 {
+        for c in 2..5 {
+            want[r * 6 + c] += 10.0;
+        }
+    }
+    for c in 0..6 {
+        want[6 + c] *= -1.0;
+    }
+    assert_eq!(x.to_vec::<f32>(), want);
+    assert_eq!(t.contiguous().to(Device::Cpu).stride(), vec![4, 1]);
+    // Mixing devices is PyTorch's error; a 0-dim host tensor joins like a scalar.
+    let host = Tensor::ones(&[4, 6], None);
+    let e = x.try_add(&host).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Device, "{e}");
+    let two = Tensor::scalar(2.0, DType::F32);
+    assert_eq!(x.mul(&two).device(), dev);
+}
+
+#[test]
+fn device_matmuls_and_library_routines_match_the_host() {
+    let Some(dev) = gpu() else { return };
     let a = Tensor::from_scalars(&values(12, 1), &[3, 4], DType::F32);
     let b = Tensor::from_scalars(&values(20, 2), &[5, 4], DType::F32);
     let bias = Tensor::from_scalars(&values(5, 3), &[5], DType::F32);
-    let p = Tensor::from_scalars(&values(2 * 3 * 4, 4), &[2, 3, 4], DType::F64);
-    let q = Tensor::from_scalars(&values(4 * 5, 5), &[4, 5], DType::F64);
-    let mm = || {
+    let mm = |t: &[Tensor]| (t[0].matmul(&t[1].t()) + &t[2]).relu();
+    same_on_device(dev, &mm, &[a.clone(), b.clone(), bias.clone()], 0.0);
+    for dtype in [DType::F64, DType::F16, DType::BF16, DType::I64] {
+        let tol = if matches!(dtype, DType::F16 | DType::BF16) {
+            1e-2
+        } else {
+            0.0
+        };
+        let ins = [a.to_dtype(dtype), b.to_dtype(dtype)];
+        // A transposed output view and a sliced operand: copy kernels around cuBLAS.
+        let f = |t: &[Tensor]| t[0].matmul(&t[1].narrow(0, 1, 4).t()).t() * 2.0;
+        same_on_device(dev, &f, &ins, tol);
+    }
+    let x = Tensor::from_scalars(&values(60, 4), &[5, 12], DType::F32);
+    let idx = Tensor::new([[0i64, 3, 11], [2, 2, 1]]);
+    let routines: Vec<(&str, Box<dyn Fn(&[Tensor]) -> Tensor>)> = vec![
         (
-            (a.matmul(&b.t()) + &bias).relu(),
-            p.matmul(&q).transpose(1, 2) * 2.0,
-        )
+            "gather",
+            Box::new(|t| t[0].gather(1, &t[1].expand(&[5, 3]).contiguous())),
+        ),
+        (
+            "index_select",
+            Box::new(|t| t[0].index_select(1, &t[1].flatten(0, -1))),
+        ),
+        ("take", Box::new(|t| t[0].take(&t[1]))),
+        ("cumsum", Box::new(|t| t[0].cumsum(1, None))),
+        ("cumprod", Box::new(|t| (&t[0] * 0.25).cumprod(0, None))),
+        ("argmax", Box::new(|t| t[0].argmax(Some(1), false))),
+        ("argmin", Box::new(|t| t[0].argmin(None, false))),
+        ("sort", Box::new(|t| t[0].sort(1, true).0)),
+        ("sort indices", Box::new(|t| t[0].sort(0, false).1)),
+    ];
+    for (name, f) in &routines {
+        eprintln!("{name}");
+        let ins = [x.clone(), idx.narrow(0, 0, 1)];
+        same_on_device(dev, f.as_ref(), &ins, 0.0);
+    }
+    // Advanced indexing: a read and a write with repeated indices (the last write wins).
+    let rows = Tensor::new([4i64, 0, 4]);
+    let read = |t: &[Tensor]| {
+        t[0].try_index(&[TensorIndex::Tensor(t[1].clone())])
+            .unwrap()
     };
-    let (mm32, mm64) = mm();
-    let (expected32, expected64) = (mm32.to_vec::<f32>(), mm64.to_vec::<f64>());
-    let available = smelt_runtime::cuda::status(0);
-    match x.try_to(Device::Cuda(0)) {
-        Ok(_) => panic!("tensors cannot be placed on CUDA yet"),
-        Err(e) => match &available {
-            Err(_) => {
-                assert_eq!(e.kind, ErrorKind::Device, "{e}");
-                assert!(e.message.contains("unavailable"), "{e}");
-            }
-            Ok(_) => assert_eq!(e.kind, ErrorKind::Unsupported, "{e}"),
-        },
-    }
-    assert!(x.try_to(Device::Cpu).is_ok());
-    // SAFETY: this binary's only test sets it; nothing else reads the environment meanwhile.
-    unsafe { std::env::set_var("SMELT_DEVICE", "cuda") };
-    let y = (&x * 2.0 + 1.0).relu().sum(&[1], false, None);
-    let result = smelt::frontend::realize(&[&y]);
-    let (mm32, mm64) = mm();
-    let mm_result = smelt::frontend::realize(&[&mm32, &mm64]);
-    // SAFETY: as above.
-    unsafe { std::env::remove_var("SMELT_DEVICE") };
-    let cublas = available
-        .clone()
-        .and_then(|_| smelt_runtime::cuda::cublas_status());
-    match (&cublas, mm_result) {
-        (Err(why), Err(e)) => {
-            assert_eq!(e.kind, ErrorKind::Device, "{e}");
-            eprintln!("no usable CUDA device or cuBLAS, checked the matmul error only: {why}");
-        }
-        (Err(why), Ok(())) => panic!("matmul realized on cuda although {why}"),
-        (Ok(()), r) => {
-            r.unwrap_or_else(|e| panic!("cuda matmul realisation failed: {e}"));
-            assert_eq!(mm32.to_vec::<f32>(), expected32);
-            assert_eq!(mm64.to_vec::<f64>(), expected64);
-        }
-    }
-    match (&available, result) {
-        (Err(_), Err(e)) => assert_eq!(e.kind, ErrorKind::Device, "{e}"),
-        (Err(_), Ok(())) => panic!("realized on cuda without a device"),
-        (Ok(_), r) => {
-            r.unwrap_or_else(|e| panic!("cuda realisation failed: {e}"));
-            assert_eq!(y.to_vec::<f32>(), expected);
-        }
-    }
+    same_on_device(dev, &read, &[x.clone(), rows.clone()], 0.0);
+    let write = |t: &[Tensor]| {
+        let y = t[0].deep_clone();
+        let v = Tensor::from_scalars(&values(36, 5), &[3, 12], DType::F32).to(t[0].device());
+        y.try_index_put(&[TensorIndex::Tensor(t[1].clone())], Operand::from(v))
+            .unwrap();
+        y
+    };
+    same_on_device(dev, &write, &[x.clone(), rows], 0.0);
+    // A data-dependent size: a round trip through the host, the result on the device.
+    let picked = |t: &[Tensor]| t[0].masked_select(&t[0].gt(0.0));
+    same_on_device(dev, &picked, &[x], 0.0);
 }

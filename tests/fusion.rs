@@ -3,7 +3,7 @@
 //! Then multi-output kernels: several tensors realised together, their kernel counts, bytes
 //! and values on every backend against the unfused reference run.
 
-use smelt::frontend::{Backend, realize_with};
+use smelt::frontend::{Target, realize_with};
 use smelt::prelude::{DType, Generator, Tensor};
 use smelt::workloads::{NAMES, build};
 use smelt::{Explain, Mode, explain_mode};
@@ -72,7 +72,7 @@ fn explain_names_the_rule_at_each_boundary() {
     let json = plan.to_json("matmul_bias_relu");
     assert!(
         json.starts_with(
-            "{\"workload\":\"matmul_bias_relu\",\"mode\":\"fused\",\"kernels\":2,\"bytes_moved\":"
+            "{\"workload\":\"matmul_bias_relu\",\"mode\":\"fused\",\"device\":\"cpu\",\"kernels\":2,\"bytes_moved\":"
         ),
         "{json}"
     );
@@ -108,7 +108,7 @@ fn data(seed: u64, shape: &[usize]) -> Tensor {
 }
 
 /// The values of `program`'s outputs realised together in `mode` on `backend`.
-fn values(program: Program, mode: Mode, backend: Backend) -> Vec<Vec<f64>> {
+fn values(program: Program, mode: Mode, backend: Target) -> Vec<Vec<f64>> {
     let outs = program();
     let refs: Vec<&Tensor> = outs.iter().collect();
     realize_with(&refs, mode, backend)
@@ -120,7 +120,7 @@ fn values(program: Program, mode: Mode, backend: Backend) -> Vec<Vec<f64>> {
 
 /// Asserts that the outputs `got` on `backend` equal `want` (NaN equals NaN) or lie within
 /// `1e-6 · (1 + |want|)`.
-fn assert_agree(got: &[Vec<f64>], want: &[Vec<f64>], backend: Backend) {
+fn assert_agree(got: &[Vec<f64>], want: &[Vec<f64>], backend: Target) {
     for (o, (g, w)) in got.iter().zip(want).enumerate() {
         assert_eq!(g.len(), w.len(), "output {o} on {}", backend.name());
         for (i, (a, b)) in g.iter().zip(w).enumerate() {
@@ -138,8 +138,8 @@ fn assert_agree(got: &[Vec<f64>], want: &[Vec<f64>], backend: Backend) {
 /// The fused plan of `program`, after checking its values on every backend against every
 /// op run on its own on the reference interpreter.
 fn plan_checked(program: Program) -> Explain {
-    let want = values(program, Mode::Unfused, Backend::Reference);
-    for backend in Backend::ALL {
+    let want = values(program, Mode::Unfused, Target::Reference);
+    for backend in Target::HOST {
         assert_agree(&values(program, Mode::Fused, backend), &want, backend);
     }
     let outs = program();
@@ -320,7 +320,7 @@ fn large_multi_output_kernels_split_rows_across_threads() {
 /// and read by it: the cycle check of a merged group missed paths that come back into it.
 #[test]
 fn a_group_that_a_path_leaves_and_reenters_is_not_kept() {
-    let run = |mode: Mode, backend: Backend| -> Vec<Vec<f64>> {
+    let run = |mode: Mode, backend: Target| -> Vec<Vec<f64>> {
         let x = Tensor::from_vec(
             (0..24)
                 .map(|i| (i as f32 * 0.37).sin())
@@ -344,8 +344,8 @@ fn a_group_that_a_path_leaves_and_reenters_is_not_kept() {
             .map(|t| t.to_scalars().iter().map(|s| s.as_f64()).collect())
             .collect()
     };
-    let want = run(Mode::Unfused, Backend::Reference);
-    for backend in Backend::ALL {
+    let want = run(Mode::Unfused, Target::Reference);
+    for backend in Target::HOST {
         assert_agree(&run(Mode::Fused, backend), &want, backend);
     }
 }

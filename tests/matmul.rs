@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use smelt::prelude::*;
 use smelt_ir::{DType as IrDType, LibraryCall, LibraryOp, View};
-use smelt_runtime::Buffer;
+use smelt_runtime::HostBuffer;
 use smelt_runtime::library::{matmul_gemm, matmul_reference};
 use std::sync::Arc;
 mod common;
@@ -171,7 +171,7 @@ fn strided_view(
     (view, len)
 }
 
-fn random_buffer(dtype: IrDType, len: usize, seed: u64) -> Buffer {
+fn random_buffer(dtype: IrDType, len: usize, seed: u64) -> HostBuffer {
     let mut state = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
@@ -183,7 +183,7 @@ fn random_buffer(dtype: IrDType, len: usize, seed: u64) -> Buffer {
             Scalar::Float(((state >> 33) % 81) as f64 / 8.0 - 5.0)
         })
         .collect();
-    Buffer::from_scalars(dtype, &values)
+    HostBuffer::from_scalars(dtype, &values)
 }
 
 proptest! {
@@ -210,9 +210,9 @@ proptest! {
             out,
         };
         let inputs = vec![Arc::new(random_buffer(dtype, alen, seed)), Arc::new(random_buffer(dtype, blen, seed ^ 0x5555))];
-        let mut fast = Buffer::zeros(dtype, call.len);
+        let mut fast = HostBuffer::zeros(dtype, call.len);
         prop_assert!(matmul_gemm(&call, &inputs, &mut fast));
-        let mut slow = Buffer::zeros(dtype, call.len);
+        let mut slow = HostBuffer::zeros(dtype, call.len);
         matmul_reference(&call, &inputs, &mut slow);
         for i in 0..call.len {
             let (x, y) = (fast.get(i).as_f64(), slow.get(i).as_f64());
@@ -239,8 +239,8 @@ fn large_transposed_product_uses_threads_and_matches_reference() {
         Arc::new(random_buffer(IrDType::F64, blen, 2)),
     ];
     let (mut fast, mut slow) = (
-        Buffer::zeros(IrDType::F64, m * n),
-        Buffer::zeros(IrDType::F64, m * n),
+        HostBuffer::zeros(IrDType::F64, m * n),
+        HostBuffer::zeros(IrDType::F64, m * n),
     );
     assert!(matmul_gemm(&call, &inputs, &mut fast));
     matmul_reference(&call, &inputs, &mut slow);

@@ -5,21 +5,20 @@
 //! and its source line.
 
 use smelt_ir::{DType, Error, ErrorKind, Graph, Result};
-use smelt_runtime::Buffer;
-use std::sync::Arc;
+use smelt_runtime::{Buffer, Executable, HostBuffer, Target};
 
 /// Whether two end-to-end results agree: exactly for integers; for floats within
 /// `1e-6 + 1e-5·|y|`. The optimised and the one-kernel-per-op runs compute the same math on
 /// the same backend (fusion changes neither the ops nor the order of a row's reduction), so
 /// they differ by rounding noise at most.
-fn close(a: &Buffer, b: &Buffer) -> Option<usize> {
+fn close(a: &HostBuffer, b: &HostBuffer) -> Option<usize> {
     (0..a.len().min(b.len())).find(|&i| differs(a, b, i))
 }
 
 /// Whether one kernel's output agrees with the reference interpreter's on the same inputs:
 /// [`close`], or within 4 ulps of the output's own dtype (the inline f32 transcendentals are
 /// within 3 ulps of libm, `docs/math.md`; an f16/bf16 result rounds from them).
-fn kernel_close(a: &Buffer, b: &Buffer) -> Option<usize> {
+fn kernel_close(a: &HostBuffer, b: &HostBuffer) -> Option<usize> {
     let dtype = a.dtype();
     (0..a.len().min(b.len())).find(|&i| {
         let (x, y) = (a.get(i).as_f64(), b.get(i).as_f64());
@@ -29,7 +28,7 @@ fn kernel_close(a: &Buffer, b: &Buffer) -> Option<usize> {
 
 /// Whether element `i` of `a` and `b` differ: exactly for integers, beyond `1e-6 + 1e-5·|y|`
 /// for floats (NaN equals NaN).
-fn differs(a: &Buffer, b: &Buffer, i: usize) -> bool {
+fn differs(a: &HostBuffer, b: &HostBuffer, i: usize) -> bool {
     let (x, y) = (a.get(i), b.get(i));
     if a.dtype().is_float() {
         let (x, y) = (x.as_f64(), y.as_f64());
@@ -66,25 +65,25 @@ fn located(n: &smelt_ir::Node) -> String {
         .unwrap_or_default()
 }
 
-/// Runs `plain` with every pass disabled (one kernel per op) on `backend`, each of its
+/// Runs `plain` with every pass disabled (one kernel per op) on `target`, each of its
 /// kernels also on the reference interpreter with the same inputs, and compares: every
 /// kernel with the reference ([`kernel_close`]), then the requested outputs of `optimized`
 /// with the one-kernel-per-op run's ([`close`]). Fused equals unfused equals reference, each
 /// step held to its own error.
 pub(crate) fn compare_unfused(
-    backend: smelt_runtime::Backend,
+    target: Target,
     plain: &mut Graph,
-    inputs: Vec<Arc<Buffer>>,
-    optimized: &[Option<Arc<Buffer>>],
+    inputs: Vec<Buffer>,
+    optimized: &[Option<Buffer>],
 ) -> Result<()> {
     let all: Vec<String> = smelt_passes::PIPELINE
         .iter()
         .map(|(n, _)| n.to_string())
         .collect();
     smelt_passes::optimize_with(plain, &all);
-    let schedule = smelt_passes::schedule(plain);
+    let exec = Executable::new(smelt_passes::schedule(plain));
     let (unfused, mismatch) =
-        smelt_runtime::execute_audited(backend, plain, &schedule, inputs, &kernel_close)?;
+        smelt_runtime::execute_audited(target, &exec, plain, inputs, &kernel_close)?;
     if let Some(m) = mismatch {
         let n = plain.node(m.node);
         return Err(Error::new(
@@ -106,7 +105,8 @@ pub(crate) fn compare_unfused(
         let (Some(a), Some(b)) = (&optimized[id.index()], &unfused[id.index()]) else {
             continue;
         };
-        if let Some(i) = close(a, b) {
+        let (a, b) = (a.to_host()?, b.to_host()?);
+        if let Some(i) = close(&a, &b) {
             let n = plain.node(id);
             return Err(Error::new(
                 ErrorKind::Compile,

@@ -8,7 +8,7 @@ use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, format_strides, permuted_strides};
 use smelt_ir::{DType, Error, MemoryFormat, Result, Scalar, View};
-use smelt_runtime::Buffer;
+use smelt_runtime::HostBuffer;
 
 /// Nested host data (`[[1.0, 2.0], [3.0, 4.0]]`, `vec![…]`, a scalar) for [`Tensor::new`].
 pub trait TensorData {
@@ -143,7 +143,7 @@ impl Tensor {
         let mut shape = vec![];
         let mut values = vec![];
         data.flatten_into(&mut shape, 0, &mut values)?;
-        Ok(Tensor::from_scalars(&values, &shape, D::dtype_hint()))
+        Tensor::try_from_scalars(&values, &shape, D::dtype_hint())
     }
 
     /// A tensor from a flat vector and a shape.
@@ -163,13 +163,30 @@ impl Tensor {
             )));
         }
         let values: Vec<Scalar> = data.into_iter().map(Element::to_scalar).collect();
-        Ok(Tensor::from_scalars(&values, shape, T::DTYPE))
+        Tensor::try_from_scalars(&values, shape, T::DTYPE)
     }
 
-    /// A tensor of `dtype` from scalars (each cast to `dtype`).
+    /// A tensor of `dtype` from scalars (each cast to `dtype`), on the default device.
     #[track_caller]
     pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Tensor {
-        Tensor::from_buffer(Buffer::from_scalars(dtype, values), View::contiguous(shape))
+        ok(Tensor::try_from_scalars(values, shape, dtype))
+    }
+
+    /// [`Tensor::from_scalars`]; a `device` error when the default device is unusable.
+    #[track_caller]
+    pub fn try_from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let numel: usize = shape.iter().product();
+        if numel != values.len() {
+            return Err(Error::shape(format!(
+                "tensor: {} elements cannot have shape {}",
+                values.len(),
+                smelt_ir::view::fmt_list(shape)
+            )));
+        }
+        Tensor::try_from_buffer(
+            HostBuffer::from_scalars(dtype, values),
+            View::contiguous(shape),
+        )
     }
 
     /// A 0-dim tensor holding `value` in `dtype`.
@@ -328,13 +345,17 @@ impl Tensor {
         let strides = self
             .view
             .like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
-        Ok(filled(
-            &self.view.shape,
-            strides,
-            value.into(),
-            dtype.unwrap_or(self.dtype()),
-        )
-        .with_dim_names(self.dim_names()))
+        // On self's device, as PyTorch's `*_like` factories.
+        let value = value.into();
+        let t = crate::device::with_default_device(self.device(), || {
+            filled(
+                &self.view.shape,
+                strides,
+                value,
+                dtype.unwrap_or(self.dtype()),
+            )
+        });
+        Ok(t.with_dim_names(self.dim_names()))
     }
 
     #[track_caller]

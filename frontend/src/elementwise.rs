@@ -3,6 +3,7 @@
 //! TensorIterator (SEMANTICS.md §4.1).
 
 use crate::default_dtype::get_default_dtype;
+use crate::device::{common_device, on_device};
 use crate::names::{refuse_named, refuse_named_operands, unify_operands};
 use crate::promote::{AsOperand, Operand, OperandRef, result_type, result_type_of};
 use crate::tensor::{Tensor, ok};
@@ -37,6 +38,22 @@ pub(crate) fn record(
     operands: &[&dyn AsOperand],
 ) -> Result<Tensor> {
     let shape = broadcast_all(operands)?;
+    let tensors: Vec<&Tensor> = operands
+        .iter()
+        .filter_map(|o| match o.operand() {
+            OperandRef::Tensor(t) => Some(t),
+            OperandRef::Scalar(_) => None,
+        })
+        .collect();
+    let device = common_device(&op.name(), &tensors, true)?;
+    // A 0-dim host tensor joining an op on a device is read there like a scalar: copy it over.
+    let moved: Vec<Option<Tensor>> = operands
+        .iter()
+        .map(|o| match o.operand() {
+            OperandRef::Tensor(t) if t.device() != device => on_device(t, device).map(Some),
+            OperandRef::Tensor(_) | OperandRef::Scalar(_) => Ok(None),
+        })
+        .collect::<Result<_>>()?;
     // TensorIterator converts CPU inputs of another dtype with `.to()` first (preserve format),
     // so those inputs take part in the layout decision with the converted copy's strides.
     let converts = |i: usize, t: &Tensor| t.dtype() != scalar_dtype && !(i == 0 && op == Op::Where);
@@ -74,8 +91,12 @@ pub(crate) fn record(
     // A loop, not a closure: `#[track_caller]` does not pass through closures, and the fill
     // nodes of scalar operands should name the user's line too.
     let mut inputs = Vec::with_capacity(operands.len());
-    for o in operands {
-        inputs.push(o.operand().source(&shape, scalar_dtype));
+    for (o, moved) in operands.iter().zip(&moved) {
+        let operand = match moved {
+            Some(t) => OperandRef::Tensor(t),
+            None => o.operand(),
+        };
+        inputs.push(operand.source(&shape, scalar_dtype, device));
     }
     Ok(Tensor::computed_into(
         op,

@@ -6,6 +6,7 @@ use crate::tensor::Tensor;
 use smelt_ir::graph::NodeId;
 use smelt_ir::kernel::{Access, Instr, Work};
 use smelt_ir::{Graph, Schedule, View};
+use smelt_runtime::Device;
 use std::fmt::{self, Write as _};
 
 /// Fused (the default pipeline) or unfused (fusion off: one kernel per op).
@@ -53,9 +54,16 @@ pub struct BoundaryInfo {
 #[derive(Clone, Debug)]
 pub struct Explain {
     pub mode: Mode,
+    /// Where the kernels run: the realisation's storages' device. A realisation copies nothing
+    /// between host and device; its buffers stay where they are.
+    pub device: Device,
     pub kernels: Vec<KernelInfo>,
     pub boundaries: Vec<BoundaryInfo>,
     pub bytes_moved: u64,
+    /// Inputs of a device realisation that an op with a data-dependent result size
+    /// (`nonzero`, `masked_select`, a bool index) computed on the host and copied over when
+    /// it was called: the host round trips behind this plan.
+    pub round_trips: Vec<String>,
 }
 
 /// Distinct elements an index over `shape` with `strides` touches (dims with stride 0 repeat).
@@ -114,8 +122,8 @@ fn describe_node(g: &Graph, id: NodeId) -> String {
     format!("%{} {}{at}", id.index(), n.op.name())
 }
 
-/// Builds the plan of `g` (already optimised) and its schedule.
-pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode) -> Explain {
+/// Builds the plan of `g` (already optimised) and its schedule, run on `device`.
+pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode, device: Device) -> Explain {
     let kernels: Vec<KernelInfo> = schedule
         .steps
         .iter()
@@ -163,11 +171,28 @@ pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode) -> Explain {
             .collect(),
     };
     let bytes_moved = kernels.iter().map(|k| k.bytes).sum();
+    let round_trips = if device.is_cuda() {
+        g.graph
+            .node_indices()
+            .filter(|&id| matches!(g.node(id).op, smelt_ir::Op::Input { .. }))
+            .filter_map(|id| {
+                let note = g.node(id).note?;
+                Some(format!(
+                    "{} ({note}): computed on the host, copied to {device}",
+                    describe_node(g, id)
+                ))
+            })
+            .collect()
+    } else {
+        vec![]
+    };
     Explain {
         mode,
+        device,
         kernels,
         boundaries,
         bytes_moved,
+        round_trips,
     }
 }
 
@@ -188,7 +213,10 @@ pub fn explain_all(tensors: &[&Tensor], mode: Mode) -> Explain {
     }
     smelt_passes::optimize_with(&mut graph, &disabled);
     let schedule = smelt_passes::schedule(&graph);
-    plan(&graph, &schedule, mode)
+    let device = tensors
+        .first()
+        .map_or_else(crate::device::get_default_device, |t| t.device());
+    plan(&graph, &schedule, mode, device)
 }
 
 fn json_str(s: &str) -> String {
@@ -222,11 +250,13 @@ impl Explain {
             })
             .collect();
         format!(
-            "{{\"workload\":{},\"mode\":\"{}\",\"kernels\":{},\"bytes_moved\":{},\"boundaries\":[{}]}}",
+            "{{\"workload\":{},\"mode\":\"{}\",\"device\":\"{}\",\"kernels\":{},\"bytes_moved\":{},\"host_round_trips\":{},\"boundaries\":[{}]}}",
             json_str(workload),
             self.mode.name(),
+            self.device,
             self.kernels.len(),
             self.bytes_moved,
+            self.round_trips.len(),
             boundaries.join(",")
         )
     }
@@ -237,11 +267,20 @@ impl fmt::Display for Explain {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "{} kernel(s), {} bytes moved ({})",
+            "{} kernel(s) on {}, {} bytes moved ({}){}",
             self.kernels.len(),
+            self.device,
             self.bytes_moved,
-            self.mode.name()
+            self.mode.name(),
+            if self.device.is_cuda() {
+                "; buffers stay on the device: no host↔device copy"
+            } else {
+                ""
+            }
         );
+        for r in &self.round_trips {
+            let _ = writeln!(s, "host round trip before this plan: {r}");
+        }
         for (i, k) in self.kernels.iter().enumerate() {
             let _ = writeln!(s, "\nkernel {i}: {} — {} bytes", k.name, k.bytes);
             for op in &k.ops {

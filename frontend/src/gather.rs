@@ -5,6 +5,7 @@
 //! realized) and raises an `index` error for an out-of-range value at the op's line, as PyTorch
 //! does. The runtime checks again and leaves the element zero rather than read out of bounds.
 
+use crate::device::common_device;
 use crate::names::{Dim, refuse_named};
 use crate::reduce::index_only;
 use crate::tensor::{Tensor, ok};
@@ -36,6 +37,7 @@ impl Tensor {
     pub fn try_gather(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
         let dim = index_only("gather", &[dim.into()])?[0];
         refuse_named("gather", [self, index])?;
+        common_device("gather", &[self, index], false)?;
         let n = self.ndim().max(1);
         let d = wrap_dim(dim, n)?;
         if index.dtype() != DType::I64 {
@@ -91,6 +93,7 @@ impl Tensor {
     pub fn try_index_select(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
         let dim = index_only("index_select", &[dim.into()])?[0];
         refuse_named("index_select", [self, index])?;
+        common_device("index_select", &[self, index], false)?;
         let d = wrap_dim(dim, self.ndim().max(1))?;
         if !matches!(index.dtype(), DType::I64 | DType::I32) {
             return Err(Error::dtype(format!(
@@ -148,6 +151,7 @@ impl Tensor {
     #[track_caller]
     pub fn try_take(&self, index: &Tensor) -> Result<Tensor> {
         refuse_named("take", [self, index])?;
+        common_device("take", &[self, index], false)?;
         if index.dtype() != DType::I64 {
             return Err(Error::dtype(format!(
                 "take(): Expected a long tensor for index, but got {}",

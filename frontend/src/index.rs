@@ -7,6 +7,7 @@
 //! a 0-dim integer tensor acts like an int (a view). Index values are checked eagerly (the
 //! index tensors are realized), so an out-of-range index is an `index` error at the op.
 
+use crate::device::on_device;
 use crate::gather::index_values;
 use crate::lazy::LazyNode;
 use crate::promote::Operand;
@@ -16,7 +17,7 @@ use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
 use smelt_ir::{DType, Error, LibraryOp, Result, Scalar, View};
-use smelt_runtime::Buffer;
+use smelt_runtime::HostBuffer;
 
 /// The resolved index: the view after basic items, and per advanced index the view dim it
 /// indexes with its (integer) index tensor.
@@ -88,10 +89,11 @@ impl Tensor {
                         };
                         let n = keep.len();
                         let idx = Tensor::graph_break(
-                            Buffer::from_scalars(DType::I64, &keep),
+                            HostBuffer::from_scalars(DType::I64, &keep),
                             View::contiguous(&[n]),
                             "graph break: bool index",
-                        );
+                            self.device(),
+                        )?;
                         advanced.push((d, idx));
                         d += 1;
                     }
@@ -204,6 +206,8 @@ impl Tensor {
         );
         let mut inputs = vec![(self.storage.current(), layout.target.clone())];
         for (_, t) in &plan.advanced {
+            // Index tensors on the host may index a device tensor (they are copied over).
+            let t = on_device(t, self.device())?;
             inputs.push((t.storage.current(), t.view.broadcast_to(&layout.b_shape)));
         }
         let op = LibraryOp::Index {
@@ -252,12 +256,19 @@ impl Tensor {
                 fmt_list(shape)
             )));
         }
-        let (node, values) = value.source(shape, self.dtype());
+        // Values and index tensors from the host are copied to self's device, as `copy_`.
+        let device = self.device();
+        let value = match value {
+            Operand::Tensor(t) => Operand::Tensor(on_device(&t, device)?),
+            Operand::Scalar(_) => value,
+        };
+        let (node, values) = value.source(shape, self.dtype(), device);
         let order: Vec<i64> = layout.to_op_order.iter().map(|&i| i as i64).collect();
         let values = values.permute(&order)?;
         let old = self.storage.current();
         let mut inputs = vec![(old, View::contiguous(&[self.storage.len])), (node, values)];
         for (_, t) in &plan.advanced {
+            let t = on_device(t, device)?;
             inputs.push((t.storage.current(), t.view.broadcast_to(&layout.b_shape)));
         }
         let op = Op::Library(LibraryOp::IndexPut {

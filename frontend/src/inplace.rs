@@ -3,6 +3,7 @@
 //! on, nodes recorded earlier keep the old version. Names follow PyTorch's out rule: an
 //! unnamed self receives the unified names, a named self must already have them.
 
+use crate::device::{different_devices, on_device};
 use crate::elementwise::broadcast_all;
 use crate::lazy::LazyNode;
 use crate::names::{DimNames, check_out_names, refuse_named_operands, unify_operands};
@@ -12,17 +13,32 @@ use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
 use smelt_ir::view::fmt_list;
 use smelt_ir::{BinaryOp, DType, Error, Result, Scalar, UnaryOp, View};
+use smelt_runtime::{Buffer, Device};
 
 const INTERNAL_OVERLAP: &str = "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.";
 const PARTIAL_OVERLAP: &str = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
 
 impl Tensor {
-    /// Makes `values` (of self's shape) the contents of self's elements: the storage's next version.
+    /// Makes `values` (of self's shape) the contents of self's elements: the storage's next
+    /// version. `values` must be on self's device, or be a 0-dim host tensor (read there like
+    /// a scalar); otherwise a `device` error naming `op`.
     #[track_caller]
-    pub(crate) fn assign(&self, values: &Operand) -> Result<()> {
+    pub(crate) fn assign(&self, values: &Operand, op: &str) -> Result<()> {
+        let device = self.device();
+        let moved;
+        let values = match values {
+            Operand::Tensor(t) if t.device() != device => {
+                if t.ndim() != 0 || t.device() != Device::Cpu {
+                    return Err(different_devices(op, device, t.device()));
+                }
+                moved = Operand::Tensor(on_device(t, device)?);
+                &moved
+            }
+            Operand::Tensor(_) | Operand::Scalar(_) => values,
+        };
         let old = self.storage.current();
         let whole = View::contiguous(&[self.storage.len]);
-        let src = values.source(&self.view.shape, self.dtype());
+        let src = values.source(&self.view.shape, self.dtype(), device);
         let node = LazyNode::pending(
             Op::Assign,
             self.dtype(),
@@ -102,10 +118,10 @@ impl Tensor {
 
     /// Writes `result` (computed from self's current values) back into self.
     #[track_caller]
-    fn write_back(&self, result: Result<Tensor>) -> Result<&Tensor> {
+    fn write_back(&self, result: Result<Tensor>, op: &str) -> Result<&Tensor> {
         let r = result?;
         self.check_cast(r.dtype())?;
-        self.assign(&Operand::Tensor(r))?;
+        self.assign(&Operand::Tensor(r), op)?;
         Ok(self)
     }
 
@@ -134,7 +150,7 @@ impl Tensor {
             // unfold windows, as_strided): its result is a sequential read-modify-write.
             return self.sequential_update(&other, op, alpha, r.dtype());
         }
-        self.assign(&Operand::Tensor(r))?;
+        self.assign(&Operand::Tensor(r), &format!("{}_", op.name()))?;
         Ok(self)
     }
 
@@ -153,7 +169,8 @@ impl Tensor {
         crate::lazy::realize_nodes(std::slice::from_ref(&old))?;
         let mut buffer = (*old
             .buffer()
-            .ok_or_else(|| Error::device("realisation produced no buffer"))?)
+            .ok_or_else(|| Error::device("realisation produced no buffer"))?
+            .to_host()?)
         .clone();
         let values = match other {
             Operand::Tensor(t) => t
@@ -179,6 +196,7 @@ impl Tensor {
             }
         }
         let len = buffer.len();
+        let buffer = Buffer::from(buffer).to_device(self.device())?;
         self.storage
             .set_current(LazyNode::realized(buffer, View::contiguous(&[len])));
         Ok(self)
@@ -190,7 +208,7 @@ impl Tensor {
         let r = self.try_unary(op)?;
         self.check_cast(r.dtype())?;
         self.check_writable()?;
-        self.write_back(Ok(r))
+        self.write_back(Ok(r), &format!("{}_", op.name()))
     }
 
     #[track_caller]
@@ -265,13 +283,16 @@ impl Tensor {
             self.check_partial_overlap(o)?;
         }
         self.receive_names(names)?;
-        self.assign(&Operand::Tensor(r))?;
+        self.assign(&Operand::Tensor(r), "clamp_")?;
         Ok(self)
     }
 
-    /// `copy_(src)`: src broadcasts to self and converts to self's dtype.
+    /// `copy_(src)`: src broadcasts to self and converts to self's dtype; a source on another
+    /// device is copied to self's first (PyTorch's cross-device copy).
     #[track_caller]
     pub fn try_copy_(&self, src: &Tensor) -> Result<&Tensor> {
+        let moved = on_device(src, self.device())?;
+        let src = &moved;
         let src_op = Operand::from(src);
         let names = self.inplace_names(&[&src_op])?;
         self.check_inplace_shape(&[&src_op])?;
@@ -282,7 +303,7 @@ impl Tensor {
         self.check_writable()?;
         self.check_partial_overlap(&src_op)?;
         self.receive_names(names)?;
-        self.assign(&src_op)?;
+        self.assign(&src_op, "copy_")?;
         Ok(self)
     }
     #[track_caller]
@@ -302,7 +323,7 @@ impl Tensor {
                 t.ndim()
             )));
         }
-        self.assign(&value)?;
+        self.assign(&value, "fill_")?;
         Ok(self)
     }
     #[track_caller]
@@ -334,12 +355,14 @@ impl Tensor {
                 target.try_fill_(s)?;
             }
             Operand::Tensor(t) => {
+                // Assigning a tensor is a `copy_`: from any device.
+                let t = on_device(&t, self.device())?;
                 let src = Operand::from(&t);
                 let names = target.inplace_names(&[&src])?;
                 target.check_inplace_shape(&[&src])?;
                 check_out_names(&target, &names)?;
                 target.check_partial_overlap(&src)?;
-                target.assign(&src)?;
+                target.assign(&src, "copy_")?;
             }
         }
         Ok(())

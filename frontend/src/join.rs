@@ -40,8 +40,12 @@ impl Tensor {
             .enumerate()
             .filter(|(_, t)| !(t.ndim() == 1 && t.numel() == 0))
             .collect();
+        let refs: Vec<&Tensor> = tensors.iter().collect();
+        let device = crate::device::common_device("cat", &refs, false)?;
         let Some(&(_, first)) = parts.first() else {
-            return Tensor::try_empty(&[0], Some(dtype));
+            return crate::device::with_default_device(device, || {
+                Tensor::try_empty(&[0], Some(dtype))
+            });
         };
         let d = wrap_dim(dim, first.ndim())?;
         let names = cat_names(tensors)?;
@@ -67,13 +71,15 @@ impl Tensor {
             shape[d] += t.shape()[d];
         }
         let shape_i: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
-        let out = Tensor::try_empty(&shape_i, Some(dtype))?;
+        let out = crate::device::with_default_device(device, || {
+            Tensor::try_empty(&shape_i, Some(dtype))
+        })?;
         debug_assert_eq!(out.stride(), contiguous_strides(&shape));
         let mut start = 0i64;
         for &(_, t) in &parts {
             let len = t.shape()[d] as i64;
             out.try_narrow(d as i64, start, len)?
-                .assign(&Operand::from(t))?;
+                .assign(&Operand::from(t), "cat")?;
             start += len;
         }
         Ok(out.with_dim_names(names))

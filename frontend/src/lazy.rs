@@ -4,7 +4,7 @@
 use crate::plan_cache::{Plan, PlanKey, encode_op, encode_view, get_or_build};
 use smelt_ir::graph::{Graph, Node, NodeId, Op};
 use smelt_ir::{DType, Result, View};
-use smelt_runtime::Buffer;
+use smelt_runtime::{Buffer, Device, Target};
 use std::panic::Location;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -23,16 +23,18 @@ fn no_inputs() -> Inputs {
 pub(crate) enum NodeState {
     /// Not computed yet: its inputs.
     Pending(Inputs),
-    /// Computed: the buffer stays, the inputs are dropped.
-    Realized(Arc<Buffer>),
+    /// Computed: the buffer stays (on the node's device), the inputs are dropped.
+    Realized(Buffer),
 }
 
-/// One recorded op. Its buffer holds `len` elements of `dtype`; its logical result is written
-/// through `out`.
+/// One recorded op. Its buffer holds `len` elements of `dtype` on `device`; its logical result
+/// is written through `out`.
 #[derive(Debug)]
 pub struct LazyNode {
     pub(crate) op: Op,
     pub(crate) dtype: DType,
+    /// Where its buffer lives (or will): every input of a node is on its device.
+    pub(crate) device: Device,
     pub(crate) len: usize,
     pub(crate) out: View,
     pub(crate) location: &'static Location<'static>,
@@ -71,6 +73,9 @@ impl LazyNode {
 }
 
 impl LazyNode {
+    /// A pending node on its inputs' device (the thread's default device for a node without
+    /// inputs). Ops check devices before they record (`crate::device::common_device`), so
+    /// inputs on several devices are a bug here.
     #[track_caller]
     pub(crate) fn pending(
         op: Op,
@@ -79,6 +84,27 @@ impl LazyNode {
         out: View,
         inputs: Vec<(Arc<LazyNode>, View)>,
     ) -> Arc<LazyNode> {
+        let device = match inputs.first() {
+            Some((first, _)) => first.device,
+            None => crate::device::get_default_device(),
+        };
+        LazyNode::pending_on(device, op, dtype, len, out, inputs)
+    }
+
+    /// [`LazyNode::pending`] on a given device.
+    #[track_caller]
+    pub(crate) fn pending_on(
+        device: Device,
+        op: Op,
+        dtype: DType,
+        len: usize,
+        out: View,
+        inputs: Vec<(Arc<LazyNode>, View)>,
+    ) -> Arc<LazyNode> {
+        assert!(
+            inputs.iter().all(|(i, _)| i.device == device),
+            "invariant: every input of a node is on its device ({device}): the op checks first"
+        );
         let inputs = if inputs.is_empty() {
             no_inputs()
         } else {
@@ -87,6 +113,7 @@ impl LazyNode {
         Arc::new(LazyNode {
             op,
             dtype,
+            device,
             len,
             out,
             location: Location::caller(),
@@ -95,7 +122,7 @@ impl LazyNode {
         })
     }
 
-    /// A node that already has its buffer (data from the host).
+    /// A node that already has its buffer (on the buffer's device).
     #[track_caller]
     pub(crate) fn realized(buffer: Buffer, out: View) -> Arc<LazyNode> {
         LazyNode::realized_with_note(buffer, out, None)
@@ -111,11 +138,12 @@ impl LazyNode {
         Arc::new(LazyNode {
             op: Op::Input { slot: 0 },
             dtype: buffer.dtype(),
+            device: buffer.device(),
             len: buffer.len(),
             out,
             location: Location::caller(),
             note,
-            state: Mutex::new(NodeState::Realized(Arc::new(buffer))),
+            state: Mutex::new(NodeState::Realized(buffer)),
         })
     }
 
@@ -126,7 +154,7 @@ impl LazyNode {
     }
 
     /// The buffer, if realized.
-    pub(crate) fn buffer(&self) -> Option<Arc<Buffer>> {
+    pub(crate) fn buffer(&self) -> Option<Buffer> {
         match &*self.state() {
             NodeState::Realized(b) => Some(b.clone()),
             NodeState::Pending(_) => None,
@@ -139,6 +167,7 @@ impl LazyNode {
 #[derive(Debug)]
 pub struct Storage {
     pub(crate) dtype: DType,
+    pub(crate) device: Device,
     pub(crate) len: usize,
     version: Mutex<Arc<LazyNode>>,
 }
@@ -147,6 +176,7 @@ impl Storage {
     pub(crate) fn new(node: Arc<LazyNode>) -> Arc<Storage> {
         Arc::new(Storage {
             dtype: node.dtype,
+            device: node.device,
             len: node.len,
             version: Mutex::new(node),
         })
@@ -175,7 +205,7 @@ pub(crate) struct Walk {
     /// Graph id of every lazy node, by address.
     ids: hashbrown::HashMap<*const LazyNode, u32>,
     /// Buffers of the graph's `Input` nodes, by slot.
-    pub buffers: Vec<Arc<Buffer>>,
+    pub buffers: Vec<Buffer>,
     pub outputs: Vec<NodeId>,
     /// The graph's structure ([`crate::plan_cache`]): word 0 is the node count, then one
     /// record per node (op, dtype, len, out view, inputs with their views), then the outputs.
@@ -354,26 +384,48 @@ pub(crate) fn pending_graph(roots: &[Arc<LazyNode>]) -> Graph {
 }
 
 /// Realizes `roots`: compiles and runs everything they still need, then stores each computed
-/// buffer in its lazy node and drops that node's inputs.
+/// buffer in its lazy node and drops that node's inputs. Roots on several devices realise as
+/// one graph per device, each on its device's target.
 pub(crate) fn realize_nodes(roots: &[Arc<LazyNode>]) -> Result<()> {
-    realize_nodes_with(roots, false, smelt_runtime::Backend::from_env())
+    realize_nodes_with(roots, false, None)
 }
 
-/// [`realize_nodes`] with fusion on or off (`unfused`: every op its own kernel) on `backend`.
-/// The optimised graph and schedule come from the plan cache when this graph shape was
-/// realized before with the same passes.
+/// [`realize_nodes`] with fusion on or off (`unfused`: every op its own kernel) on `target`
+/// (`None`: the target of the roots' device, `Target::for_device`). The optimised graph and
+/// schedule come from the plan cache when this graph shape was realized before with the same
+/// passes.
 pub(crate) fn realize_nodes_with(
     roots: &[Arc<LazyNode>],
     unfused: bool,
-    backend: smelt_runtime::Backend,
+    target: Option<Target>,
 ) -> Result<()> {
     if roots.iter().all(|r| r.buffer().is_some()) {
         return Ok(());
     }
+    let device = roots[0].device;
+    if roots.iter().any(|r| r.device != device) {
+        let mut devices: Vec<Device> = roots.iter().map(|r| r.device).collect();
+        devices.sort_unstable();
+        devices.dedup();
+        for d in devices {
+            let mine: Vec<_> = roots.iter().filter(|r| r.device == d).cloned().collect();
+            realize_nodes_with(&mine, unfused, target)?;
+        }
+        return Ok(());
+    }
+    let target = match target {
+        None => Target::for_device(device),
+        Some(t) if t.device() == device => t,
+        Some(t) => {
+            return Err(smelt_ir::Error::device(format!(
+                "cannot realise tensors on {device} with the {t} backend"
+            )));
+        }
+    };
     // A device that cannot run fails here, before the walk moves dead buffers into the graph:
     // failing after that would leave their nodes without values for the next attempt.
-    if let smelt_ir::Device::Cuda(n) = smelt_ir::Device::from_env()? {
-        smelt_runtime::cuda::status(n)?;
+    if let Target::Cuda(n) = target {
+        smelt_runtime::cuda::backend(n)?;
     }
     let check = std::env::var("SMELT_CHECK").is_ok_and(|v| v == "1");
     let dump = std::env::var("SMELT_DUMP").unwrap_or_default();
@@ -401,7 +453,10 @@ pub(crate) fn realize_nodes_with(
         if wants("kernels") {
             eprintln!("realize: kernels\n{}", schedule.to_text());
         }
-        Plan { graph, schedule }
+        Plan {
+            graph,
+            exec: smelt_runtime::Executable::new(schedule),
+        }
     };
     // Dumps print what the passes do, so a realisation that dumps builds its plan afresh.
     let plan = if ["graph", "passes", "kernels", "all"]
@@ -418,9 +473,9 @@ pub(crate) fn realize_nodes_with(
     };
     let inputs = std::mem::take(&mut walk.buffers);
     let check_inputs = check.then(|| inputs.clone());
-    let buffers = smelt_runtime::execute_on(backend, &plan.graph, &plan.schedule, inputs)?;
+    let buffers = smelt_runtime::execute(target, &plan.exec, &plan.graph, inputs)?;
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
-        crate::check::compare_unfused(backend, &mut plain, check_inputs, &buffers)?;
+        crate::check::compare_unfused(target, &mut plain, check_inputs, &buffers)?;
     }
     for (i, node) in walk.lazy.iter().enumerate() {
         if let Some(buffer) = &buffers[i] {

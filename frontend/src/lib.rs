@@ -31,14 +31,15 @@ pub use creation::{Generator, TensorData};
 pub use default_dtype::{
     get_default_dtype, set_default_dtype, try_set_default_dtype, with_default_dtype,
 };
+pub use device::{get_default_device, set_default_device, with_default_device};
 pub use dump::GraphDump;
 pub use elementwise::RoundingMode;
 pub use names::{Dim, DimNames};
 pub use plan_cache::{PlanCacheStats, plan_cache_stats};
 pub use promote::{Operand, result_type};
 pub use smelt_ir::{
-    BinaryOp, DType, Device, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
+    BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
-pub use smelt_runtime::Backend;
+pub use smelt_runtime::{Device, Target};
 pub use tensor::{Element, Tensor, realize, realize_with};
 pub use views::TensorIndex;

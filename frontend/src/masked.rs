@@ -11,7 +11,7 @@ use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, fmt_list};
 use smelt_ir::{DType, Error, Result, Scalar, View};
-use smelt_runtime::Buffer;
+use smelt_runtime::HostBuffer;
 
 fn check_mask(op: &str, mask: &Tensor) -> Result<()> {
     if mask.dtype() != DType::Bool {
@@ -134,7 +134,7 @@ impl Tensor {
             return Ok(self);
         }
         let r = record(Op::Where, self.dtype(), self.dtype(), &[&m, &value, &s])?;
-        self.assign(&Operand::Tensor(r))?;
+        self.assign(&Operand::Tensor(r), "masked_fill_")?;
         Ok(self)
     }
     #[track_caller]
@@ -147,6 +147,7 @@ impl Tensor {
     #[track_caller]
     pub fn try_masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         check_mask("masked_select", mask)?;
+        crate::device::common_device("masked_select", &[self, mask], false)?;
         let shape = broadcast_all(&[&Operand::from(mask), &Operand::from(self)])?;
         let values = self
             .with_view(self.view.broadcast_to(&shape))
@@ -161,11 +162,12 @@ impl Tensor {
             .map(|(v, _)| v)
             .collect();
         let n = picked.len();
-        Ok(Tensor::graph_break(
-            Buffer::from_scalars(self.dtype(), &picked),
+        Tensor::graph_break(
+            HostBuffer::from_scalars(self.dtype(), &picked),
             View::contiguous(&[n]),
             "graph break: masked_select",
-        ))
+            self.device(),
+        )
     }
     #[track_caller]
     pub fn masked_select(&self, mask: &Tensor) -> Tensor {
@@ -179,17 +181,18 @@ impl Tensor {
         refuse_named("nonzero", [self])?;
         let coords = nonzero_coords(&self.try_to_scalars()?, self.shape());
         let (n, nd) = (coords.len(), self.ndim());
-        let mut buffer = Buffer::zeros(DType::I64, n * nd);
+        let mut buffer = HostBuffer::zeros(DType::I64, n * nd);
         for (r, c) in coords.iter().enumerate() {
             for (d, &x) in c.iter().enumerate() {
                 buffer.set(d * n + r, Scalar::Int(x as i64));
             }
         }
-        Ok(Tensor::graph_break(
+        Tensor::graph_break(
             buffer,
             View::new(vec![n, nd], vec![1, n as isize], 0),
             "graph break: nonzero",
-        ))
+            self.device(),
+        )
     }
     #[track_caller]
     pub fn nonzero(&self) -> Tensor {

@@ -45,6 +45,7 @@ fn check_dtypes(op: &str, a: DType, b: DType) -> Result<()> {
 /// column `[K, 1]`, batch dims broadcast; the vector dims are dropped from the result.
 #[track_caller]
 fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    crate::device::common_device(op, &[a, b], false)?;
     let (da, db) = (a.ndim(), b.ndim());
     if da == 0 || db == 0 {
         return Err(Error::shape(format!(

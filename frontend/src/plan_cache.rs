@@ -7,13 +7,14 @@
 //! outputs, and the passes that are disabled. A hit compares keys in full, so two different
 //! graphs can never share a plan. Data never enters the key: inputs are buffers passed at
 //! execution. Source locations and notes are left out too: no pass or kernel depends on them,
-//! and realisations that print them (`SMELT_DUMP=graph,passes,kernels`) bypass the cache. The
-//! backend and device (`SMELT_BACKEND`, `SMELT_DEVICE`) are read by every execution, never
-//! stored in a plan; `SMELT_CHECK=1` compares every realisation, hit or miss, with the
+//! and realisations that print them (`SMELT_DUMP=graph,passes,kernels`) bypass the cache.
+//! Nothing in a plan depends on where it runs: each target keeps what it prepared (compiled,
+//! loaded kernels) in its own slot of the plan's `Executable`; `SMELT_CHECK=1` compares every realisation, hit or miss, with the
 //! reference run of the unoptimised graph.
 
 use smelt_ir::graph::Op;
-use smelt_ir::{Graph, LibraryOp, Scalar, Schedule, View};
+use smelt_ir::{Graph, LibraryOp, Scalar, View};
+use smelt_runtime::Executable;
 use std::cell::Cell;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -26,11 +27,12 @@ pub(crate) struct PlanKey {
     pub words: Vec<u64>,
 }
 
-/// What a realisation of a graph shape runs: its optimised graph IR and its schedule.
+/// What a realisation of a graph shape runs: its optimised graph IR and its schedule, with
+/// what each target prepared for it (compiled and loaded kernels) at its first run there.
 #[derive(Debug)]
 pub(crate) struct Plan {
     pub graph: Graph,
-    pub schedule: Schedule,
+    pub exec: Executable,
 }
 
 /// Plans kept at most; the oldest goes first.
@@ -193,7 +195,8 @@ mod tests {
         plan_cache_stats,
     };
     use crate::explain::Mode;
-    use crate::{Backend, DType, Tensor, realize, realize_with};
+    use crate::{DType, Target, Tensor, realize, realize_with};
+    use smelt_runtime::Executable;
     use std::sync::Arc;
 
     /// Hits and misses on this thread while `f` runs.
@@ -253,7 +256,7 @@ mod tests {
         let plan = || {
             Arc::new(Plan {
                 graph: smelt_ir::Graph::new(),
-                schedule: smelt_ir::Schedule::default(),
+                exec: Executable::new(smelt_ir::Schedule::default()),
             })
         };
         let mut plans = Plans::default();
@@ -399,7 +402,7 @@ mod tests {
         );
         // `realize_with(.., Unfused, ..)` disables more than fusion: its own plan.
         let y = program(&x, c);
-        let (r, stats) = counted(|| realize_with(&[&y], Mode::Unfused, Backend::Cpu));
+        let (r, stats) = counted(|| realize_with(&[&y], Mode::Unfused, Target::Cpu));
         assert!(r.is_ok());
         assert_eq!(stats, MISS);
         assert_close(&y.to_vec::<f32>(), &want);
@@ -410,7 +413,7 @@ mod tests {
         let c = 5.5;
         let x = Tensor::from_vec(data(12, 0.0), &[4, 3]);
         let want = expected(&data(12, 0.0), 4, 3, c as f32);
-        for (backend, stats_want) in [(Backend::Reference, MISS), (Backend::Cpu, HIT)] {
+        for (backend, stats_want) in [(Target::Reference, MISS), (Target::Cpu, HIT)] {
             let y = program(&x, c);
             let (r, stats) = counted(|| realize_with(&[&y], Mode::Fused, backend));
             assert!(r.is_ok());

@@ -9,6 +9,7 @@ use crate::tensor::Tensor;
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::{Category, DType, Scalar, View, promote_types};
+use smelt_runtime::Device;
 use std::sync::Arc;
 
 /// A tensor or a scalar argument.
@@ -98,10 +99,16 @@ impl Operand {
         self.operand().dtype()
     }
 
-    /// What a kernel reads for this operand, broadcast to `shape` (see [`OperandRef::source`]).
+    /// What a kernel on `device` reads for this operand, broadcast to `shape` (see
+    /// [`OperandRef::source`]).
     #[track_caller]
-    pub(crate) fn source(&self, shape: &[usize], scalar_dtype: DType) -> (Arc<LazyNode>, View) {
-        self.operand().source(shape, scalar_dtype)
+    pub(crate) fn source(
+        &self,
+        shape: &[usize],
+        scalar_dtype: DType,
+        device: Device,
+    ) -> (Arc<LazyNode>, View) {
+        self.operand().source(shape, scalar_dtype, device)
     }
 }
 
@@ -120,14 +127,19 @@ impl<'a> OperandRef<'a> {
         }
     }
 
-    /// What a kernel reads for this operand, broadcast to `shape`; scalars become constant
-    /// fills of `dtype`.
+    /// What a kernel on `device` reads for this operand, broadcast to `shape`; scalars become
+    /// constant fills of `dtype` there. A tensor must be on `device` already.
     #[track_caller]
-    pub(crate) fn source(self, shape: &[usize], scalar_dtype: DType) -> (Arc<LazyNode>, View) {
+    pub(crate) fn source(
+        self,
+        shape: &[usize],
+        scalar_dtype: DType,
+        device: Device,
+    ) -> (Arc<LazyNode>, View) {
         match self {
             OperandRef::Tensor(t) => (t.storage.current(), t.view.broadcast_to(shape)),
             OperandRef::Scalar(s) => (
-                scalar_fill(s.cast(scalar_dtype), scalar_dtype),
+                scalar_fill(s.cast(scalar_dtype), scalar_dtype, device),
                 View::new(shape, Dims::filled(0, shape.len()), 0),
             ),
         }
@@ -140,7 +152,7 @@ impl<'a> OperandRef<'a> {
 /// pending fill is shared; one that got a buffer (a library call or an in-place write read it)
 /// is replaced by a fresh node. A shared fill shows, in dumps, the line that first recorded it.
 #[track_caller]
-fn scalar_fill(value: Scalar, dtype: DType) -> Arc<LazyNode> {
+fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
     /// Interned fills, direct-mapped by value and dtype.
     const SLOTS: usize = 64;
     type Slot = Option<(DType, [u64; 2], Arc<LazyNode>)>;
@@ -153,7 +165,9 @@ fn scalar_fill(value: Scalar, dtype: DType) -> Arc<LazyNode> {
     let slot = (bits[1].wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize ^ dtype as usize;
     let slot = slot % SLOTS;
     let interned = FILLS.with_borrow(|fills| match &fills[slot] {
-        Some((d, b, node)) if *d == dtype && *b == bits && node.buffer().is_none() => {
+        Some((d, b, node))
+            if *d == dtype && *b == bits && node.device == device && node.buffer().is_none() =>
+        {
             Some(node.clone())
         }
         Some(_) | None => None,
@@ -163,7 +177,14 @@ fn scalar_fill(value: Scalar, dtype: DType) -> Arc<LazyNode> {
     }
     // Outside the closure: `#[track_caller]` does not pass through closures, and the node
     // should name the user's line.
-    let node = LazyNode::pending(Op::Fill { value }, dtype, 1, View::contiguous(&[]), vec![]);
+    let node = LazyNode::pending_on(
+        device,
+        Op::Fill { value },
+        dtype,
+        1,
+        View::contiguous(&[]),
+        vec![],
+    );
     FILLS.with_borrow_mut(|fills| fills[slot] = Some((dtype, bits, node.clone())));
     node
 }
@@ -218,28 +239,28 @@ pub fn category_name(c: Category) -> &'static str {
 mod tests {
     use super::*;
     use crate::lazy::NodeState;
-    use smelt_runtime::Buffer;
+    use smelt_runtime::HostBuffer;
 
     #[test]
     fn scalar_fills_are_shared_while_pending_and_kept_apart_by_bits_and_dtype() {
-        let a = scalar_fill(Scalar::Float(1.5), DType::F32);
+        let a = scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu);
         assert!(Arc::ptr_eq(
             &a,
-            &scalar_fill(Scalar::Float(1.5), DType::F32)
+            &scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu)
         ));
         for (value, dtype) in [
             (Scalar::Float(1.5), DType::F64),
             (Scalar::Float(-1.5), DType::F32),
             (Scalar::Int(1), DType::F32),
         ] {
-            assert!(!Arc::ptr_eq(&a, &scalar_fill(value, dtype)));
+            assert!(!Arc::ptr_eq(&a, &scalar_fill(value, dtype, Device::Cpu)));
         }
-        let zero = scalar_fill(Scalar::Float(0.0), DType::F32);
-        let negative_zero = scalar_fill(Scalar::Float(-0.0), DType::F32);
+        let zero = scalar_fill(Scalar::Float(0.0), DType::F32, Device::Cpu);
+        let negative_zero = scalar_fill(Scalar::Float(-0.0), DType::F32, Device::Cpu);
         assert!(!Arc::ptr_eq(&zero, &negative_zero));
         // A fill that got a buffer is not handed out again.
-        *a.state() = NodeState::Realized(Arc::new(Buffer::F32(vec![1.5].into())));
-        let b = scalar_fill(Scalar::Float(1.5), DType::F32);
+        *a.state() = NodeState::Realized(HostBuffer::F32(vec![1.5].into()).into());
+        let b = scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu);
         assert!(!Arc::ptr_eq(&a, &b));
         assert!(b.buffer().is_none());
     }

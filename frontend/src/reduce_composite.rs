@@ -9,7 +9,7 @@ use crate::promote::Operand;
 use crate::reduce::IntoDims;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{contiguous_strides, wrap_dim};
-use smelt_ir::{BinaryOp, DType, Error, ReduceOp, Result, Scalar, UnaryOp};
+use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
 
 /// The dtype composites compute in: float32 for the half types, else the dtype itself.
 fn compute_dtype(dtype: DType) -> DType {
@@ -217,10 +217,7 @@ impl Tensor {
     fn softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
-            return Tensor::try_empty(
-                &self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>(),
-                Some(out),
-            );
+            return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
         let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
@@ -246,10 +243,7 @@ impl Tensor {
     fn log_softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("log_softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
-            return Tensor::try_empty(
-                &self.shape().iter().map(|&s| s as i64).collect::<Vec<_>>(),
-                Some(out),
-            );
+            return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
         let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());

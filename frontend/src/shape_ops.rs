@@ -149,7 +149,9 @@ impl Tensor {
         let mask: Vec<Scalar> = (0..rows * cols)
             .map(|i| Scalar::Bool(keep((i / cols) as i64, (i % cols) as i64)))
             .collect();
-        let mask = Tensor::from_scalars(&mask, &[rows, cols], DType::Bool);
+        let mask = crate::device::with_default_device(self.device(), || {
+            Tensor::try_from_scalars(&mask, &[rows, cols], DType::Bool)
+        })?;
         let t = record(
             Op::Where,
             self.dtype(),

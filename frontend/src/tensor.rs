@@ -6,7 +6,7 @@ use crate::names::{DimNames, NameCell};
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::{DType, Error, LibraryOp, MemoryFormat, Result, Scalar, View};
-use smelt_runtime::Buffer;
+use smelt_runtime::{Buffer, Device, HostBuffer, Target};
 use std::fmt;
 use std::sync::Arc;
 
@@ -40,10 +40,12 @@ impl Tensor {
         }
     }
 
-    /// A tensor of `dtype` holding host `buffer` with view `view`.
+    /// A tensor holding host `buffer` with view `view`, on the thread's default device (the
+    /// values are copied there when it is not the host).
     #[track_caller]
-    pub(crate) fn from_buffer(buffer: Buffer, view: View) -> Tensor {
-        Tensor::from_node(LazyNode::realized(buffer, view))
+    pub(crate) fn try_from_buffer(buffer: HostBuffer, view: View) -> Result<Tensor> {
+        let buffer = Buffer::from(buffer).to_device(crate::device::get_default_device())?;
+        Ok(Tensor::from_node(LazyNode::realized(buffer, view)))
     }
 
     /// A new, unnamed handle on the same storage with another view (a view op sets the
@@ -134,16 +136,31 @@ impl Tensor {
     }
 
     /// A tensor computed on the host by an op whose output shape depends on data (a graph
-    /// break): the dumps show the node as an input with `# graph break: <op>`.
+    /// break), placed on `device` (the op's input's: a device tensor makes a round trip
+    /// through the host): the dumps show the node as an input with `# graph break: <op>`.
     #[track_caller]
-    pub(crate) fn graph_break(buffer: Buffer, view: View, note: &'static str) -> Tensor {
-        Tensor::from_node(LazyNode::realized_with_note(buffer, view, Some(note)))
+    pub(crate) fn graph_break(
+        buffer: HostBuffer,
+        view: View,
+        note: &'static str,
+        device: Device,
+    ) -> Result<Tensor> {
+        let buffer = Buffer::from(buffer).to_device(device)?;
+        Ok(Tensor::from_node(LazyNode::realized_with_note(
+            buffer,
+            view,
+            Some(note),
+        )))
     }
 
     // ---- metadata -------------------------------------------------------------------------
 
     pub fn dtype(&self) -> DType {
         self.storage.dtype
+    }
+    /// Where the storage lives (`tensor.device`).
+    pub fn device(&self) -> Device {
+        self.storage.device
     }
     pub fn shape(&self) -> &[usize] {
         &self.view.shape
@@ -226,7 +243,8 @@ impl Tensor {
         self.storage.current().buffer().is_some()
     }
 
-    fn realized_buffer(&self) -> Result<Arc<Buffer>> {
+    /// The storage's buffer, computed now if needed (on the storage's device).
+    pub(crate) fn realized_buffer(&self) -> Result<Buffer> {
         let node = self.storage.current();
         realize_nodes(std::slice::from_ref(&node))?;
         node.buffer()
@@ -235,7 +253,7 @@ impl Tensor {
 
     /// All elements in logical row-major order as scalars.
     pub fn try_to_scalars(&self) -> Result<Vec<Scalar>> {
-        let buf = self.realized_buffer()?;
+        let buf = self.realized_buffer()?.to_host()?;
         let mut out = Vec::with_capacity(self.numel());
         if self.numel() == 0 {
             return Ok(out);
@@ -287,15 +305,12 @@ impl Tensor {
     }
 }
 
-/// Realizes several tensors in one graph, fused or not, on a given backend (benchmarks and
-/// checks; [`realize`] uses the default pipeline and `SMELT_BACKEND`).
-pub fn realize_with(
-    tensors: &[&Tensor],
-    mode: crate::explain::Mode,
-    backend: smelt_runtime::Backend,
-) -> Result<()> {
+/// Realizes several tensors in one graph, fused or not, on a given target (benchmarks and
+/// checks; [`realize`] uses the default pipeline and the target of the tensors' device). The
+/// target must run where the tensors live: the host backends for host tensors.
+pub fn realize_with(tensors: &[&Tensor], mode: crate::explain::Mode, target: Target) -> Result<()> {
     let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
-    crate::lazy::realize_nodes_with(&nodes, mode == crate::explain::Mode::Unfused, backend)
+    crate::lazy::realize_nodes_with(&nodes, mode == crate::explain::Mode::Unfused, Some(target))
 }
 
 /// Realizes several tensors in one graph (one compilation, shared work).

@@ -148,6 +148,47 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// A kernel copying view `src` of a buffer of `src_len` elements into view `dst` (of the
+    /// same shape) of a fresh buffer of `dst_len` elements, both of `dtype`: how a backend
+    /// gives a library routine a layout it can read (a matmul operand cuBLAS cannot take).
+    pub fn copy(dtype: DType, src: &View, src_len: usize, dst: &View, dst_len: usize) -> Kernel {
+        assert_eq!(src.shape, dst.shape, "invariant: a copy keeps the shape");
+        let index = |v: &View| Index {
+            strides: v.strides.to_vec(),
+            offset: v.offset as isize,
+        };
+        let mut k = Kernel {
+            name: format!("copy_{dtype}"),
+            shape: src.shape.to_vec(),
+            reduce_axes: 0,
+            args: vec![
+                Arg {
+                    dtype,
+                    len: src_len,
+                    access: Access::Read,
+                },
+                Arg {
+                    dtype,
+                    len: dst_len,
+                    access: Access::Write,
+                },
+            ],
+            body: vec![
+                Instr::Load {
+                    arg: 0,
+                    index: index(src),
+                },
+                Instr::Store {
+                    arg: 1,
+                    index: index(dst),
+                    x: 0,
+                },
+            ],
+        };
+        k.order_loops();
+        k
+    }
+
     /// How many leading arguments are read-only inputs; the rest are outputs.
     pub fn read_args(&self) -> usize {
         self.args

@@ -2,7 +2,6 @@
 //! graph IR the frontend builds, the kernel IR codegen consumes, and the lowering between them.
 
 pub mod affine;
-pub mod device;
 pub mod dims;
 pub mod dtype;
 pub mod error;
@@ -17,7 +16,6 @@ pub mod schedule;
 pub mod split;
 pub mod view;
 
-pub use device::Device;
 pub use dims::Dims;
 pub use dtype::{Category, DType, promote_types};
 pub use error::{Error, ErrorKind, Result};
@@ -25,5 +23,5 @@ pub use graph::{Boundary, Edge, Graph, Group, Node, NodeId, Op};
 pub use kernel::{Access, Arg, Index, Instr, Kernel, Level, LibraryCall, ValueId, Work};
 pub use op::{BinaryOp, LibraryOp, ReduceOp, UnaryOp};
 pub use scalar::Scalar;
-pub use schedule::{LaunchMemo, Schedule, Step};
+pub use schedule::{Schedule, Step};
 pub use view::{MemoryFormat, View};

@@ -8,7 +8,7 @@
 
 use smelt_ir::fused::lower_group;
 use smelt_ir::lower::{lower_library, lower_node, needs_kernel};
-use smelt_ir::{Graph, LaunchMemo, NodeId, Op, Schedule, Step, Work};
+use smelt_ir::{Graph, NodeId, Op, Schedule, Step, Work};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -132,6 +132,5 @@ fn step(g: &Graph, unit: Unit) -> Step {
         reads,
         writes,
         frees: vec![],
-        memo: LaunchMemo::default(),
     }
 }

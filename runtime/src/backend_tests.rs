@@ -4,8 +4,8 @@
 //! identical, except that the f32/f16/bf16 transcendentals the cpu backend computes inline
 //! (`codegen/src/cpu/math.rs`, accuracy in `math_tests.rs`) may be a few ulp off.
 
-use crate::backend::Backend;
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
+use crate::device::Target;
 use half::{bf16, f16};
 use smelt_codegen::cpu::{BINARY_OPS, UNARY_OPS};
 use smelt_ir::kernel::{Access, Arg, Index, Instr, Kernel};
@@ -39,9 +39,9 @@ impl Rng {
         }
     }
 
-    fn buffer(&mut self, dtype: DType, len: usize) -> Arc<Buffer> {
+    fn buffer(&mut self, dtype: DType, len: usize) -> Arc<HostBuffer> {
         let vals: Vec<Scalar> = (0..len).map(|_| self.scalar(dtype)).collect();
-        Arc::new(Buffer::from_scalars(dtype, &vals))
+        Arc::new(HostBuffer::from_scalars(dtype, &vals))
     }
 }
 
@@ -100,7 +100,7 @@ fn ulps_apart(x: Scalar, y: Scalar, dtype: DType) -> u128 {
 
 /// The first element where `a` and `b` differ by more than `ulps` (exactly, for `ulps == 0`:
 /// equal values or both NaN).
-fn same(a: &Buffer, b: &Buffer, ulps: u64) -> Option<usize> {
+fn same(a: &HostBuffer, b: &HostBuffer, ulps: u64) -> Option<usize> {
     if a.len() != b.len() || a.dtype() != b.dtype() {
         return Some(0);
     }
@@ -136,21 +136,21 @@ fn check_within(kernel: &Kernel, seed: u64, slack: u64) {
 /// [`check_within`] on one seed's inputs.
 fn check_seed(kernel: &Kernel, seed: u64, slack: u64) {
     let mut rng = Rng(seed | 1);
-    let inputs: Vec<Arc<Buffer>> = kernel.args[..kernel.read_args()]
+    let inputs: Vec<Arc<HostBuffer>> = kernel.args[..kernel.read_args()]
         .iter()
         .map(|a| rng.buffer(a.dtype, a.len))
         .collect();
     if let Err(why) = crate::cpu::compiled(kernel) {
         panic!("the cpu JIT refused a kernel: {why}\n{kernel}");
     }
-    let want = Backend::Reference.run_kernel(kernel, inputs.clone());
+    let want = Target::Reference.run_kernel(kernel, inputs.clone());
     let out = kernel.args.last().expect("kernels write an output").dtype;
     let ulps = if kernel.body.iter().any(smelt_codegen::cpu::is_inline_math) {
         inline_math_tolerance(out)
     } else {
         0
     } + slack;
-    for backend in Backend::ALL {
+    for backend in Target::available() {
         let got = backend.run_kernel(kernel, inputs.clone());
         assert_eq!(
             got.len(),
@@ -468,18 +468,18 @@ fn elementwise_kernels_of_every_vector_dtype_compile_to_simd() {
 }
 
 /// The raw bits of every element of a float buffer (NaN payloads included).
-fn float_bits(b: &Buffer) -> Vec<u64> {
+fn float_bits(b: &HostBuffer) -> Vec<u64> {
     match b {
-        Buffer::F16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
-        Buffer::BF16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
-        Buffer::F32(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
-        Buffer::F64(m) => m.iter().map(|x| x.to_bits()).collect(),
-        Buffer::Bool(_)
-        | Buffer::U8(_)
-        | Buffer::I8(_)
-        | Buffer::I16(_)
-        | Buffer::I32(_)
-        | Buffer::I64(_) => panic!("float_bits of a {:?} buffer", b.dtype()),
+        HostBuffer::F16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
+        HostBuffer::BF16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
+        HostBuffer::F32(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
+        HostBuffer::F64(m) => m.iter().map(|x| x.to_bits()).collect(),
+        HostBuffer::Bool(_)
+        | HostBuffer::U8(_)
+        | HostBuffer::I8(_)
+        | HostBuffer::I16(_)
+        | HostBuffer::I32(_)
+        | HostBuffer::I64(_) => panic!("float_bits of a {:?} buffer", b.dtype()),
     }
 }
 
@@ -563,11 +563,11 @@ fn f16_and_bf16_conversions_match_the_reference_bit_for_bit() {
     let all_bits = |half: DType| {
         use crate::memory::Memory;
         if half == DType::F16 {
-            Buffer::F16(Memory::from_slice(
+            HostBuffer::F16(Memory::from_slice(
                 &(0..u16::MAX).map(f16::from_bits).collect::<Vec<_>>(),
             ))
         } else {
-            Buffer::BF16(Memory::from_slice(
+            HostBuffer::BF16(Memory::from_slice(
                 &(0..u16::MAX).map(bf16::from_bits).collect::<Vec<_>>(),
             ))
         }
@@ -580,7 +580,7 @@ fn f16_and_bf16_conversions_match_the_reference_bit_for_bit() {
         while !probes.len().is_multiple_of(3) {
             probes.push(2.0);
         }
-        let probes = Buffer::F32(crate::memory::Memory::from_slice(&probes));
+        let probes = HostBuffer::F32(crate::memory::Memory::from_slice(&probes));
         cases.push((probes.clone(), half, half));
         cases.push((probes, half, DType::F32));
     }
@@ -596,8 +596,8 @@ fn f16_and_bf16_conversions_match_the_reference_bit_for_bit() {
                 "{from:?} -> {via:?} -> {out:?}: SIMD form"
             );
             let inputs = vec![Arc::new(input.clone())];
-            let want = float_bits(&Backend::Reference.run_kernel(&k, inputs.clone())[0]);
-            let got = float_bits(&Backend::Cpu.run_kernel(&k, inputs)[0]);
+            let want = float_bits(&Target::Reference.run_kernel(&k, inputs.clone())[0]);
+            let got = float_bits(&Target::Cpu.run_kernel(&k, inputs)[0]);
             if let Some(i) = (0..want.len()).find(|&i| got[i] != want[i]) {
                 panic!(
                     "{from:?} -> {via:?} -> {out:?} (transposed: {transposed}) at {i}: input {}, bits {:#x} vs reference {:#x}",
@@ -815,11 +815,11 @@ fn pow_by_two_is_the_square_on_every_backend() {
             },
         ],
     };
-    let input = vec![Arc::new(Buffer::from_scalars(
+    let input = vec![Arc::new(HostBuffer::from_scalars(
         DType::F64,
         &[Scalar::Float(x)],
     ))];
-    for backend in Backend::ALL {
+    for backend in Target::available() {
         let got = backend.run_kernel(&k, input.clone())[0].get(0).as_f64();
         assert_eq!(got.to_bits(), (x * x).to_bits(), "{}", backend.name());
     }
@@ -1822,10 +1822,10 @@ fn long_softmax_rows_match_reference() {
                     })
                 })
                 .collect();
-            let input = vec![Arc::new(Buffer::from_scalars(dtype, &vals))];
-            let want = Backend::Reference.run_kernel(&k, input.clone());
+            let input = vec![Arc::new(HostBuffer::from_scalars(dtype, &vals))];
+            let want = Target::Reference.run_kernel(&k, input.clone());
             let ulps = inline_math_tolerance(dtype);
-            for backend in Backend::ALL {
+            for backend in Target::available() {
                 let got = backend.run_kernel(&k, input.clone());
                 if let Some(i) = same(&got[0], &want[0], ulps) {
                     panic!(
@@ -1964,7 +1964,7 @@ fn streaming_stores_match_reference() {
         assert!(code.streams > 0, "{name}");
         assert!(smelt_codegen::cpu::streams_aligned(k, &[64, 128]), "{name}");
         let input = Rng(77).buffer(k.args[0].dtype, k.args[0].len);
-        let want = Backend::Reference.run_kernel(k, vec![input.clone()]);
+        let want = Target::Reference.run_kernel(k, vec![input.clone()]);
         let before = crate::cpu::STREAMED.load(Ordering::Relaxed);
         let got = crate::cpu::run_kernel_streaming(k, vec![input]);
         // Outputs come from the pool, 64-byte aligned: the streaming variant ran.
@@ -1997,7 +1997,7 @@ fn streaming_stores_match_reference() {
         );
         if base == 64 {
             let input = Rng(78).buffer(DType::F32, k.args[0].len);
-            let want = Backend::Reference.run_kernel(&k, vec![input.clone()]);
+            let want = Target::Reference.run_kernel(&k, vec![input.clone()]);
             let got = crate::cpu::run_kernel_streaming(&k, vec![input]);
             assert!(same(&got[0], &want[0], 0).is_none(), "{name}");
         }
@@ -2028,7 +2028,7 @@ fn streaming_stores_match_reference() {
         };
         assert!(smelt_codegen::cpu::streaming_candidate(&k));
         assert_eq!(smelt_codegen::cpu::scratch_row(&k), Some(4 * cols));
-        let input = Arc::new(Buffer::from_scalars(
+        let input = Arc::new(HostBuffer::from_scalars(
             DType::F32,
             &(0..rows * cols)
                 .map(|i| Scalar::Float((i % 97) as f64 * 0.37 - 20.0))

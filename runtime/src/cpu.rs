@@ -6,34 +6,36 @@
 //! on the reference interpreter instead (`SMELT_DUMP=kernels` says so). The one `unsafe` call
 //! of a JIT function pointer is [`launch`].
 
-use crate::buffer::Buffer;
+use crate::backend::{Backend, Executable, prepared_once};
+use crate::buffer::{Buffer, HostBuffer};
+use crate::device::Target;
 use crate::reference::prepare_outputs;
 use hashbrown::HashMap;
 use smelt_codegen::cpu::{
     CompiledKernel, CpuJit, KernelFn, Unsupported, scratch_row, streaming_candidate,
     streams_aligned, structure_key,
 };
-use smelt_ir::LaunchMemo;
 use smelt_ir::kernel::{Instr, Kernel};
+use smelt_ir::{DType, LibraryCall, Result, Work};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// What the cache holds per structure: code, or why there is none.
 type Entry = Result<Arc<CompiledKernel>, Unsupported>;
 
-struct Cpu {
+struct CpuState {
     jit: Result<Mutex<CpuJit>, Unsupported>,
     cache: RwLock<HashMap<String, Entry>>,
     pool: Option<rayon::ThreadPool>,
 }
 
-fn cpu() -> &'static Cpu {
-    static CPU: OnceLock<Cpu> = OnceLock::new();
+fn cpu() -> &'static CpuState {
+    static CPU: OnceLock<CpuState> = OnceLock::new();
     CPU.get_or_init(|| {
         let pool = std::env::var("SMELT_THREADS")
             .ok()
             .and_then(|n| n.parse::<usize>().ok())
             .and_then(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build().ok());
-        Cpu {
+        CpuState {
             jit: CpuJit::new(&crate::cpu_helpers::symbols()).map(Mutex::new),
             cache: RwLock::new(HashMap::new()),
             pool,
@@ -168,7 +170,7 @@ fn streaming_enabled() -> bool {
 
 /// Runs `kernel` on compiled code (or the interpreter where the JIT refused it); returns its
 /// output buffers in output order.
-pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
     run_prepared(kernel, &prepare(kernel), inputs, STREAM_MIN)
 }
 
@@ -179,29 +181,87 @@ pub(crate) static STREAMED: std::sync::atomic::AtomicUsize = std::sync::atomic::
 /// [`run_kernel`] with the streaming variant whatever the output's size, where the kernel has
 /// one and its stores are aligned (the tests' way to run that code on small buffers).
 #[cfg(test)]
-pub(crate) fn run_kernel_streaming(kernel: &Kernel, inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+pub(crate) fn run_kernel_streaming(
+    kernel: &Kernel,
+    inputs: Vec<Arc<HostBuffer>>,
+) -> Vec<HostBuffer> {
     run_prepared(kernel, &prepare(kernel), inputs, 0)
 }
 
-/// [`run_kernel`] for a schedule's step: what does not depend on the buffers (verifying the
-/// kernel, its split, the compiled code and the cache key that finds it) is worked out at the
-/// first launch and kept in `memo`.
-pub fn run_step_kernel(
-    kernel: &Kernel,
-    memo: &LaunchMemo,
-    inputs: Vec<Arc<Buffer>>,
-) -> Vec<Buffer> {
-    match memo.get_or_init(|| prepare(kernel)) {
-        Some(prepared) => run_prepared(kernel, &prepared, inputs, STREAM_MIN),
-        None => run_kernel(kernel, inputs),
+/// The cpu backend: cranelift-compiled kernels over rayon, library routines on the host.
+#[derive(Clone, Copy, Debug)]
+pub struct Cpu;
+
+impl Backend for Cpu {
+    type Prepared = Prepared;
+
+    fn target(&self) -> Target {
+        Target::Cpu
+    }
+
+    fn prepare(&self, work: &Work) -> Result<Prepared> {
+        Ok(Prepared(match work {
+            Work::Kernel(k) => Some(prepare(k)),
+            Work::Library(_) => None,
+        }))
+    }
+
+    fn prepared(&self, exec: &Executable) -> Result<Arc<[Prepared]>> {
+        prepared_once(self, exec, &exec.cpu)
+    }
+
+    fn run_kernel(
+        &self,
+        kernel: &Kernel,
+        prepared: &Prepared,
+        args: Vec<Buffer>,
+    ) -> Result<Vec<Buffer>> {
+        let args = args.into_iter().map(Buffer::into_host).collect();
+        let outs = match &prepared.0 {
+            Some(how) => run_prepared(kernel, how, args, STREAM_MIN),
+            None => panic!("invariant: a kernel step is prepared as a kernel"),
+        };
+        Ok(outs.into_iter().map(Buffer::from).collect())
+    }
+
+    fn run_library(&self, call: &LibraryCall, _: &Prepared, args: Vec<Buffer>) -> Result<Buffer> {
+        let args: Vec<_> = args.into_iter().map(Buffer::into_host).collect();
+        Ok(crate::library::run_library(call, &args).into())
+    }
+
+    fn zeros(&self, dtype: DType, len: usize) -> Result<Buffer> {
+        Ok(HostBuffer::zeros(dtype, len).into())
+    }
+
+    fn upload(&self, host: Arc<HostBuffer>) -> Result<Buffer> {
+        Ok(Buffer::Host(host))
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// What the cpu backend works out for a step before its first launch: for a kernel, how it
+/// runs (verified, split, compiled); nothing for a library call.
+pub struct Prepared(Option<How>);
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match &self.0 {
+            Some(How::Split(_)) => "Prepared(split)",
+            Some(How::Whole(Ok(_), _)) => "Prepared(compiled)",
+            Some(How::Whole(Err(_), _)) => "Prepared(interpreted)",
+            None => "Prepared(library)",
+        })
     }
 }
 
 /// How a kernel runs, whatever its buffers.
-enum Prepared {
+enum How {
     /// A large full reduction: blocks in parallel, then their combination
     /// (`Kernel::split_full_reduction`: the split depends on the shape alone).
-    Split(Box<[(Kernel, Prepared); 2]>),
+    Split(Box<[(Kernel, How); 2]>),
     /// Compiled code, or why the interpreter runs it; and for a kernel that may stream its
     /// stores (`streaming_candidate`), how that variant runs.
     Whole(Entry, Option<Streaming>),
@@ -214,18 +274,14 @@ struct Streaming {
     scratch: Option<usize>,
 }
 
-fn prepare(kernel: &Kernel) -> Prepared {
-    let errors = kernel.verify();
-    assert!(
-        errors.is_empty(),
-        "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
-    );
+fn prepare(kernel: &Kernel) -> How {
+    crate::reference::verify(kernel);
     match kernel.split_full_reduction() {
         Some((blocks, combine)) => {
             let (b, c) = (prepare(&blocks), prepare(&combine));
-            Prepared::Split(Box::new([(blocks, b), (combine, c)]))
+            How::Split(Box::new([(blocks, b), (combine, c)]))
         }
-        None => Prepared::Whole(
+        None => How::Whole(
             compiled(kernel),
             streaming_candidate(kernel).then(|| Streaming {
                 code: OnceLock::new(),
@@ -239,12 +295,12 @@ fn prepare(kernel: &Kernel) -> Prepared {
 /// `stream_min` bytes and the stores allow.
 fn run_prepared(
     kernel: &Kernel,
-    prepared: &Prepared,
-    mut inputs: Vec<Arc<Buffer>>,
+    prepared: &How,
+    mut inputs: Vec<Arc<HostBuffer>>,
     stream_min: usize,
-) -> Vec<Buffer> {
+) -> Vec<HostBuffer> {
     let (code, streaming) = match prepared {
-        Prepared::Split(halves) => {
+        How::Split(halves) => {
             let [(blocks, b), (combine, c)] = &**halves;
             let partials = run_prepared(blocks, b, inputs.clone(), stream_min)
                 .pop()
@@ -252,8 +308,8 @@ fn run_prepared(
             inputs.push(Arc::new(partials));
             return run_prepared(combine, c, inputs, stream_min);
         }
-        Prepared::Whole(Ok(code), streaming) => (code, streaming),
-        Prepared::Whole(Err(_), _) => return crate::reference::run_kernel(kernel, inputs),
+        How::Whole(Ok(code), streaming) => (code, streaming),
+        How::Whole(Err(_), _) => return crate::reference::run_verified(kernel, inputs),
     };
     let timing = dump("timing");
     let t0 = std::time::Instant::now();
@@ -267,7 +323,7 @@ fn run_prepared(
             .iter()
             .any(|i| matches!(i, Instr::Load { arg: a, .. } if *a == arg))
     };
-    let fits = |b: &Buffer, arg: usize| {
+    let fits = |b: &HostBuffer, arg: usize| {
         let spec = &kernel.args[arg];
         b.dtype() == spec.dtype && (b.len() >= spec.len || !loaded(arg))
     };

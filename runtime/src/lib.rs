@@ -1,12 +1,16 @@
-//! smelt's runtime: host buffers, the backends that run kernel IR, and execution.
+//! smelt's runtime: where data lives and code runs. Buffers on the host or a CUDA device, the
+//! one [`Backend`] trait the reference interpreter, the cranelift JIT and each CUDA device
+//! implement, and the execution of a schedule on one [`Target`].
 
 pub mod backend;
 #[cfg(test)]
 mod backend_tests;
 pub mod buffer;
+pub mod caching;
 pub mod cpu;
 mod cpu_helpers;
 pub mod cuda;
+pub mod device;
 pub mod execute;
 pub mod library;
 #[cfg(test)]
@@ -17,6 +21,9 @@ pub mod reference;
 pub use smelt_ir::scalar_ops;
 pub mod stats;
 
-pub use backend::Backend;
-pub use buffer::Buffer;
-pub use execute::{Mismatch, execute, execute_audited, execute_on};
+pub use backend::{Backend, Executable};
+pub use buffer::{Buffer, HostBuffer};
+pub use caching::AllocatorStats;
+pub use device::{Device, Target};
+pub use execute::{Mismatch, execute, execute_audited};
+pub use stats::{Transfers, transfers};

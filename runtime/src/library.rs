@@ -17,12 +17,12 @@ mod sort;
 pub(crate) use matmul::check_views as check_matmul_views;
 pub use matmul::{matmul_gemm, matmul_reference};
 
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
 use smelt_ir::{LibraryCall, LibraryOp};
 use std::sync::Arc;
 
 /// Runs `call` on `inputs` (one buffer per input, in order).
-pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
+pub fn run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> HostBuffer {
     check_call(call, inputs);
     let mut out = match &call.op {
         // The next version of a storage starts as the old one.
@@ -43,7 +43,7 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
         | LibraryOp::ArgMin { .. }
         | LibraryOp::CumSum { .. }
         | LibraryOp::CumProd { .. }
-        | LibraryOp::Sort { .. } => Buffer::zeros(call.dtype, call.len),
+        | LibraryOp::Sort { .. } => HostBuffer::zeros(call.dtype, call.len),
     };
     match &call.op {
         LibraryOp::Matmul => matmul::matmul(call, inputs, &mut out),
@@ -67,7 +67,7 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Buffer {
 
 /// Asserts the invariants every library call relies on: one buffer per input, every view
 /// inside its buffer.
-pub(crate) fn check_call(call: &LibraryCall, inputs: &[Arc<Buffer>]) {
+pub(crate) fn check_call(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) {
     assert_eq!(
         inputs.len(),
         call.inputs.len(),

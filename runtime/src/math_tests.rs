@@ -8,8 +8,8 @@
 //! reference's answer exactly. `SMELT_MATH_STEP=n` sweeps every n-th f32 of each unary
 //! function's range instead (1 is exhaustive; slow); `--nocapture` prints the measured errors.
 
-use crate::backend::Backend;
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
+use crate::device::Target;
 use smelt_ir::kernel::{Access, Arg, Index, Instr, Kernel};
 use smelt_ir::scalar_ops::{binary, unary};
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
@@ -168,9 +168,9 @@ fn typed_kernel(dtype: DType, n: usize, simd: bool, inputs: usize, op: Instr) ->
 /// Runs `op` over `inputs` compiled both ways; asserts they agree bit for bit.
 fn run(inputs: &[Vec<f32>], op: Instr) -> Vec<f32> {
     let n = inputs[0].len();
-    let bufs: Vec<Arc<Buffer>> = inputs
+    let bufs: Vec<Arc<HostBuffer>> = inputs
         .iter()
-        .map(|v| Arc::new(Buffer::F32(v.clone().into())))
+        .map(|v| Arc::new(HostBuffer::F32(v.clone().into())))
         .collect();
     let mut outs = vec![];
     for simd in [true, false] {
@@ -178,7 +178,7 @@ fn run(inputs: &[Vec<f32>], op: Instr) -> Vec<f32> {
         if let Err(why) = crate::cpu::compiled(&k) {
             panic!("the cpu JIT refused {op:?}: {why}");
         }
-        let Some(Buffer::F32(out)) = Backend::Cpu.run_kernel(&k, bufs.clone()).pop() else {
+        let Some(HostBuffer::F32(out)) = Target::Cpu.run_kernel(&k, bufs.clone()).pop() else {
             panic!("an f32 kernel returned another dtype")
         };
         outs.push(out);
@@ -372,9 +372,10 @@ fn constant_cube_stays_within_its_ulp_bound() {
         }
         k
     };
-    let input = Arc::new(Buffer::F32(xs.clone().into()));
+    let input = Arc::new(HostBuffer::F32(xs.clone().into()));
     for simd in [true, false] {
-        let Some(Buffer::F32(got)) = Backend::Cpu.run_kernel(&k(simd), vec![input.clone()]).pop()
+        let Some(HostBuffer::F32(got)) =
+            Target::Cpu.run_kernel(&k(simd), vec![input.clone()]).pop()
         else {
             panic!("an f32 kernel returned another dtype")
         };
@@ -433,7 +434,7 @@ fn inline_f64_functions_stay_within_their_ulp_bounds() {
             smelt_codegen::cpu::is_inline_math(&op_instr),
             "{op:?} in f64 is inline"
         );
-        let input = Arc::new(Buffer::F64(xs.clone().into()));
+        let input = Arc::new(HostBuffer::F64(xs.clone().into()));
         let mut outs = vec![];
         for simd in [true, false] {
             let k = typed_kernel(DType::F64, n, simd, 1, op_instr.clone());
@@ -445,7 +446,7 @@ fn inline_f64_functions_stay_within_their_ulp_bounds() {
                 "{op:?} in f64 calls no helper:\n{}",
                 compiled.clif
             );
-            let Some(Buffer::F64(out)) = Backend::Cpu.run_kernel(&k, vec![input.clone()]).pop()
+            let Some(HostBuffer::F64(out)) = Target::Cpu.run_kernel(&k, vec![input.clone()]).pop()
             else {
                 panic!("an f64 kernel returned another dtype")
             };
@@ -523,9 +524,9 @@ fn one_plus_tanh_idiom_stays_within_its_ulp_bound() {
         ]);
         let n = xs.len();
         let input = Arc::new(if single {
-            Buffer::F32(xs.iter().map(|x| *x as f32).collect::<Vec<_>>().into())
+            HostBuffer::F32(xs.iter().map(|x| *x as f32).collect::<Vec<_>>().into())
         } else {
-            Buffer::F64(xs.clone().into())
+            HostBuffer::F64(xs.clone().into())
         });
         for (op, a, b, minus, half) in forms {
             let opt: Vec<f64> = xs
@@ -595,10 +596,10 @@ fn one_plus_tanh_idiom_stays_within_its_ulp_bound() {
                     compiled.simd || !simd,
                     "1 ± tanh in {dtype}: a SIMD loop expected"
                 );
-                let out = Backend::Cpu.run_kernel(&k, vec![input.clone()]).pop();
+                let out = Target::Cpu.run_kernel(&k, vec![input.clone()]).pop();
                 outs.push(match out {
-                    Some(Buffer::F32(v)) => v.iter().map(|x| f64::from(*x)).collect::<Vec<_>>(),
-                    Some(Buffer::F64(v)) => v.to_vec(),
+                    Some(HostBuffer::F32(v)) => v.iter().map(|x| f64::from(*x)).collect::<Vec<_>>(),
+                    Some(HostBuffer::F64(v)) => v.to_vec(),
                     _ => panic!("a {dtype} kernel returned another dtype"),
                 });
             }
@@ -783,11 +784,11 @@ fn exp_of_a_minus_its_max_matches_exp_bit_for_bit() {
             .unwrap_or_else(|why| panic!("the cpu JIT refused {}: {why}", k.name));
         assert!(compiled.simd, "{}: a SIMD loop expected", k.name);
     }
-    let a = Arc::new(Buffer::F32(a.into()));
-    let m = Arc::new(Buffer::F32(max.into()));
-    let got = Backend::Cpu.run_kernel(&reduced, vec![a.clone()]).pop();
-    let want = Backend::Cpu.run_kernel(&given, vec![a, m]).pop();
-    let (Some(Buffer::F32(got)), Some(Buffer::F32(want))) = (got, want) else {
+    let a = Arc::new(HostBuffer::F32(a.into()));
+    let m = Arc::new(HostBuffer::F32(max.into()));
+    let got = Target::Cpu.run_kernel(&reduced, vec![a.clone()]).pop();
+    let want = Target::Cpu.run_kernel(&given, vec![a, m]).pop();
+    let (Some(HostBuffer::F32(got)), Some(HostBuffer::F32(want))) = (got, want) else {
         panic!("f32 kernels returned another dtype");
     };
     for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {

@@ -1,10 +1,12 @@
 //! The reference backend: interprets kernel IR with plain strided loops, one element at a time,
 //! every dtype through [`Scalar`]. Slow and obviously correct; the oracle for every other path.
 
-use crate::buffer::Buffer;
+use crate::backend::{Backend, Executable, prepared_once};
+use crate::buffer::{Buffer, HostBuffer};
+use crate::device::Target;
 use crate::scalar_ops::{binary, reduce_finish, reduce_identity, reduce_step, unary};
-use smelt_ir::Scalar;
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
+use smelt_ir::{DType, LibraryCall, Result, Scalar, Work};
 use std::sync::Arc;
 
 fn address(index: &Index, point: &[usize]) -> usize {
@@ -29,7 +31,7 @@ fn next(point: &mut [usize], shape: &[usize]) -> bool {
 
 /// The output buffers of `kernel`, in output order: fresh zeros, or for an `Update` its
 /// source's memory when no one else holds it (a copy otherwise). Shared by every backend.
-pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<Buffer>]) -> Vec<Buffer> {
+pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<HostBuffer>]) -> Vec<HostBuffer> {
     assert_eq!(
         inputs.len(),
         kernel.read_args(),
@@ -41,13 +43,13 @@ pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<Buffer>]) -> Ve
             let spec = &kernel.args[out_arg];
             match spec.access {
                 Access::Write if kernel.overwrites(out_arg) => {
-                    Buffer::for_overwrite(spec.dtype, spec.len)
+                    HostBuffer::for_overwrite(spec.dtype, spec.len)
                 }
-                Access::Write | Access::Read => Buffer::zeros(spec.dtype, spec.len),
+                Access::Write | Access::Read => HostBuffer::zeros(spec.dtype, spec.len),
                 Access::Update { from } => {
                     let src = std::mem::replace(
                         &mut inputs[from],
-                        Arc::new(Buffer::zeros(spec.dtype, 0)),
+                        Arc::new(HostBuffer::zeros(spec.dtype, 0)),
                     );
                     let b = Arc::try_unwrap(src).unwrap_or_else(|shared| {
                         crate::stats::count_allocation(shared.nbytes());
@@ -71,12 +73,71 @@ pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<Buffer>]) -> Ve
 /// Runs `kernel` with its read arguments `inputs` (in argument order) and returns its output
 /// buffers, in output order. An `Update` output reuses its source's memory when no one else
 /// holds it.
-pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> {
+pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
+    verify(kernel);
+    run_verified(kernel, inputs)
+}
+
+/// Asserts that `kernel` verifies: a kernel that does not is a compiler bug.
+pub(crate) fn verify(kernel: &Kernel) {
     let errors = kernel.verify();
     assert!(
         errors.is_empty(),
         "invariant: kernel IR verifies before it runs: {errors:?}\n{kernel}"
     );
+}
+
+/// The reference backend: the interpreter on host buffers, library routines as host loops.
+#[derive(Clone, Copy, Debug)]
+pub struct Reference;
+
+impl Backend for Reference {
+    type Prepared = ();
+
+    fn target(&self) -> Target {
+        Target::Reference
+    }
+
+    fn prepare(&self, work: &Work) -> Result<()> {
+        match work {
+            Work::Kernel(k) => verify(k),
+            Work::Library(_) => {}
+        }
+        Ok(())
+    }
+
+    fn prepared(&self, exec: &Executable) -> Result<Arc<[()]>> {
+        prepared_once(self, exec, &exec.reference)
+    }
+
+    fn run_kernel(&self, kernel: &Kernel, _: &(), args: Vec<Buffer>) -> Result<Vec<Buffer>> {
+        let args = args.into_iter().map(Buffer::into_host).collect();
+        Ok(run_verified(kernel, args)
+            .into_iter()
+            .map(Buffer::from)
+            .collect())
+    }
+
+    fn run_library(&self, call: &LibraryCall, _: &(), args: Vec<Buffer>) -> Result<Buffer> {
+        let args: Vec<_> = args.into_iter().map(Buffer::into_host).collect();
+        Ok(crate::library::run_library(call, &args).into())
+    }
+
+    fn zeros(&self, dtype: DType, len: usize) -> Result<Buffer> {
+        Ok(HostBuffer::zeros(dtype, len).into())
+    }
+
+    fn upload(&self, host: Arc<HostBuffer>) -> Result<Buffer> {
+        Ok(Buffer::Host(host))
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// [`run_kernel`] for a kernel known to verify.
+pub(crate) fn run_verified(kernel: &Kernel, mut inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
     let mut out = Outputs {
         first: kernel.read_args(),
         buffers: prepare_outputs(kernel, &mut inputs),
@@ -187,7 +248,7 @@ pub fn run_kernel(kernel: &Kernel, mut inputs: Vec<Arc<Buffer>>) -> Vec<Buffer> 
 struct Outputs {
     /// The argument of the first output.
     first: usize,
-    buffers: Vec<Buffer>,
+    buffers: Vec<HostBuffer>,
 }
 
 /// Evaluates the instructions of `range` at `level` (reductions are left to the driver).
@@ -197,7 +258,7 @@ fn eval(
     level: Level,
     levels: &[Level],
     point: &[usize],
-    inputs: &[Arc<Buffer>],
+    inputs: &[Arc<HostBuffer>],
     out: &mut Outputs,
     values: &mut [Scalar],
 ) {

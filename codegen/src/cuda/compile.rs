@@ -1,13 +1,16 @@
 //! Compile: CUDA C → PTX through NVRTC (cudarc), with an in-memory cache and an on-disk cache
 //! keyed by a hash of the source, the target architecture and the NVRTC version.
 //!
-//! cudarc panics when a library it loads is missing, so every entry point first probes for
-//! libnvrtc the way cudarc searches for it (its candidate names through the dynamic loader),
-//! after preloading it from `$SMELT_CUDA_TOOLS` when that folder holds NVIDIA's PyPI wheel
-//! layout (`scripts/install-cuda-tools.sh`). Without the `cuda` feature or without libnvrtc,
+//! cudarc panics when a library it loads is missing, so every entry point first finds and loads
+//! libnvrtc of CUDA 13 or 12 (`libraries.rs`: toolkits, NVIDIA's wheels, `$SMELT_CUDA_TOOLS`,
+//! the loader's path), then checks that cudarc's own search reaches it. Without the `cuda`
+//! feature or without libnvrtc,
 //! compiling returns an `ErrorKind::Device` error naming what is missing; a source NVRTC
 //! rejects returns `ErrorKind::Compile` with the full NVRTC log.
 
+use super::libraries::Found;
+#[cfg(feature = "cuda")]
+use super::libraries::MAJORS;
 use smelt_ir::{Error, ErrorKind, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,13 +22,13 @@ pub const DEFAULT_ARCH: &str = "sm_90";
 /// The environment variable naming a folder with NVIDIA's wheels installed (`--target`).
 pub const TOOLS_ENV: &str = "SMELT_CUDA_TOOLS";
 
-/// libnvrtc inside a `$SMELT_CUDA_TOOLS` folder.
-pub fn tools_nvrtc(tools: &std::path::Path) -> PathBuf {
-    tools.join("nvidia/cuda_nvrtc/lib/libnvrtc.so.12")
-}
-
 /// ptxas inside a `$SMELT_CUDA_TOOLS` folder.
 pub fn tools_ptxas(tools: &std::path::Path) -> PathBuf {
+    // CUDA 13's wheel (`nvidia-cuda-nvcc`) first, then CUDA 12's (`nvidia-cuda-nvcc-cu12`).
+    let cu13 = tools.join("nvidia/cu13/bin/ptxas");
+    if cu13.is_file() {
+        return cu13;
+    }
     tools.join("nvidia/cuda_nvcc/bin/ptxas")
 }
 
@@ -54,30 +57,48 @@ fn probe_nvrtc() -> Result<(i32, i32)> {
     ))
 }
 
+/// The NVRTC library loaded (its CUDA major and file), or why there is none.
+pub fn nvrtc_library() -> Result<Found> {
+    static FOUND: OnceLock<Result<Found>> = OnceLock::new();
+    FOUND.get_or_init(find_nvrtc).clone()
+}
+
+#[cfg(not(feature = "cuda"))]
+fn find_nvrtc() -> Result<Found> {
+    Err(Error::device(
+        "NVRTC is unavailable: smelt was built without the `cuda` feature",
+    ))
+}
+
+/// NVRTC of the newest major the driver can run the PTX of (CUDA 13's PTX needs a CUDA 13
+/// driver); any major when there is no driver (compiling only).
+#[cfg(feature = "cuda")]
+fn find_nvrtc() -> Result<Found> {
+    let majors: Vec<u32> = match super::libraries::driver_version() {
+        Some((major, _)) => MAJORS.into_iter().filter(|&m| m <= major).collect(),
+        None => MAJORS.to_vec(),
+    };
+    super::libraries::load("nvrtc", &majors, &["nvrtc-builtins"]).map_err(|why| {
+        Error::device(format!(
+            "NVRTC is unavailable: {why}; install the CUDA toolkit, or run \
+             scripts/install-cuda-tools.sh and set {TOOLS_ENV}=.tools/cuda"
+        ))
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn probe_nvrtc() -> Result<(i32, i32)> {
+    nvrtc_library().map(|_| (0, 0))
+}
+
 #[cfg(feature = "cuda")]
 fn probe_nvrtc() -> Result<(i32, i32)> {
-    let mut tried = String::new();
-    if let Some(tools) = std::env::var_os(TOOLS_ENV) {
-        let path = tools_nvrtc(std::path::Path::new(&tools));
-        // Loaded globally and kept: cudarc's later dlopen by soname finds this copy.
-        // SAFETY: loading libnvrtc runs its initialisers, which have no preconditions.
-        match unsafe {
-            libloading::os::unix::Library::open(
-                Some(&path),
-                libloading::os::unix::RTLD_NOW | libloading::os::unix::RTLD_GLOBAL,
-            )
-        } {
-            Ok(lib) => std::mem::forget(lib),
-            Err(e) => tried = format!(" ({TOOLS_ENV} names {}: {e})", path.display()),
-        }
-    }
+    nvrtc_library()?;
     // SAFETY: probing only dlopens cudarc's candidate names and closes them again.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(Error::device(format!(
-            "NVRTC is unavailable: libnvrtc.so.12 was not found on the library path{tried}; \
-             install the CUDA toolkit, or run scripts/install-cuda-tools.sh and set \
-             {TOOLS_ENV}=.tools/cuda"
-        )));
+        return Err(Error::device(
+            "NVRTC is unavailable: the library loaded but cudarc's search did not find it",
+        ));
     }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: the library is present (checked above); the pointers are valid for writes.
@@ -88,6 +109,24 @@ fn probe_nvrtc() -> Result<(i32, i32)> {
         )));
     }
     Ok((major, minor))
+}
+
+/// The file cudarc's NVRTC calls go to (it may differ from [`nvrtc_library`]'s when cudarc's
+/// own search reaches another copy first).
+#[cfg(feature = "cuda")]
+pub fn nvrtc_in_use() -> Option<PathBuf> {
+    nvrtc_status().ok()?;
+    // SAFETY: NVRTC is loaded (`nvrtc_status`); looking a symbol up has no other effect.
+    let lib = unsafe { cudarc::nvrtc::sys::culib() };
+    // SAFETY: the symbol is only used as an address for `dladdr`, never called.
+    let symbol = unsafe { lib.get::<*const std::ffi::c_void>(b"nvrtcVersion\0") }.ok()?;
+    super::libraries::loaded_from(*symbol as usize)
+}
+
+/// Without the `cuda` feature nothing is loaded.
+#[cfg(not(feature = "cuda"))]
+pub fn nvrtc_in_use() -> Option<PathBuf> {
+    None
 }
 
 /// Compiles a complete CUDA C translation unit to PTX for `arch` (`sm_90` …).

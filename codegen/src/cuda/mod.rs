@@ -3,6 +3,8 @@
 //! time, and says clearly when either is missing).
 
 pub mod compile;
+pub mod libraries;
+pub mod library;
 pub mod render;
 
 pub use render::{CudaKernel, PRELUDE, render};

@@ -72,7 +72,7 @@ pub fn storage_type(dtype: DType) -> &'static str {
 }
 
 /// The C type an SSA value of `dtype` lives in (f16/bf16 compute in float).
-fn value_type(dtype: DType) -> &'static str {
+pub(crate) fn value_type(dtype: DType) -> &'static str {
     match dtype {
         DType::F16 | DType::BF16 => "float",
         DType::Bool
@@ -344,19 +344,7 @@ impl<'k> Renderer<'k> {
             Instr::Load { arg, index } => {
                 let addr = self.address(i, index, groups);
                 let dtype = kernel.args[*arg].dtype;
-                let load = format!("a{arg}[{addr}]");
-                let load = match dtype {
-                    DType::F16 => format!("sm_half2float({load})"),
-                    DType::BF16 => format!("sm_bfloat162float({load})"),
-                    DType::Bool
-                    | DType::U8
-                    | DType::I8
-                    | DType::I16
-                    | DType::I32
-                    | DType::I64
-                    | DType::F32
-                    | DType::F64 => load,
-                };
+                let load = load_expr(&format!("a{arg}[{addr}]"), dtype);
                 let _ = writeln!(out, "{indent}const {} v{i} = {load};", value_type(dtype));
             }
             Instr::Store { arg, index, x } => {
@@ -383,7 +371,24 @@ impl<'k> Renderer<'k> {
     }
 }
 
-fn store_expr(v: &str, dtype: DType) -> String {
+/// The value (of [`value_type`]) a buffer element `element` of `dtype` holds.
+pub(crate) fn load_expr(element: &str, dtype: DType) -> String {
+    match dtype {
+        DType::F16 => format!("sm_half2float({element})"),
+        DType::BF16 => format!("sm_bfloat162float({element})"),
+        DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::F32
+        | DType::F64 => element.to_string(),
+    }
+}
+
+/// `v` (a value of `dtype`) as the bits a buffer of `dtype` stores.
+pub(crate) fn store_expr(v: &str, dtype: DType) -> String {
     match dtype {
         DType::F16 => format!("sm_float2half({v})"),
         DType::BF16 => format!("sm_float2bfloat16({v})"),
@@ -399,7 +404,7 @@ fn store_expr(v: &str, dtype: DType) -> String {
 }
 
 /// `(T)x` as smelt's cast from `from` to `to`.
-fn cast_expr(x: &str, from: DType, to: DType) -> String {
+pub(crate) fn cast_expr(x: &str, from: DType, to: DType) -> String {
     if from == to {
         return x.to_string();
     }
@@ -747,7 +752,8 @@ pub fn render(kernel: &Kernel) -> CudaKernel {
     }
 }
 
-fn blocks_for(items: u64, per_block: u64) -> u32 {
+/// Blocks of `per_block` threads for `items`, at most [`MAX_GRID`] (grid-stride loops do the rest).
+pub(crate) fn blocks_for(items: u64, per_block: u64) -> u32 {
     items.div_ceil(per_block).min(MAX_GRID) as u32
 }
 

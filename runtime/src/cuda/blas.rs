@@ -1,125 +1,128 @@
-//! Matmul on a CUDA device through cuBLAS (cudarc's `cublas`): the inputs are copied in, one
-//! `gemmStridedBatched` runs per outer batch point as [`super::gemm_plan`] maps the views, and
-//! the product is copied back (the epilogue, if any, is the next fused kernel in the schedule).
+//! Float matmuls on cuBLAS: `cublasGemmStridedBatchedEx` on the device buffers, f32 and f64
+//! in their own precision, f16 and bf16 with f32 accumulation, one call per outer batch point
+//! as [`super::gemm_plan`] maps the views. An operand cuBLAS cannot read in place is first
+//! copied contiguous by a copy kernel, and an output view it cannot write is computed densely
+//! and copied into place by another: everything stays on the device. The epilogue (bias,
+//! ReLU) is the next fused kernel of the schedule.
 //!
-//! f32 and f64 run here; other dtypes (f16 and bf16 included: the workspace builds cudarc
-//! without its `f16` feature) and problems cuBLAS cannot take (empty, or a size past its
-//! `int`) run the host routine. libcublas is probed before cudarc is called, since cudarc
-//! panics on a missing library.
+//! libcublas (CUDA 13 or 12, found as NVRTC is: `smelt_codegen::cuda::libraries`) is loaded
+//! before cudarc is called, since cudarc panics on a missing library.
 
 use super::device::{CudaDevice, driver_error};
-use super::gemm_plan::{Prepared, prepare, scatter};
-use super::launch::{buffer_from_bytes, host_bytes};
-use crate::buffer::Buffer;
-use crate::library::{check_call, check_matmul_views, run_library};
-use cudarc::cublas::sys::cublasOperation_t;
-use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};
-use cudarc::driver::{CudaSlice, DeviceRepr};
-use smelt_ir::{DType, Error, LibraryCall, LibraryOp, Result};
-use std::sync::{Arc, OnceLock};
+use super::gemm_plan::{MatmulPlan, prepare as plan_matmul};
+use super::launch::{Launch, loaded, queue};
+use super::memory::CudaBuffer;
+use crate::library::check_matmul_views;
+use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType};
+use smelt_codegen::cuda::libraries::{Found, MAJORS, load};
+use smelt_codegen::cuda::render;
+use smelt_ir::{DType, Error, Kernel, LibraryCall, Result, View};
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// The cuBLAS library cudarc loads, and the library it needs in turn.
-const CUBLAS: &str = "libcublas.so.12";
-const CUBLAS_LT: &str = "libcublasLt.so.12";
-
-/// Whether libcublas loads: `Err` names what is missing.
-pub fn cublas_status() -> Result<()> {
-    static STATUS: OnceLock<Result<()>> = OnceLock::new();
-    STATUS
+/// The cuBLAS library loaded, or why there is none.
+pub fn cublas_library() -> Result<Found> {
+    static FOUND: OnceLock<Result<Found>> = OnceLock::new();
+    FOUND
         .get_or_init(|| {
-            // SAFETY: probing dlopens cudarc's candidate names for libcublas and closes them.
-            if unsafe { cudarc::cublas::sys::is_culib_present() } {
-                return Ok(());
-            }
-            // SAFETY: loading libcublasLt runs its initialisers, which have no preconditions;
-            // the handle is closed at once.
-            let lt_loads = unsafe { libloading::Library::new(CUBLAS_LT) }.is_ok();
-            let why = if lt_loads {
-                format!("{CUBLAS} was not found")
-            } else {
-                format!("{CUBLAS} (or {CUBLAS_LT}, which it needs) was not found")
+            let majors: Vec<u32> = match smelt_codegen::cuda::libraries::driver_version() {
+                Some((major, _)) => MAJORS.into_iter().filter(|&m| m <= major).collect(),
+                None => MAJORS.to_vec(),
             };
-            Err(Error::device(format!(
-                "cuBLAS is unavailable: {why} (install the CUDA toolkit's cuBLAS, or put it \
-                 on the library path)"
-            )))
+            let found = load("cublas", &majors, &["cublasLt"]).map_err(|why| {
+                Error::device(format!(
+                    "cuBLAS is unavailable: {why} (install the CUDA toolkit's cuBLAS or \
+                     NVIDIA's cuBLAS wheel)"
+                ))
+            })?;
+            // SAFETY: probing dlopens cudarc's candidate names for libcublas and closes them.
+            if !unsafe { cudarc::cublas::sys::is_culib_present() } {
+                return Err(Error::device(format!(
+                    "cuBLAS is unavailable: {} loaded but cudarc's search did not find it",
+                    found.path.display()
+                )));
+            }
+            Ok(found)
         })
         .clone()
 }
 
-/// Whether `call` runs on cuBLAS: a matmul of f32 or f64.
-pub fn runs_on_cublas(call: &LibraryCall) -> bool {
-    match call.op {
-        LibraryOp::Matmul => {
-            matches!(call.dtype, DType::F32 | DType::F64)
-                && call.inputs.iter().all(|(d, _)| *d == call.dtype)
-        }
-        LibraryOp::Gather { .. }
-        | LibraryOp::IndexSelect { .. }
-        | LibraryOp::Take
-        | LibraryOp::Index { .. }
-        | LibraryOp::IndexPut { .. }
-        | LibraryOp::ArgMax { .. }
-        | LibraryOp::ArgMin { .. }
-        | LibraryOp::CumSum { .. }
-        | LibraryOp::CumProd { .. }
-        | LibraryOp::Sort { .. } => false,
-    }
+/// The file cudarc's cuBLAS calls go to.
+pub fn cublas_in_use() -> Option<std::path::PathBuf> {
+    cublas_library().ok()?;
+    // SAFETY: cuBLAS is loaded (above); looking a symbol up has no other effect.
+    let lib = unsafe { cudarc::cublas::sys::culib() };
+    // SAFETY: the symbol is only used as an address for `dladdr`, never called.
+    let symbol = unsafe { lib.get::<*const c_void>(b"cublasCreate_v2\0") }.ok()?;
+    smelt_codegen::cuda::libraries::loaded_from(*symbol as usize)
 }
 
-/// The device's cuBLAS handle, created on first use (on the device's stream).
-fn handle(dev: &CudaDevice) -> Result<&CudaBlas> {
-    cublas_status()?;
-    dev.blas
-        .get_or_init(|| {
-            CudaBlas::new(dev.stream.clone())
-                .map_err(|e| Error::device(format!("cuBLAS handle creation failed: {e}")))
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+/// A matmul prepared for cuBLAS: the plan and the copy kernels it needs.
+#[derive(Debug)]
+pub(super) struct Matmul {
+    plan: MatmulPlan,
+    dtype: DType,
+    copy_a: Option<Launch>,
+    copy_b: Option<Launch>,
+    scatter: Option<Launch>,
 }
 
-/// Runs the matmul `call` (f32 or f64, see [`runs_on_cublas`]) on `dev`.
-pub fn run_matmul(dev: &CudaDevice, call: &LibraryCall, inputs: &[Arc<Buffer>]) -> Result<Buffer> {
-    assert!(
-        runs_on_cublas(call),
-        "invariant: only f32/f64 matmuls reach cuBLAS"
-    );
-    let blas = handle(dev)?;
-    check_call(call, inputs);
+/// The elements a view reaches in its buffer.
+fn reach(v: &View) -> usize {
+    v.address_range()
+        .map_or(v.offset + 1, |(_, hi)| hi as usize + 1)
+}
+
+/// Plans `call` for cuBLAS; `None` when cuBLAS cannot take it (an empty problem, or sizes past
+/// its `int`): the caller renders a kernel instead.
+pub(super) fn prepare(dev: &CudaDevice, call: &LibraryCall) -> Result<Option<Matmul>> {
+    cublas_library()?;
     let (av, bv, ov) = check_matmul_views(call);
     assert!(
         ov.internal_overlap() == Some(false) || ov.numel() <= 1,
         "invariant: a matmul output view does not overlap itself: {ov}"
     );
-    if inputs.iter().any(|b| b.dtype() != call.dtype) {
-        // Buffers disagreeing with the call's dtype: the host routine handles any pair.
-        return Ok(run_library(call, inputs));
-    }
-    let Some(prepared) = prepare(&inputs[0], &inputs[1], av, bv, ov, call.len) else {
-        // Empty, or too large for cuBLAS's `int`: the host routine.
-        return Ok(run_library(call, inputs));
+    let Some(plan) = plan_matmul(av, bv, ov, call.len) else {
+        return Ok(None);
     };
-    let c = match call.dtype {
-        DType::F32 => gemm::<f32>(dev, blas, &prepared, DType::F32)?,
-        DType::F64 => gemm::<f64>(dev, blas, &prepared, DType::F64)?,
-        DType::Bool
-        | DType::U8
-        | DType::I8
-        | DType::I16
-        | DType::I32
-        | DType::I64
-        | DType::F16
-        | DType::BF16 => unreachable!("runs_on_cublas admits f32 and f64 only"),
+    let dtype = call.dtype;
+    let copy = |v: &View| {
+        let dense = View::contiguous(&v.shape);
+        loaded(
+            dev,
+            &render(&Kernel::copy(dtype, v, reach(v), &dense, v.numel())),
+        )
     };
-    Ok(match &prepared.scatter {
-        Some(real) => {
-            let mut out = Buffer::zeros(call.dtype, call.len);
-            scatter(&c, real, &mut out);
-            out
-        }
-        None => c,
-    })
+    Ok(Some(Matmul {
+        copy_a: plan.copy_a.as_ref().map(copy).transpose()?,
+        copy_b: plan.copy_b.as_ref().map(copy).transpose()?,
+        scatter: plan
+            .scatter
+            .as_ref()
+            .map(|real| {
+                let dense = View::contiguous(&real.shape);
+                loaded(
+                    dev,
+                    &render(&Kernel::copy(dtype, &dense, dense.numel(), real, call.len)),
+                )
+            })
+            .transpose()?,
+        plan,
+        dtype,
+    }))
+}
+
+/// The device's cuBLAS handle, created on first use (on the device's stream).
+fn handle(dev: &CudaDevice) -> Result<&Mutex<cudarc::cublas::CudaBlas>> {
+    cublas_library()?;
+    dev.blas
+        .get_or_init(|| {
+            cudarc::cublas::CudaBlas::new(dev.stream.clone())
+                .map(Mutex::new)
+                .map_err(|e| Error::device(format!("cuBLAS handle creation failed: {e}")))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 fn op(transposed: bool) -> cublasOperation_t {
@@ -130,96 +133,112 @@ fn op(transposed: bool) -> cublasOperation_t {
     }
 }
 
-fn upload(dev: &CudaDevice, b: &Buffer) -> Result<CudaSlice<u8>> {
-    let bytes = host_bytes(b);
-    let mut d = dev.pool.take(&dev.stream, bytes.len())?;
-    if !bytes.is_empty() {
-        dev.stream
-            .memcpy_htod(&bytes, &mut d)
-            .map_err(|e| driver_error("host-to-device copy", e))?;
-    }
-    Ok(d)
-}
-
-/// The planned calls on `dev`; returns cuBLAS's C (`prepared.c_len` elements of `dtype`).
-fn gemm<T>(dev: &CudaDevice, blas: &CudaBlas, prepared: &Prepared, dtype: DType) -> Result<Buffer>
-where
-    T: DeviceRepr + From<f32>,
-    CudaBlas: Gemm<T>,
-{
-    let p = &prepared.plan;
-    let stream = &dev.stream;
-    let a = upload(dev, &prepared.a)?;
-    let b = upload(dev, &prepared.b)?;
-    let c_bytes = prepared.c_len * dtype.size();
-    let mut c = dev.pool.take(stream, c_bytes)?;
-    // Elements outside the output view stay zero, as on the host.
-    stream
-        .memset_zeros(&mut c)
-        .map_err(|e| driver_error("memset", e))?;
-    // cuBLAS runs in the current context: make it the device's on this thread (the copies
-    // above bound it too; this states the requirement).
-    stream
-        .context()
-        .bind_to_thread()
-        .map_err(|e| driver_error("context binding", e))?;
-    let mut calls = Vec::new();
-    p.for_each_call(|oa, ob, oc| calls.push((oa, ob, oc)));
-    let cfg = |batch_size| StridedBatchedConfig {
-        gemm: GemmConfig {
-            transa: op(p.transa),
-            transb: op(p.transb),
-            // `plan` checked that sizes and leading dimensions fit an `int`.
-            m: p.m as i32,
-            n: p.n as i32,
-            k: p.k as i32,
-            alpha: T::from(1.0),
-            lda: p.lda as i32,
-            ldb: p.ldb as i32,
-            beta: T::from(0.0),
-            ldc: p.ldc as i32,
-        },
-        batch_size,
-        stride_a: p.stride_a as i64,
-        stride_b: p.stride_b as i64,
-        stride_c: p.stride_c as i64,
-    };
-    {
-        // SAFETY: the pool's byte buffers hold `len` elements of `T` (uploaded from buffers of
-        // that dtype, or sized `c_len · size`), and device memory is aligned for any `T`.
-        let (a_t, b_t, mut c_t) = unsafe {
-            (
-                a.transmute::<T>(prepared.a.len()),
-                b.transmute::<T>(prepared.b.len()),
-                c.transmute_mut::<T>(prepared.c_len),
-            )
-        };
-        let (a_t, b_t) = (
-            a_t.expect("invariant: upload holds the buffer"),
-            b_t.expect("invariant: upload holds the buffer"),
-        );
-        let c_t = c_t.as_mut().expect("invariant: c holds c_len elements");
-        for (oa, ob, oc) in calls {
-            let (a_v, b_v, mut c_v) = (a_t.slice(oa..), b_t.slice(ob..), c_t.slice_mut(oc..));
-            // SAFETY: `plan` maps every address cuBLAS forms from these arguments to an address
-            // of the smelt view it came from (size-1 dims never move the address), and every
-            // view fits inside its buffer (`check_call`, or a contiguous copy); the output
-            // view does not overlap itself, so no two batches or elements write one address.
-            unsafe { blas.gemm_strided_batched(cfg(p.batch as i32), &a_v, &b_v, &mut c_v) }
-                .map_err(|e| Error::device(format!("cuBLAS gemm failed: {e}")))?;
+/// cuBLAS's data type and compute type for `dtype`, and whether alpha/beta are doubles.
+fn types(dtype: DType) -> (cudaDataType, cublasComputeType_t, bool) {
+    use cublasComputeType_t::{CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_64F};
+    match dtype {
+        DType::F64 => (cudaDataType::CUDA_R_64F, CUBLAS_COMPUTE_64F, true),
+        DType::F32 => (cudaDataType::CUDA_R_32F, CUBLAS_COMPUTE_32F, false),
+        DType::F16 => (cudaDataType::CUDA_R_16F, CUBLAS_COMPUTE_32F, false),
+        DType::BF16 => (cudaDataType::CUDA_R_16BF, CUBLAS_COMPUTE_32F, false),
+        DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
+            unreachable!("runs_on_cublas admits float matmuls only")
         }
     }
-    let mut bytes = vec![0u8; c_bytes];
-    if !bytes.is_empty() {
-        stream
-            .memcpy_dtoh(&c, &mut bytes)
-            .map_err(|e| driver_error("device-to-host copy", e))?;
+}
+
+/// `v` of `src` copied into a fresh dense buffer by `launch`.
+fn dense_copy(dev: &CudaDevice, launch: &Launch, src: &CudaBuffer, v: &View) -> Result<CudaBuffer> {
+    let out = CudaBuffer::uninit(dev, src.dtype(), v.numel())?;
+    queue(dev, launch, &[src.ptr(), out.ptr()])?;
+    Ok(out)
+}
+
+/// Runs a prepared matmul on `args` (a, b); returns the output buffer.
+pub(super) fn run(
+    dev: &CudaDevice,
+    call: &LibraryCall,
+    m: &Matmul,
+    args: &[Arc<CudaBuffer>],
+) -> Result<Arc<CudaBuffer>> {
+    let (av, bv, _) = check_matmul_views(call);
+    let blas = handle(dev)?;
+    let copied_a = match &m.copy_a {
+        Some(l) => Some(dense_copy(dev, l, &args[0], av)?),
+        None => None,
+    };
+    let copied_b = match &m.copy_b {
+        Some(l) => Some(dense_copy(dev, l, &args[1], bv)?),
+        None => None,
+    };
+    let a = copied_a.as_ref().unwrap_or(&args[0]);
+    let b = copied_b.as_ref().unwrap_or(&args[1]);
+    let p = &m.plan.plan;
+    let (first, second) = if p.swapped { (b, a) } else { (a, b) };
+    // Elements outside the output view stay zero, as on the host.
+    let c = CudaBuffer::zeros(dev, m.dtype, m.plan.c_len)?;
+    let (data, compute, double) = types(m.dtype);
+    let size = m.dtype.size() as u64;
+    let (alpha32, beta32, alpha64, beta64) = (1.0f32, 0.0f32, 1.0f64, 0.0f64);
+    let (alpha, beta): (*const c_void, *const c_void) = if double {
+        (
+            (&alpha64 as *const f64).cast(),
+            (&beta64 as *const f64).cast(),
+        )
+    } else {
+        (
+            (&alpha32 as *const f32).cast(),
+            (&beta32 as *const f32).cast(),
+        )
+    };
+    let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
+    dev.bind()?;
+    let mut calls = vec![];
+    p.for_each_call(|oa, ob, oc| calls.push((oa as u64, ob as u64, oc as u64)));
+    for (oa, ob, oc) in calls {
+        // SAFETY: `plan` maps every address cuBLAS forms from these arguments (sizes, leading
+        // dimensions, batch strides, from these element offsets) to an address of the smelt
+        // view it came from, and every view fits inside its buffer (checked by the caller, or
+        // a dense copy), so every access stays inside `first`, `second` and `c`; the output
+        // view does not overlap itself (asserted in `prepare`), so no two elements are written
+        // at one address; alpha and beta live until the call returns (cuBLAS reads them while
+        // queueing, in host pointer mode); the handle runs on the device's stream.
+        unsafe {
+            cudarc::cublas::result::gemm_strided_batched_ex(
+                *blas.handle(),
+                op(p.transa),
+                op(p.transb),
+                p.m as i32,
+                p.n as i32,
+                p.k as i32,
+                alpha,
+                (first.ptr() + oa * size) as *const c_void,
+                data,
+                p.lda as i32,
+                p.stride_a as i64,
+                (second.ptr() + ob * size) as *const c_void,
+                data,
+                p.ldb as i32,
+                p.stride_b as i64,
+                beta,
+                (c.ptr() + oc * size) as *mut c_void,
+                data,
+                p.ldc as i32,
+                p.stride_c as i64,
+                p.batch as i32,
+                compute,
+                cublasGemmAlgo_t::CUBLAS_GEMM_DFALT,
+            )
+        }
+        .map_err(|e| driver_error("cuBLAS gemm", e))?;
     }
-    stream
-        .synchronize()
-        .map_err(|e| driver_error("synchronize", e))?;
-    for d in [a, b, c] {
-        dev.pool.give(d);
-    }
-    Ok(buffer_from_bytes(dtype, &bytes))
+    drop(blas);
+    Ok(Arc::new(match &m.scatter {
+        Some(l) => {
+            let out = CudaBuffer::zeros(dev, m.dtype, call.len)?;
+            queue(dev, l, &[c.ptr(), out.ptr()])?;
+            out
+        }
+        None => c,
+    }))
 }

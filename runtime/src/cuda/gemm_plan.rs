@@ -10,9 +10,9 @@
 //!
 //! A dim of size 1 never moves the address, so its stride is free. Anything else (both strides
 //! ≠ 1, a broadcast stride 0 in a matrix dim, overlapping or negative strides) is not
-//! expressible: [`prepare`] copies such an input to a contiguous buffer on the host, and an
-//! output that is not expressible is computed into a contiguous buffer and scattered into the
-//! real output view on the host afterwards.
+//! expressible: [`prepare`] plans a copy of such an input into a contiguous buffer (a copy
+//! kernel on the device), and an output that is not expressible is computed into a contiguous
+//! buffer and copied into the real output view afterwards.
 //!
 //! The output decides the orientation. A row-major C (`stride(N) = 1`, the usual case) is
 //! computed as `Cᵀ = Bᵀ·Aᵀ` (the row-major trick): cuBLAS's m, n are N, M, its A is smelt's B
@@ -25,10 +25,8 @@
 //! outer point. Sizes and leading dimensions must fit cuBLAS's `int`; a problem that does not
 //! is left to the host gemm ([`plan`] returns `None`).
 
-use crate::buffer::Buffer;
 use crate::library::for_each_index;
 use smelt_ir::View;
-use std::sync::Arc;
 
 /// One outer batch dim looped over outside cuBLAS: its size and its strides in cuBLAS's
 /// A, B and C.
@@ -207,75 +205,49 @@ pub fn plan(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
     })
 }
 
-/// A matmul ready for cuBLAS: the input buffers it reads (host copies where a view was not
-/// expressible), the calls, and where the result goes.
-#[derive(Debug)]
-pub struct Prepared {
-    /// cuBLAS's A and B buffers (already swapped when `plan.swapped`).
-    pub a: Arc<Buffer>,
-    pub b: Arc<Buffer>,
+/// A matmul ready for cuBLAS, worked out from the views alone: which operands must first be
+/// copied contiguous (those cuBLAS cannot read in place), the calls, and where the result goes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmulPlan {
+    /// The views of smelt's `a` and `b` to copy into dense buffers of their shapes before the
+    /// calls (`None`: read in place).
+    pub copy_a: Option<View>,
+    pub copy_b: Option<View>,
     pub plan: GemmPlan,
     /// Elements of the buffer cuBLAS writes.
     pub c_len: usize,
     /// When the output view was not expressible, cuBLAS writes a contiguous `[*B, M, N]`
-    /// buffer and this is the real output view to copy it into on the host.
+    /// buffer and this is the real output view to copy it into.
     pub scatter: Option<View>,
 }
 
-/// `v` of `buffer` copied into a fresh contiguous buffer, with its new view.
-fn contiguous_copy(buffer: &Buffer, v: &View) -> (Arc<Buffer>, View) {
-    let dense = View::contiguous(&v.shape);
-    let mut out = Buffer::zeros(buffer.dtype(), v.numel());
-    for_each_index(&v.shape, |p| {
-        out.set(dense.address(p) as usize, buffer.get(v.address(p) as usize));
-    });
-    (Arc::new(out), dense)
-}
-
-/// Plans `a @ b -> out` (views `av`, `bv`, `ov`, output buffer of `len`), copying operands
-/// cuBLAS cannot read in place. `None` when the problem is empty or too large for cuBLAS.
-pub fn prepare(
-    a: &Arc<Buffer>,
-    b: &Arc<Buffer>,
-    av: &View,
-    bv: &View,
-    ov: &View,
-    len: usize,
-) -> Option<Prepared> {
+/// Plans `a @ b -> out` (views `av`, `bv`, `ov`, output buffer of `len` elements). `None`
+/// when the problem is empty or too large for cuBLAS.
+pub fn prepare(av: &View, bv: &View, ov: &View, len: usize) -> Option<MatmulPlan> {
     if ov.numel() == 0 || av.shape[av.ndim() - 1] == 0 {
         return None;
     }
-    let readable = |buffer: &Arc<Buffer>, v: &View| {
+    let readable = |v: &View| {
         if is_expressible(v) {
-            (buffer.clone(), v.clone())
+            (None, v.clone())
         } else {
-            contiguous_copy(buffer, v)
+            (Some(v.clone()), View::contiguous(&v.shape))
         }
     };
-    let (a, av) = readable(a, av);
-    let (b, bv) = readable(b, bv);
+    let (copy_a, av) = readable(av);
+    let (copy_b, bv) = readable(bv);
     let (ov_used, c_len, scatter) = if is_expressible(ov) {
         (ov.clone(), len, None)
     } else {
         (View::contiguous(&ov.shape), ov.numel(), Some(ov.clone()))
     };
-    let plan = plan(&av, &bv, &ov_used)?;
-    let (a, b) = if plan.swapped { (b, a) } else { (a, b) };
-    Some(Prepared {
-        a,
-        b,
-        plan,
+    Some(MatmulPlan {
+        copy_a,
+        copy_b,
+        plan: plan(&av, &bv, &ov_used)?,
         c_len,
         scatter,
     })
-}
-
-/// Copies a contiguous `[*B, M, N]` result `c` into `out` through `ov`.
-pub fn scatter(c: &Buffer, ov: &View, out: &mut Buffer) {
-    let dense = View::contiguous(&ov.shape);
-    for_each_index(&ov.shape, |p| {
-        out.set(ov.address(p) as usize, c.get(dense.address(p) as usize));
-    });
 }
 
 #[cfg(test)]

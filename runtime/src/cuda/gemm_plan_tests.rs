@@ -2,9 +2,11 @@
 //! plan's arguments exactly as cuBLAS documents them must reproduce `matmul_reference`.
 
 use super::*;
+use crate::buffer::HostBuffer;
 use crate::library::matmul_reference;
 use crate::memory::Memory;
 use smelt_ir::{DType, LibraryCall, LibraryOp};
+use std::sync::Arc;
 
 /// `cublas<t>gemmStridedBatched` with alpha = 1, beta = 0 on host slices, one call per outer
 /// point: `C[i + j·ldc] = Σ_l op(A)(i, l)·op(B)(l, j)` with `op(X)(i, l) = X[i + l·ld]` (N) or
@@ -50,25 +52,25 @@ fn cublas_reference(p: &GemmPlan, a: &[f64], b: &[f64], c: &mut [f64]) {
     });
 }
 
-fn values(len: usize, seed: usize) -> Arc<Buffer> {
+fn values(len: usize, seed: usize) -> Arc<HostBuffer> {
     let v: Vec<f64> = (0..len)
         .map(|i| ((i * 7 + seed * 3) % 11) as f64 - 5.0)
         .collect();
-    Arc::new(Buffer::F64(Memory::from(v)))
+    Arc::new(HostBuffer::F64(Memory::from(v)))
 }
 
-fn f64s(b: &Buffer) -> &[f64] {
+fn f64s(b: &HostBuffer) -> &[f64] {
     match b {
-        Buffer::F64(v) => v,
-        Buffer::Bool(_)
-        | Buffer::U8(_)
-        | Buffer::I8(_)
-        | Buffer::I16(_)
-        | Buffer::I32(_)
-        | Buffer::I64(_)
-        | Buffer::F16(_)
-        | Buffer::BF16(_)
-        | Buffer::F32(_) => panic!("test buffers are f64"),
+        HostBuffer::F64(v) => v,
+        HostBuffer::Bool(_)
+        | HostBuffer::U8(_)
+        | HostBuffer::I8(_)
+        | HostBuffer::I16(_)
+        | HostBuffer::I32(_)
+        | HostBuffer::I64(_)
+        | HostBuffer::F16(_)
+        | HostBuffer::BF16(_)
+        | HostBuffer::F32(_) => panic!("test buffers are f64"),
     }
 }
 
@@ -76,6 +78,16 @@ fn f64s(b: &Buffer) -> &[f64] {
 fn len_of(v: &View) -> usize {
     v.address_range()
         .map_or(v.offset + 1, |(_, hi)| hi as usize + 1)
+}
+
+/// `v` of `buffer` copied into a fresh contiguous buffer.
+fn contiguous_copy(buffer: &HostBuffer, v: &View) -> Arc<HostBuffer> {
+    let dense = View::contiguous(&v.shape);
+    let mut out = HostBuffer::zeros(buffer.dtype(), v.numel());
+    for_each_index(&v.shape, |p| {
+        out.set(dense.address(p) as usize, buffer.get(v.address(p) as usize));
+    });
+    Arc::new(out)
 }
 
 /// Runs `a @ b` through the plan and the host cuBLAS model and through `matmul_reference`;
@@ -90,22 +102,39 @@ fn check(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
         len,
         out: ov.clone(),
     };
-    let mut expected = Buffer::zeros(DType::F64, len);
+    let mut expected = HostBuffer::zeros(DType::F64, len);
     matmul_reference(&call, &[a.clone(), b.clone()], &mut expected);
-    let Some(prepared) = prepare(&a, &b, av, bv, ov, len) else {
+    let Some(prepared) = prepare(av, bv, ov, len) else {
         assert!(
             ov.numel() == 0 || av.shape[av.ndim() - 1] == 0,
             "unplanned non-empty matmul {av} {bv} {ov}"
         );
         return None;
     };
+    // The copies the device makes with a copy kernel, made here on the host.
+    let readable = |buffer: &Arc<HostBuffer>, copy: &Option<View>| match copy {
+        Some(v) => contiguous_copy(buffer, v),
+        None => buffer.clone(),
+    };
+    let (a, b) = (
+        readable(&a, &prepared.copy_a),
+        readable(&b, &prepared.copy_b),
+    );
+    let (a, b) = if prepared.plan.swapped {
+        (b, a)
+    } else {
+        (a, b)
+    };
     let mut c = vec![0.0; prepared.c_len];
-    cublas_reference(&prepared.plan, f64s(&prepared.a), f64s(&prepared.b), &mut c);
-    let c = Buffer::F64(Memory::from(c));
+    cublas_reference(&prepared.plan, f64s(&a), f64s(&b), &mut c);
+    let c = HostBuffer::F64(Memory::from(c));
     let got = match &prepared.scatter {
         Some(real) => {
-            let mut out = Buffer::zeros(DType::F64, len);
-            scatter(&c, real, &mut out);
+            let mut out = HostBuffer::zeros(DType::F64, len);
+            let dense = View::contiguous(&real.shape);
+            for_each_index(&real.shape, |p| {
+                out.set(real.address(p) as usize, c.get(dense.address(p) as usize));
+            });
             out
         }
         None => c,

@@ -1,186 +1,275 @@
-//! Launch: renders and compiles a kernel (cached by source), loads it once per device, copies
-//! the inputs in through the pool, launches with the rendered scalars and launch shape, and
-//! copies the outputs back.
+//! Prepare and launch: a step's kernel is rendered, compiled (NVRTC, cached by source) and
+//! loaded once, when the plan is first run on the device ([`prepare`]); each launch then only
+//! allocates the outputs and queues the kernel with its buffers' addresses and the scalars
+//! rendered for its sizes.
 
-use super::device::{CudaDevice, driver_error};
+use super::blas::{self, Matmul};
+use super::device::{CudaDevice, Function, driver_error};
+use super::memory::CudaBuffer;
 use crate::buffer::Buffer;
-use crate::memory::Memory;
-use cudarc::driver::{LaunchConfig, PushKernelArg};
-use half::{bf16, f16};
+use cudarc::driver::result;
 use smelt_codegen::cuda::compile::{PtxCache, source_hash};
-use smelt_codegen::cuda::render;
-use smelt_ir::{Access, DType, Kernel, Result};
+use smelt_codegen::cuda::library::{render_library, runs_on_cublas};
+use smelt_codegen::cuda::{CudaKernel, render};
+use smelt_ir::{Access, Instr, Kernel, LibraryCall, LibraryOp, Result, Work};
+use std::ffi::c_void;
 use std::sync::Arc;
 
-/// The bytes of `b` as the device stores them (bool as one byte, f16/bf16 as their bits).
-pub(super) fn host_bytes(b: &Buffer) -> Vec<u8> {
-    match b {
-        Buffer::Bool(v) => v.iter().map(|&x| x as u8).collect(),
-        Buffer::U8(v) => v.to_vec(),
-        Buffer::I8(v) => v.iter().map(|&x| x as u8).collect(),
-        Buffer::I16(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
-        Buffer::I32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
-        Buffer::I64(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
-        Buffer::F16(v) => v.iter().flat_map(|x| x.to_bits().to_ne_bytes()).collect(),
-        Buffer::BF16(v) => v.iter().flat_map(|x| x.to_bits().to_ne_bytes()).collect(),
-        Buffer::F32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
-        Buffer::F64(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
-    }
+/// What the CUDA backend works out for a step before its first launch.
+#[derive(Debug)]
+pub struct Prepared(pub(super) Step);
+
+#[derive(Debug)]
+pub(super) enum Step {
+    /// A generated kernel.
+    Kernel(Launch),
+    /// A matmul on cuBLAS.
+    Matmul(Box<Matmul>),
+    /// A library routine as a rendered kernel, with the scratch bytes it needs.
+    Library(Launch, usize),
 }
 
-pub(super) fn buffer_from_bytes(dtype: DType, bytes: &[u8]) -> Buffer {
-    fn chunks<const N: usize>(bytes: &[u8]) -> impl Iterator<Item = [u8; N]> + '_ {
-        bytes
-            .chunks_exact(N)
-            .map(|c| c.try_into().expect("exact chunks"))
-    }
-    match dtype {
-        DType::Bool => Buffer::Bool(bytes.iter().map(|&x| x != 0).collect()),
-        DType::U8 => Buffer::U8(Memory::from_slice(bytes)),
-        DType::I8 => Buffer::I8(bytes.iter().map(|&x| x as i8).collect()),
-        DType::I16 => Buffer::I16(chunks(bytes).map(i16::from_ne_bytes).collect()),
-        DType::I32 => Buffer::I32(chunks(bytes).map(i32::from_ne_bytes).collect()),
-        DType::I64 => Buffer::I64(chunks(bytes).map(i64::from_ne_bytes).collect()),
-        DType::F16 => Buffer::F16(
-            chunks(bytes)
-                .map(|c| f16::from_bits(u16::from_ne_bytes(c)))
-                .collect(),
-        ),
-        DType::BF16 => Buffer::BF16(
-            chunks(bytes)
-                .map(|c| bf16::from_bits(u16::from_ne_bytes(c)))
-                .collect(),
-        ),
-        DType::F32 => Buffer::F32(chunks(bytes).map(f32::from_ne_bytes).collect()),
-        DType::F64 => Buffer::F64(chunks(bytes).map(f64::from_ne_bytes).collect()),
-    }
+/// A loaded kernel and how to launch it.
+#[derive(Debug)]
+pub(super) struct Launch {
+    /// `None` for a launch with nothing to do (an empty iteration space).
+    function: Option<Function>,
+    grid: u32,
+    block: u32,
+    /// The `long long` parameters after the buffers.
+    scalars: Vec<i64>,
 }
 
-/// Runs `kernel` on `dev` with host inputs in argument order; returns the output buffers in
-/// output order.
-pub fn run_kernel(
+/// Loads `source`'s `entry` on `dev`, compiling it at most once per process (and per on-disk
+/// PTX cache).
+fn load(dev: &CudaDevice, source: &str, entry: &str) -> Result<Function> {
+    let key = source_hash(&[source, &dev.arch]);
+    if let Some(f) = dev
+        .functions
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&key)
+    {
+        return Ok(*f);
+    }
+    let ptx = PtxCache::global().get(source, &dev.arch)?;
+    dev.bind()?;
+    let image = std::ffi::CString::new(ptx.as_str())
+        .map_err(|_| smelt_ir::Error::device("NVRTC returned PTX with a NUL byte"))?;
+    // SAFETY: the image is NUL-terminated PTX text, alive for the call; the context is current.
+    let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
+        .map_err(|e| driver_error("module load", e))?;
+    let name = std::ffi::CString::new(entry)
+        .map_err(|_| smelt_ir::Error::device("kernel entry name with a NUL byte"))?;
+    // SAFETY: the module was just loaded and is never unloaded; the name is NUL-terminated.
+    let f = unsafe { result::module::get_function(module, name) }
+        .map_err(|e| driver_error("function lookup", e))?;
+    let f = Function(f);
+    dev.functions
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(key, f);
+    Ok(f)
+}
+
+/// Loads a rendered kernel (nothing for an empty launch).
+pub(super) fn loaded(dev: &CudaDevice, k: &CudaKernel) -> Result<Launch> {
+    let function = if k.is_empty_launch() {
+        None
+    } else {
+        Some(load(dev, &k.source(), &k.entry)?)
+    };
+    Ok(Launch {
+        function,
+        grid: k.grid,
+        block: k.block,
+        scalars: k.scalars.iter().map(|(_, v)| *v).collect(),
+    })
+}
+
+/// Works out how `work` runs on `dev`.
+pub(super) fn prepare(dev: &CudaDevice, work: &Work) -> Result<Prepared> {
+    Ok(Prepared(match work {
+        Work::Kernel(k) => {
+            crate::reference::verify(k);
+            Step::Kernel(loaded(dev, &render(k))?)
+        }
+        Work::Library(call) => match runs_on_cublas(call)
+            .then(|| blas::prepare(dev, call))
+            .transpose()?
+            .flatten()
+        {
+            Some(m) => Step::Matmul(Box::new(m)),
+            None => {
+                // Everything but a float matmul cuBLAS can take: a rendered kernel (a float
+                // matmul too large for cuBLAS's `int` sizes accumulates in f64, as on the host).
+                let lib = render_library(call);
+                Step::Library(loaded(dev, &lib.kernel)?, lib.scratch)
+            }
+        },
+    }))
+}
+
+/// Queues `launch` with buffer addresses `buffers` (in parameter order).
+pub(super) fn queue(dev: &CudaDevice, launch: &Launch, buffers: &[u64]) -> Result<()> {
+    let Some(Function(f)) = launch.function else {
+        return Ok(());
+    };
+    dev.bind()?;
+    let mut addresses: Vec<u64> = buffers.to_vec();
+    let mut scalars = launch.scalars.clone();
+    let mut params: Vec<*mut c_void> = addresses
+        .iter_mut()
+        .map(|a| (a as *mut u64).cast())
+        .chain(scalars.iter_mut().map(|s| (s as *mut i64).cast()))
+        .collect();
+    // SAFETY: the function was loaded in this context; `params` points at one value per
+    // parameter of its rendered signature (each buffer's address, then each `long long`
+    // scalar), alive until the call returns (the driver copies them when queueing); every
+    // access the kernel makes stays inside its buffer because the kernel IR (or the library
+    // call's views) fits the buffers the caller passes, which are allocated for them.
+    unsafe {
+        result::launch_kernel(
+            f,
+            (launch.grid, 1, 1),
+            (launch.block, 1, 1),
+            0,
+            dev.cu_stream(),
+            &mut params,
+        )
+    }
+    .map_err(|e| driver_error("kernel launch", e))
+}
+
+/// The device buffer of an argument: every buffer of a realisation on a device lives there.
+pub(super) fn device_buffer(b: Buffer, dev: &CudaDevice) -> Arc<CudaBuffer> {
+    let elsewhere = match b {
+        Buffer::Cuda(c) if c.dev().ordinal == dev.ordinal => return c,
+        Buffer::Cuda(c) => c.device(),
+        Buffer::Host(_) => crate::device::Device::Cpu,
+    };
+    panic!(
+        "invariant: a realisation on cuda:{} reads buffers there, got one on {elsewhere}",
+        dev.ordinal
+    )
+}
+
+/// Runs a prepared kernel on device buffers; returns its outputs in output order.
+pub(super) fn run_kernel(
     dev: &CudaDevice,
     kernel: &Kernel,
-    inputs: &[Arc<Buffer>],
+    launch: &Launch,
+    args: Vec<Buffer>,
 ) -> Result<Vec<Buffer>> {
     assert_eq!(
-        inputs.len(),
+        args.len(),
         kernel.read_args(),
         "invariant: one buffer per read argument"
     );
-    let rendered = render(kernel);
-    let stream = &dev.stream;
-    let mut device_inputs = Vec::with_capacity(inputs.len());
-    for b in inputs {
-        let bytes = host_bytes(b);
-        let mut d = dev.pool.take(stream, bytes.len())?;
-        if !bytes.is_empty() {
-            stream
-                .memcpy_htod(&bytes, &mut d)
-                .map_err(|e| driver_error("host-to-device copy", e))?;
-        }
-        device_inputs.push(d);
-    }
-    // Each output starts as zeros (a fresh buffer) or a copy of its source (an update); it is
-    // always its own memory, so loads of the source read the old values.
-    let mut outs = Vec::with_capacity(kernel.outputs().len());
+    let args: Vec<Arc<CudaBuffer>> = args.into_iter().map(|b| device_buffer(b, dev)).collect();
+    let loaded = |arg: usize| {
+        kernel
+            .body
+            .iter()
+            .any(|i| matches!(i, Instr::Load { arg: a, .. } if *a == arg))
+    };
+    let mut outs: Vec<Arc<CudaBuffer>> = Vec::with_capacity(kernel.outputs().len());
     for out_arg in kernel.outputs() {
         let spec = &kernel.args[out_arg];
-        let initial = match spec.access {
-            Access::Update { from } => host_bytes(&inputs[from]),
-            Access::Write | Access::Read => vec![0u8; spec.len * spec.dtype.size()],
-        };
-        let mut out = dev.pool.take(stream, initial.len())?;
-        if !initial.is_empty() {
-            stream
-                .memcpy_htod(&initial, &mut out)
-                .map_err(|e| driver_error("host-to-device copy", e))?;
-        }
-        outs.push((spec.dtype, initial.len(), out));
-    }
-    if !rendered.is_empty_launch() {
-        let source = rendered.source();
-        let key = source_hash(&[&source, &dev.arch]);
-        let function = {
-            let mut functions = dev.functions.lock().unwrap_or_else(|p| p.into_inner());
-            match functions.get(&key) {
-                Some(f) => f.clone(),
-                None => {
-                    let ptx = PtxCache::global().get(&source, &dev.arch)?;
-                    let module = stream
-                        .context()
-                        .load_module(cudarc::nvrtc::Ptx::from_src(ptx.as_str()))
-                        .map_err(|e| driver_error("module load", e))?;
-                    let f = module
-                        .load_function(&rendered.entry)
-                        .map_err(|e| driver_error("function lookup", e))?;
-                    functions.insert(key, f.clone());
-                    f
-                }
+        let out = match spec.access {
+            Access::Write if kernel.overwrites(out_arg) => {
+                Arc::new(CudaBuffer::uninit(dev, spec.dtype, spec.len)?)
             }
+            Access::Write | Access::Read => Arc::new(CudaBuffer::zeros(dev, spec.dtype, spec.len)?),
+            // The next version of a storage: its old memory when nothing else holds it and the
+            // kernel does not also read the old values, else a copy.
+            Access::Update { from } if !loaded(from) && Arc::strong_count(&args[from]) == 1 => {
+                args[from].clone()
+            }
+            Access::Update { from } => Arc::new(args[from].duplicate()?),
         };
-        let scalars: Vec<i64> = rendered.scalars.iter().map(|(_, v)| *v).collect();
-        let mut launch = stream.launch_builder(&function);
-        for d in &device_inputs {
-            launch.arg(d);
-        }
-        for (_, _, out) in &mut outs {
-            launch.arg(out);
-        }
-        for s in &scalars {
-            launch.arg(s);
-        }
-        let config = LaunchConfig {
-            grid_dim: (rendered.grid, 1, 1),
-            block_dim: (rendered.block, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: the arguments follow the rendered signature (buffers in argument order,
-        // then the rendered scalars); every access stays inside its buffer because the kernel
-        // verified and each buffer holds its argument's `len` elements.
-        unsafe { launch.launch(config) }.map_err(|e| driver_error("kernel launch", e))?;
+        assert!(
+            out.dtype() == spec.dtype && out.len() >= spec.len,
+            "invariant: kernel {}'s outputs have its arguments' dtypes and lengths",
+            kernel.name
+        );
+        outs.push(out);
     }
-    let mut host = Vec::with_capacity(outs.len());
-    for (dtype, len, out) in &outs {
-        let mut bytes = vec![0u8; *len];
-        if !bytes.is_empty() {
-            stream
-                .memcpy_dtoh(out, &mut bytes)
-                .map_err(|e| driver_error("device-to-host copy", e))?;
-        }
-        host.push((*dtype, bytes));
+    for (arg, b) in args.iter().enumerate() {
+        let spec = &kernel.args[arg];
+        assert!(
+            b.dtype() == spec.dtype && (b.len() >= spec.len || !loaded(arg)),
+            "invariant: kernel {}'s buffers have its arguments' dtypes and lengths",
+            kernel.name
+        );
     }
-    stream
-        .synchronize()
-        .map_err(|e| driver_error("synchronize", e))?;
-    for d in device_inputs {
-        dev.pool.give(d);
-    }
-    for (_, _, out) in outs {
-        dev.pool.give(out);
-    }
-    Ok(host
-        .into_iter()
-        .map(|(dtype, bytes)| buffer_from_bytes(dtype, &bytes))
-        .collect())
+    let addresses: Vec<u64> = args.iter().chain(&outs).map(|b| b.ptr()).collect();
+    queue(dev, launch, &addresses)?;
+    Ok(outs.into_iter().map(Buffer::Cuda).collect())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bytes_round_trip_every_dtype() {
-        for dtype in DType::ALL {
-            let b = Buffer::from_scalars(
-                dtype,
-                &[
-                    smelt_ir::Scalar::Int(1),
-                    smelt_ir::Scalar::Int(0),
-                    smelt_ir::Scalar::Int(3),
-                ],
-            );
-            assert_eq!(buffer_from_bytes(dtype, &host_bytes(&b)), b, "{dtype}");
+/// Runs a prepared library step on device buffers.
+pub(super) fn run_library(
+    dev: &CudaDevice,
+    call: &LibraryCall,
+    step: &Step,
+    args: Vec<Buffer>,
+) -> Result<Buffer> {
+    assert_eq!(
+        args.len(),
+        call.inputs.len(),
+        "invariant: one buffer per library input"
+    );
+    let mut args: Vec<Arc<CudaBuffer>> = args.into_iter().map(|b| device_buffer(b, dev)).collect();
+    for ((_, v), b) in call.inputs.iter().zip(&args) {
+        assert!(
+            v.fits_in(b.len()),
+            "invariant: library input view {v} inside its buffer of {}",
+            b.len()
+        );
+    }
+    match step {
+        Step::Matmul(m) => blas::run(dev, call, m, &args).map(Buffer::Cuda),
+        Step::Library(launch, scratch) => {
+            let out = match call.op {
+                // The next version of a storage starts as the old one: its memory when nothing
+                // else holds it, else a copy. The kernel never reads input 0, so its parameter
+                // may name the output.
+                LibraryOp::IndexPut { .. } => {
+                    let old = std::mem::replace(&mut args[0], Arc::new(CudaBuffer::empty(dev)?));
+                    match Arc::try_unwrap(old) {
+                        Ok(only) => only,
+                        Err(shared) => shared.duplicate()?,
+                    }
+                }
+                LibraryOp::Matmul
+                | LibraryOp::Gather { .. }
+                | LibraryOp::IndexSelect { .. }
+                | LibraryOp::Take
+                | LibraryOp::Index { .. }
+                | LibraryOp::ArgMax { .. }
+                | LibraryOp::ArgMin { .. }
+                | LibraryOp::CumSum { .. }
+                | LibraryOp::CumProd { .. }
+                | LibraryOp::Sort { .. } => CudaBuffer::zeros(dev, call.dtype, call.len)?,
+            };
+            let scratch = match scratch {
+                0 => None,
+                bytes => Some(CudaBuffer::uninit(
+                    dev,
+                    smelt_ir::DType::I64,
+                    bytes.div_ceil(8),
+                )?),
+            };
+            let mut addresses: Vec<u64> = args.iter().map(|b| b.ptr()).collect();
+            if let LibraryOp::IndexPut { .. } = call.op {
+                addresses[0] = out.ptr();
+            }
+            addresses.push(out.ptr());
+            addresses.extend(scratch.iter().map(CudaBuffer::ptr));
+            queue(dev, launch, &addresses)?;
+            Ok(Buffer::Cuda(Arc::new(out)))
         }
+        Step::Kernel(_) => panic!("invariant: a library step is prepared as a library call"),
     }
 }

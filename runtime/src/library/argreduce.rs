@@ -3,7 +3,7 @@
 //! row-major order, a candidate replaces the best only when strictly more extreme, so ties
 //! keep the first occurrence; NaN is more extreme than any number and the first NaN wins.
 
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
 use smelt_ir::{LibraryCall, Scalar};
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -60,8 +60,8 @@ pub fn argreduce(
     call: &LibraryCall,
     axes: usize,
     max: bool,
-    inputs: &[Arc<Buffer>],
-    out: &mut Buffer,
+    inputs: &[Arc<HostBuffer>],
+    out: &mut HostBuffer,
 ) {
     let (x, xv) = (&inputs[0], &call.inputs[0].1);
     let ov = &call.out;
@@ -110,7 +110,7 @@ mod tests {
     use smelt_ir::{DType, LibraryOp, View};
 
     fn run(values: &[f64], shape: &[usize], axes: usize, max: bool) -> Vec<i64> {
-        let x = Buffer::from_scalars(
+        let x = HostBuffer::from_scalars(
             DType::F32,
             &values.iter().map(|&v| Scalar::Float(v)).collect::<Vec<_>>(),
         );
@@ -128,7 +128,7 @@ mod tests {
             len: n,
             out: View::contiguous(kept),
         };
-        let mut out = Buffer::zeros(DType::I64, n);
+        let mut out = HostBuffer::zeros(DType::I64, n);
         argreduce(&call, axes, max, &[Arc::new(x)], &mut out);
         (0..n).map(|i| out.get(i).as_i64()).collect()
     }

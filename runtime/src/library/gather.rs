@@ -3,12 +3,12 @@
 //! its output element zero.
 
 use super::{checked_index, for_each_index};
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
 use smelt_ir::LibraryCall;
 use std::sync::Arc;
 
 /// `out[p] = self[p with p[dim] = index[p]]`; output shape = index shape.
-pub fn gather(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, dim: usize) {
+pub fn gather(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer, dim: usize) {
     let (src, sv) = (&inputs[0], &call.inputs[0].1);
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
@@ -43,7 +43,12 @@ pub fn gather(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, dim:
 }
 
 /// `out[.., i, ..] = self[.., index[i], ..]` along `dim`; a 0-dim self takes index `[0]`.
-pub fn index_select(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, dim: usize) {
+pub fn index_select(
+    call: &LibraryCall,
+    inputs: &[Arc<HostBuffer>],
+    out: &mut HostBuffer,
+    dim: usize,
+) {
     let (src, sv) = (&inputs[0], &call.inputs[0].1);
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
@@ -73,7 +78,7 @@ pub fn index_select(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer
 }
 
 /// `out[p] = flat(self)[index[p]]`, negative indices counting from the end.
-pub fn take(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
+pub fn take(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
     let (src, sv) = (&inputs[0], &call.inputs[0].1);
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;

@@ -3,14 +3,14 @@
 //! index tensors are viewed with their common broadcast shape `B`.
 
 use super::{checked_index, for_each_index};
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
 use smelt_ir::{LibraryCall, View};
 use std::sync::Arc;
 
 /// The source point for output point `(b, r)`, or `None` when an index is out of range.
 fn source_point(
     target: &View,
-    indices: &[(&Arc<Buffer>, &View)],
+    indices: &[(&Arc<HostBuffer>, &View)],
     b: &[usize],
     r: &[usize],
     point: &mut Vec<usize>,
@@ -28,12 +28,12 @@ fn source_point(
 }
 
 /// `out[b, r] = src[idx_1[b], .., idx_k[b], r]`.
-pub fn index(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, k: usize) {
+pub fn index(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer, k: usize) {
     let (src, sv) = (&inputs[0], &call.inputs[0].1);
     let ov = &call.out;
     let rest = sv.ndim() - k;
     let b_rank = ov.ndim() - rest;
-    let indices: Vec<(&Arc<Buffer>, &View)> =
+    let indices: Vec<(&Arc<HostBuffer>, &View)> =
         (1..=k).map(|i| (&inputs[i], &call.inputs[i].1)).collect();
     assert!(
         indices.iter().all(|(_, v)| v.ndim() == b_rank),
@@ -50,12 +50,12 @@ pub fn index(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, k: us
 
 /// `out[target(idx_1[b], .., idx_k[b], r)] = values[b, r]` on a copy of the old version;
 /// with repeated indices the last write wins.
-pub fn index_put(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer, k: usize) {
+pub fn index_put(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer, k: usize) {
     let (vals, vv) = (&inputs[1], &call.inputs[1].1);
     let tv = &call.out;
     let rest = tv.ndim() - k;
     let b_rank = vv.ndim() - rest;
-    let indices: Vec<(&Arc<Buffer>, &View)> = (2..2 + k)
+    let indices: Vec<(&Arc<HostBuffer>, &View)> = (2..2 + k)
         .map(|i| (&inputs[i], &call.inputs[i].1))
         .collect();
     let mut tp = Vec::with_capacity(tv.ndim());

@@ -5,7 +5,7 @@
 //! f64 (floats) or wrapping i64 (ints) and rounds once.
 
 use super::for_each_index;
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
 use smelt_ir::{LibraryCall, Scalar, View};
 use std::sync::Arc;
 
@@ -30,20 +30,20 @@ pub(crate) fn check_views(call: &LibraryCall) -> (&View, &View, &View) {
 }
 
 /// Runs the call: gemm for f32/f64, the reference loop otherwise.
-pub fn matmul(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
+pub fn matmul(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
     if !matmul_gemm(call, inputs, out) {
         matmul_reference(call, inputs, out);
     }
 }
 
 /// The gemm path; returns false (and writes nothing) when the dtypes are not f32/f64.
-pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) -> bool {
+pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) -> bool {
     let (av, bv, ov) = check_views(call);
     match (&mut *out, &*inputs[0], &*inputs[1]) {
-        (Buffer::F32(o), Buffer::F32(a), Buffer::F32(b)) => {
+        (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) => {
             gemm_batched(o, a, b, av, bv, ov, 0.0f32, 1.0f32)
         }
-        (Buffer::F64(o), Buffer::F64(a), Buffer::F64(b)) => {
+        (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) => {
             gemm_batched(o, a, b, av, bv, ov, 0.0f64, 1.0f64)
         }
         _ => return false,
@@ -123,7 +123,7 @@ fn gemm_batched<T: Copy + 'static>(
 
 /// The reference loop: one f64 (floats) or wrapping i64 (ints) accumulator per output
 /// element, rounded once to the output dtype.
-pub fn matmul_reference(call: &LibraryCall, inputs: &[Arc<Buffer>], out: &mut Buffer) {
+pub fn matmul_reference(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
     let (av, bv, ov) = check_views(call);
     let (a, b) = (&inputs[0], &inputs[1]);
     let r = ov.ndim();

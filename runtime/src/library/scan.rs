@@ -3,7 +3,7 @@
 //! f64, ints in wrapping i64, and every output element is rounded once to the output dtype.
 
 use super::argreduce::next_index;
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
 use smelt_ir::{LibraryCall, Scalar};
 use std::sync::Arc;
 
@@ -11,8 +11,8 @@ pub fn scan(
     call: &LibraryCall,
     dim: usize,
     product: bool,
-    inputs: &[Arc<Buffer>],
-    out: &mut Buffer,
+    inputs: &[Arc<HostBuffer>],
+    out: &mut HostBuffer,
 ) {
     let (x, xv) = (&inputs[0], &call.inputs[0].1);
     let ov = &call.out;
@@ -68,7 +68,7 @@ mod tests {
     #[test]
     fn scans_along_a_strided_dim() {
         // A [2, 3] int8 tensor read transposed: scan the columns of the [3, 2] view.
-        let x = Buffer::from_scalars(DType::I8, &[1, 2, 3, 100, 100, 100].map(Scalar::Int));
+        let x = HostBuffer::from_scalars(DType::I8, &[1, 2, 3, 100, 100, 100].map(Scalar::Int));
         let view = View::new(vec![3, 2], vec![1, 3], 0);
         for (product, want) in [
             (false, vec![1, 100, 3, 200, 6, 300]),
@@ -86,7 +86,7 @@ mod tests {
                 len: 6,
                 out: View::contiguous(&[3, 2]),
             };
-            let mut out = Buffer::zeros(DType::I64, 6);
+            let mut out = HostBuffer::zeros(DType::I64, 6);
             scan(&call, 0, product, &[Arc::new(x.clone())], &mut out);
             assert_eq!(
                 (0..6).map(|i| out.get(i).as_i64()).collect::<Vec<_>>(),

@@ -4,7 +4,7 @@
 //! Writes either the sorted values or the int64 source positions.
 
 use super::argreduce::{compare_nan_largest, next_index};
-use crate::buffer::Buffer;
+use crate::buffer::HostBuffer;
 use smelt_ir::{LibraryCall, Scalar};
 use std::sync::Arc;
 
@@ -13,8 +13,8 @@ pub fn sort(
     dim: usize,
     descending: bool,
     indices: bool,
-    inputs: &[Arc<Buffer>],
-    out: &mut Buffer,
+    inputs: &[Arc<HostBuffer>],
+    out: &mut HostBuffer,
 ) {
     let (x, xv) = (&inputs[0], &call.inputs[0].1);
     let ov = &call.out;
@@ -63,7 +63,7 @@ mod tests {
     use smelt_ir::{DType, LibraryOp, View};
 
     fn run(values: &[f64], descending: bool, indices: bool) -> Vec<f64> {
-        let x = Buffer::from_scalars(
+        let x = HostBuffer::from_scalars(
             DType::F64,
             &values.iter().map(|&v| Scalar::Float(v)).collect::<Vec<_>>(),
         );
@@ -80,7 +80,7 @@ mod tests {
             len: n,
             out: View::contiguous(&[n]),
         };
-        let mut out = Buffer::zeros(dtype, n);
+        let mut out = HostBuffer::zeros(dtype, n);
         sort(&call, 0, descending, indices, &[Arc::new(x)], &mut out);
         (0..n).map(|i| out.get(i).as_f64()).collect()
     }
