@@ -11,21 +11,6 @@ use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{contiguous_strides, wrap_dim};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
 
-/// The dtype composites compute in: float32 for the half types, else the dtype itself.
-fn compute_dtype(dtype: DType) -> DType {
-    match dtype {
-        DType::F16 | DType::BF16 => DType::F32,
-        DType::Bool
-        | DType::U8
-        | DType::I8
-        | DType::I16
-        | DType::I32
-        | DType::I64
-        | DType::F32
-        | DType::F64 => dtype,
-    }
-}
-
 impl Tensor {
     /// `mean(dim, keepdim, dtype)`: `sum / count` in a floating dtype (`dtype`, else the
     /// input's); bool/int input without a floating `dtype` is an error; empty → NaN.
@@ -82,7 +67,7 @@ impl Tensor {
                 dtype.torch_name()
             )));
         }
-        let x = self.try_to_dtype(compute_dtype(dtype), false)?;
+        let x = self.try_to_dtype(dtype.compute_dtype(), false)?;
         let keep = x.reduction_plan(dim, true)?;
         let n = keep.count as f64;
         let mean = x
@@ -118,7 +103,7 @@ impl Tensor {
                 dtype.torch_name()
             )));
         }
-        let x = self.try_to_dtype(compute_dtype(dtype), false)?;
+        let x = self.try_to_dtype(dtype.compute_dtype(), false)?;
         x.var_at(dim, correction, keepdim)?
             .try_unary(UnaryOp::Sqrt)?
             .try_to_dtype(dtype, false)
@@ -145,7 +130,7 @@ impl Tensor {
         } else {
             get_default_dtype()
         };
-        let x = self.try_to_dtype(compute_dtype(dtype), false)?;
+        let x = self.try_to_dtype(dtype.compute_dtype(), false)?;
         let plan = x.reduction_plan(dim, keepdim)?;
         if plan.count == 0 {
             let e = x.try_unary(UnaryOp::Exp)?;
@@ -191,7 +176,7 @@ impl Tensor {
         }
         let x = self
             .try_to_dtype(out, false)?
-            .try_to_dtype(compute_dtype(out), false)?;
+            .try_to_dtype(out.compute_dtype(), false)?;
         let keep = x.reduction_plan(&[d], true)?;
         let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
         Ok((out, Some((x.try_binary(&m, BinaryOp::Sub)?, d))))

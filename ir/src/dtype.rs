@@ -70,6 +70,34 @@ impl DType {
         self == DType::Bool
     }
 
+    /// The dtype values of this dtype are computed in: f16 and bf16 in f32 (loaded, widened,
+    /// computed, rounded back when stored), as PyTorch's CPU kernels and every smelt backend
+    /// do; every other dtype in itself.
+    pub fn compute_dtype(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64
+            | DType::F32
+            | DType::F64 => self,
+        }
+    }
+
+    /// The dtype a sum or product of values of this dtype accumulates in on the reference
+    /// backend (and in the cpu backend's partial sums): every float in f64, every integer in
+    /// wrapping i64, bools as bools.
+    pub fn accumulator(self) -> DType {
+        match self.category() {
+            Category::Floating => DType::F64,
+            Category::Integer => DType::I64,
+            Category::Bool => DType::Bool,
+        }
+    }
+
     /// PyTorch's name without the `torch.` prefix (`float32`, `int64`, `bool` …).
     pub fn name(self) -> &'static str {
         match self {

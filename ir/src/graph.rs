@@ -40,7 +40,17 @@ impl Op {
     /// Whether the op's output starts as its input 0's whole buffer as stored, then updated
     /// (`Assign`, `index_put`): that input is read whole, whatever its edge's view says.
     pub fn updates_input_0(&self) -> bool {
-        matches!(self, Op::Assign | Op::Library(LibraryOp::IndexPut { .. }))
+        match self {
+            Op::Assign => true,
+            Op::Library(op) => op.updates_input_0(),
+            Op::Input { .. }
+            | Op::Fill { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Where
+            | Op::Cast
+            | Op::Reduce { .. } => false,
+        }
     }
 
     pub fn name(&self) -> String {

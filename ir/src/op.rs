@@ -2,71 +2,113 @@
 
 use crate::DType;
 
-/// Elementwise unary operations. `compute` dtypes are chosen by the frontend.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum UnaryOp {
-    Neg,
-    Abs,
-    Sign,
-    Exp,
-    Expm1,
-    Log,
-    Log2,
-    Log1p,
-    Sqrt,
-    Rsqrt,
-    Reciprocal,
-    Square,
-    Sin,
-    Cos,
-    Tan,
-    Tanh,
-    Sigmoid,
-    Relu,
-    Erf,
-    Floor,
-    Ceil,
-    Round,
-    Trunc,
-    LogicalNot,
-    BitwiseNot,
-    IsNan,
-    IsInf,
-    IsFinite,
+/// Defines an op enum from one list of `Variant => "name"`, with its `ALL` list, `name()`,
+/// `from_name()` and `code()`: adding a variant there is the only edit, and every exhaustive
+/// match on the enum then asks for its arm.
+macro_rules! op_enum {
+    (
+        $(#[$meta:meta])*
+        $enum:ident {
+            $($(#[$vmeta:meta])* $variant:ident => $text:literal,)*
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $enum {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl $enum {
+            /// Every op, in declaration order (position = [`Self::code`]).
+            pub const ALL: &'static [$enum] = &[$($enum::$variant,)*];
+
+            /// The op's name, as PyTorch spells it where PyTorch has it.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($enum::$variant => $text,)*
+                }
+            }
+
+            /// The op named `name` ([`Self::name`]).
+            pub fn from_name(name: &str) -> Option<$enum> {
+                $enum::ALL.iter().copied().find(|op| op.name() == name)
+            }
+
+            /// Its position in [`Self::ALL`]: the code compiled kernels pass to helpers.
+            pub fn code(self) -> usize {
+                self as usize
+            }
+        }
+    };
 }
 
-/// Elementwise binary operations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum BinaryOp {
-    Add,
-    Sub,
-    Mul,
-    /// True division (floats).
-    Div,
-    /// Division rounding toward zero.
-    DivTrunc,
-    /// Division rounding toward negative infinity.
-    DivFloor,
-    /// Python `%`: the sign of the divisor.
-    Remainder,
-    /// C `fmod`: the sign of the dividend.
-    Fmod,
-    Pow,
-    Maximum,
-    Minimum,
-    Atan2,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    LogicalAnd,
-    LogicalOr,
-    LogicalXor,
-    BitAnd,
-    BitOr,
-    BitXor,
+op_enum! {
+    /// Elementwise unary operations. `compute` dtypes are chosen by the frontend.
+    UnaryOp {
+        Neg => "neg",
+        Abs => "abs",
+        Sign => "sign",
+        Exp => "exp",
+        Expm1 => "expm1",
+        Log => "log",
+        Log2 => "log2",
+        Log1p => "log1p",
+        Sqrt => "sqrt",
+        Rsqrt => "rsqrt",
+        Reciprocal => "reciprocal",
+        Square => "square",
+        Sin => "sin",
+        Cos => "cos",
+        Tan => "tan",
+        Tanh => "tanh",
+        Sigmoid => "sigmoid",
+        Relu => "relu",
+        Erf => "erf",
+        Floor => "floor",
+        Ceil => "ceil",
+        Round => "round",
+        Trunc => "trunc",
+        LogicalNot => "logical_not",
+        BitwiseNot => "bitwise_not",
+        IsNan => "isnan",
+        IsInf => "isinf",
+        IsFinite => "isfinite",
+    }
+}
+
+op_enum! {
+    /// Elementwise binary operations.
+    BinaryOp {
+        Add => "add",
+        Sub => "sub",
+        Mul => "mul",
+        /// True division (floats).
+        Div => "div",
+        /// Division rounding toward zero.
+        DivTrunc => "div_trunc",
+        /// Division rounding toward negative infinity.
+        DivFloor => "div_floor",
+        /// Python `%`: the sign of the divisor.
+        Remainder => "remainder",
+        /// C `fmod`: the sign of the dividend.
+        Fmod => "fmod",
+        Pow => "pow",
+        Maximum => "maximum",
+        Minimum => "minimum",
+        Atan2 => "atan2",
+        Eq => "eq",
+        Ne => "ne",
+        Lt => "lt",
+        Le => "le",
+        Gt => "gt",
+        Ge => "ge",
+        LogicalAnd => "logical_and",
+        LogicalOr => "logical_or",
+        LogicalXor => "logical_xor",
+        BitAnd => "bitwise_and",
+        BitOr => "bitwise_or",
+        BitXor => "bitwise_xor",
+    }
 }
 
 /// Ops run by a library routine rather than generated code (DESIGN §7): each reads its
@@ -144,6 +186,24 @@ impl LibraryOp {
         }
     }
 
+    /// Whether the op's output starts as its input 0 (the old version of a storage, read
+    /// whole) and updates it (`index_put`), rather than starting as zeros.
+    pub fn updates_input_0(&self) -> bool {
+        match self {
+            LibraryOp::IndexPut { .. } => true,
+            LibraryOp::Matmul
+            | LibraryOp::ArgMax { .. }
+            | LibraryOp::ArgMin { .. }
+            | LibraryOp::CumSum { .. }
+            | LibraryOp::CumProd { .. }
+            | LibraryOp::Sort { .. }
+            | LibraryOp::Gather { .. }
+            | LibraryOp::IndexSelect { .. }
+            | LibraryOp::Take
+            | LibraryOp::Index { .. } => false,
+        }
+    }
+
     /// Number of inputs the op reads.
     pub fn arity(&self) -> usize {
         match self {
@@ -162,48 +222,156 @@ impl LibraryOp {
     }
 }
 
-/// Reductions over one or more axes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Prod,
-    Max,
-    Min,
-    All,
-    Any,
+op_enum! {
+    /// Reductions over one or more axes.
+    ReduceOp {
+        Sum => "sum",
+        Prod => "prod",
+        Max => "max",
+        Min => "min",
+        All => "all",
+        Any => "any",
+    }
+}
+
+/// What a unary op computes on bools (0 or 1): every backend's bool arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnBool {
+    /// `!x` (`logical_not`, `bitwise_not`).
+    Not,
+    /// A constant (`isnan`, `isinf` are false, `isfinite` true).
+    Const(bool),
+    /// `x` itself (what the frontend lets through: `abs`, `floor` …).
+    Same,
+}
+
+/// What a unary op computes in an integer dtype: every backend's integer arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnInt {
+    /// Two's-complement wrapping negation.
+    Neg,
+    /// Wrapping absolute value (`abs(MIN) = MIN`).
+    Abs,
+    /// -1, 0 or 1.
+    Sign,
+    /// Wrapping `x * x`.
+    Square,
+    /// `max(x, 0)`.
+    Relu,
+    /// `x` itself (rounding an integer).
+    Same,
+    /// `!x`.
+    BitNot,
+    /// `x == 0`, a bool.
+    IsZero,
+    /// A bool constant.
+    Const(bool),
+    /// A float-only op: the value through f64, the result cast back (the frontend promotes
+    /// such ops to a float dtype first; this keeps every backend total).
+    ViaFloat,
 }
 
 impl UnaryOp {
-    pub fn name(self) -> &'static str {
+    /// What the op computes on bools.
+    pub fn on_bool(self) -> OnBool {
         match self {
-            UnaryOp::Neg => "neg",
-            UnaryOp::Abs => "abs",
-            UnaryOp::Sign => "sign",
-            UnaryOp::Exp => "exp",
-            UnaryOp::Expm1 => "expm1",
-            UnaryOp::Log => "log",
-            UnaryOp::Log2 => "log2",
-            UnaryOp::Log1p => "log1p",
-            UnaryOp::Sqrt => "sqrt",
-            UnaryOp::Rsqrt => "rsqrt",
-            UnaryOp::Reciprocal => "reciprocal",
-            UnaryOp::Square => "square",
-            UnaryOp::Sin => "sin",
-            UnaryOp::Cos => "cos",
-            UnaryOp::Tan => "tan",
-            UnaryOp::Tanh => "tanh",
-            UnaryOp::Sigmoid => "sigmoid",
-            UnaryOp::Relu => "relu",
-            UnaryOp::Erf => "erf",
-            UnaryOp::Floor => "floor",
-            UnaryOp::Ceil => "ceil",
-            UnaryOp::Round => "round",
-            UnaryOp::Trunc => "trunc",
-            UnaryOp::LogicalNot => "logical_not",
-            UnaryOp::BitwiseNot => "bitwise_not",
-            UnaryOp::IsNan => "isnan",
-            UnaryOp::IsInf => "isinf",
-            UnaryOp::IsFinite => "isfinite",
+            UnaryOp::LogicalNot | UnaryOp::BitwiseNot => OnBool::Not,
+            UnaryOp::IsNan | UnaryOp::IsInf => OnBool::Const(false),
+            UnaryOp::IsFinite => OnBool::Const(true),
+            UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Sign
+            | UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Reciprocal
+            | UnaryOp::Square
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Relu
+            | UnaryOp::Erf
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Round
+            | UnaryOp::Trunc => OnBool::Same,
+        }
+    }
+
+    /// What the op computes in an integer dtype.
+    pub fn on_int(self) -> OnInt {
+        match self {
+            UnaryOp::Neg => OnInt::Neg,
+            UnaryOp::Abs => OnInt::Abs,
+            UnaryOp::Sign => OnInt::Sign,
+            UnaryOp::Square => OnInt::Square,
+            UnaryOp::Relu => OnInt::Relu,
+            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => OnInt::Same,
+            UnaryOp::BitwiseNot => OnInt::BitNot,
+            UnaryOp::LogicalNot => OnInt::IsZero,
+            UnaryOp::IsNan | UnaryOp::IsInf => OnInt::Const(false),
+            UnaryOp::IsFinite => OnInt::Const(true),
+            UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Reciprocal
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf => OnInt::ViaFloat,
+        }
+    }
+
+    /// Does the op only make sense on floats (an integer or bool input computes in the
+    /// default float dtype, as in PyTorch)?
+    pub fn is_float_only(self) -> bool {
+        self.on_int() == OnInt::ViaFloat
+    }
+
+    /// Is the op a transcendental function (an approximation, not a correctly rounded
+    /// arithmetic operation, on every backend)?
+    pub fn is_transcendental(self) -> bool {
+        match self {
+            UnaryOp::Exp
+            | UnaryOp::Expm1
+            | UnaryOp::Log
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sin
+            | UnaryOp::Cos
+            | UnaryOp::Tan
+            | UnaryOp::Tanh
+            | UnaryOp::Sigmoid
+            | UnaryOp::Erf => true,
+            UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Sign
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Reciprocal
+            | UnaryOp::Square
+            | UnaryOp::Relu
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Round
+            | UnaryOp::Trunc
+            | UnaryOp::LogicalNot
+            | UnaryOp::BitwiseNot
+            | UnaryOp::IsNan
+            | UnaryOp::IsInf
+            | UnaryOp::IsFinite => false,
         }
     }
 
@@ -242,35 +410,6 @@ impl UnaryOp {
 }
 
 impl BinaryOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            BinaryOp::Add => "add",
-            BinaryOp::Sub => "sub",
-            BinaryOp::Mul => "mul",
-            BinaryOp::Div => "div",
-            BinaryOp::DivTrunc => "div_trunc",
-            BinaryOp::DivFloor => "div_floor",
-            BinaryOp::Remainder => "remainder",
-            BinaryOp::Fmod => "fmod",
-            BinaryOp::Pow => "pow",
-            BinaryOp::Maximum => "maximum",
-            BinaryOp::Minimum => "minimum",
-            BinaryOp::Atan2 => "atan2",
-            BinaryOp::Eq => "eq",
-            BinaryOp::Ne => "ne",
-            BinaryOp::Lt => "lt",
-            BinaryOp::Le => "le",
-            BinaryOp::Gt => "gt",
-            BinaryOp::Ge => "ge",
-            BinaryOp::LogicalAnd => "logical_and",
-            BinaryOp::LogicalOr => "logical_or",
-            BinaryOp::LogicalXor => "logical_xor",
-            BinaryOp::BitAnd => "bitwise_and",
-            BinaryOp::BitOr => "bitwise_or",
-            BinaryOp::BitXor => "bitwise_xor",
-        }
-    }
-
     /// Does the op produce bool whatever it computes in?
     pub fn is_predicate(self) -> bool {
         match self {
@@ -310,15 +449,28 @@ impl BinaryOp {
     }
 }
 
-impl ReduceOp {
-    pub fn name(self) -> &'static str {
-        match self {
-            ReduceOp::Sum => "sum",
-            ReduceOp::Prod => "prod",
-            ReduceOp::Max => "max",
-            ReduceOp::Min => "min",
-            ReduceOp::All => "all",
-            ReduceOp::Any => "any",
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_op_is_listed_once_with_its_code_and_name() {
+        for (i, op) in UnaryOp::ALL.iter().enumerate() {
+            assert_eq!(op.code(), i);
+            assert_eq!(UnaryOp::from_name(op.name()), Some(*op));
         }
+        for (i, op) in BinaryOp::ALL.iter().enumerate() {
+            assert_eq!(op.code(), i);
+            assert_eq!(BinaryOp::from_name(op.name()), Some(*op));
+        }
+        assert_eq!(ReduceOp::from_name("prod"), Some(ReduceOp::Prod));
+        assert_eq!(UnaryOp::from_name("nope"), None);
+        // Float-only ops are exactly those an integer computes through f64.
+        assert!(UnaryOp::Exp.is_float_only() && !UnaryOp::Abs.is_float_only());
+        assert!(
+            UnaryOp::ALL
+                .iter()
+                .all(|op| !op.is_transcendental() || op.is_float_only())
+        );
     }
 }

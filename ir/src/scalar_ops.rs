@@ -3,7 +3,7 @@
 //! wrapped to the compute dtype once.
 
 use crate::scalar::{round_float, wrap_int};
-use crate::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
+use crate::{BinaryOp, DType, OnBool, OnInt, ReduceOp, Scalar, UnaryOp};
 
 fn fl(x: f64, dtype: DType) -> Scalar {
     Scalar::Float(round_float(x, dtype))
@@ -116,63 +116,24 @@ pub fn unary(op: UnaryOp, x: Scalar, compute: DType) -> Scalar {
     }
     if compute == DType::Bool {
         let b = x.as_bool();
-        return match op {
-            UnaryOp::LogicalNot | UnaryOp::BitwiseNot => Scalar::Bool(!b),
-            UnaryOp::IsNan | UnaryOp::IsInf => Scalar::Bool(false),
-            UnaryOp::IsFinite => Scalar::Bool(true),
-            UnaryOp::Neg
-            | UnaryOp::Abs
-            | UnaryOp::Sign
-            | UnaryOp::Exp
-            | UnaryOp::Expm1
-            | UnaryOp::Log
-            | UnaryOp::Log2
-            | UnaryOp::Log1p
-            | UnaryOp::Sqrt
-            | UnaryOp::Rsqrt
-            | UnaryOp::Reciprocal
-            | UnaryOp::Square
-            | UnaryOp::Sin
-            | UnaryOp::Cos
-            | UnaryOp::Tan
-            | UnaryOp::Tanh
-            | UnaryOp::Sigmoid
-            | UnaryOp::Relu
-            | UnaryOp::Erf
-            | UnaryOp::Floor
-            | UnaryOp::Ceil
-            | UnaryOp::Round
-            | UnaryOp::Trunc => Scalar::Bool(b),
-        };
+        return Scalar::Bool(match op.on_bool() {
+            OnBool::Not => !b,
+            OnBool::Const(c) => c,
+            OnBool::Same => b,
+        });
     }
     let v = x.as_i64();
-    let r = match op {
-        UnaryOp::Neg => v.wrapping_neg(),
-        UnaryOp::Abs => v.wrapping_abs(),
-        UnaryOp::Sign => v.signum(),
-        UnaryOp::Square => v.wrapping_mul(v),
-        UnaryOp::Relu => v.max(0),
-        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => v,
-        UnaryOp::BitwiseNot => !v,
-        UnaryOp::LogicalNot => return Scalar::Bool(v == 0),
-        UnaryOp::IsNan | UnaryOp::IsInf => return Scalar::Bool(false),
-        UnaryOp::IsFinite => return Scalar::Bool(true),
-        // Float-only ops never reach an integer compute dtype (the frontend promotes first);
-        // computing them through f64 keeps the interpreter total.
-        UnaryOp::Exp
-        | UnaryOp::Expm1
-        | UnaryOp::Log
-        | UnaryOp::Log2
-        | UnaryOp::Log1p
-        | UnaryOp::Sqrt
-        | UnaryOp::Rsqrt
-        | UnaryOp::Reciprocal
-        | UnaryOp::Sin
-        | UnaryOp::Cos
-        | UnaryOp::Tan
-        | UnaryOp::Tanh
-        | UnaryOp::Sigmoid
-        | UnaryOp::Erf => {
+    let r = match op.on_int() {
+        OnInt::Neg => v.wrapping_neg(),
+        OnInt::Abs => v.wrapping_abs(),
+        OnInt::Sign => v.signum(),
+        OnInt::Square => v.wrapping_mul(v),
+        OnInt::Relu => v.max(0),
+        OnInt::Same => v,
+        OnInt::BitNot => !v,
+        OnInt::IsZero => return Scalar::Bool(v == 0),
+        OnInt::Const(c) => return Scalar::Bool(c),
+        OnInt::ViaFloat => {
             return int(
                 crate::scalar::float_to_i64(
                     unary(op, Scalar::Float(v as f64), DType::F64).as_f64(),

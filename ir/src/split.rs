@@ -80,10 +80,11 @@ impl Kernel {
         if !tail_ok {
             return None;
         }
-        let partial = match (op, dtype) {
-            (ReduceOp::Sum, DType::F32 | DType::F16 | DType::BF16) => DType::F64,
-            (ReduceOp::Sum, DType::I8 | DType::U8 | DType::I16 | DType::I32) => DType::I64,
-            _ => dtype,
+        // Sums accumulate as on the reference backend; max and min are exact in any dtype.
+        let partial = if op == ReduceOp::Sum {
+            dtype.accumulator()
+        } else {
+            dtype
         };
         Some((
             self.blocks(r, nb, partial, &types),

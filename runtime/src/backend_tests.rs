@@ -7,7 +7,6 @@
 use crate::buffer::HostBuffer;
 use crate::device::Target;
 use half::{bf16, f16};
-use smelt_codegen::cpu::{BINARY_OPS, UNARY_OPS};
 use smelt_ir::kernel::{Access, Arg, Index, Instr, Kernel};
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
 use std::sync::Arc;
@@ -251,7 +250,7 @@ fn binary_kernel(dtype: DType, op: BinaryOp) -> Kernel {
 #[test]
 fn every_unary_op_matches_reference_for_every_dtype() {
     for dtype in DType::ALL {
-        for op in UNARY_OPS {
+        for &op in UnaryOp::ALL {
             check(&unary_kernel(dtype, op), 7 + op as u64);
         }
     }
@@ -260,7 +259,7 @@ fn every_unary_op_matches_reference_for_every_dtype() {
 #[test]
 fn every_binary_op_matches_reference_for_every_dtype() {
     for dtype in DType::ALL {
-        for op in BINARY_OPS {
+        for &op in BinaryOp::ALL {
             if op == BinaryOp::Atan2 && !dtype.is_float() {
                 continue; // the frontend promotes atan2 to a float first
             }
@@ -272,12 +271,14 @@ fn every_binary_op_matches_reference_for_every_dtype() {
 /// The unary and binary kernels above of `dtype` whose results are `dtype`, or bool for the
 /// compares, named by their op.
 fn vector_dtype_kernels(dtype: DType) -> Vec<(String, Kernel)> {
-    let unary = UNARY_OPS
-        .into_iter()
+    let unary = UnaryOp::ALL
+        .iter()
+        .copied()
         .filter(|op| op.result_dtype(dtype) == dtype)
         .map(|op| (format!("{op:?}"), unary_kernel(dtype, op)));
-    let binary = BINARY_OPS
-        .into_iter()
+    let binary = BinaryOp::ALL
+        .iter()
+        .copied()
         .filter(|&op| dtype.is_float() || op != BinaryOp::Atan2)
         .map(|op| (format!("{op:?}"), binary_kernel(dtype, op)));
     unary.chain(binary).collect()

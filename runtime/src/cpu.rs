@@ -9,7 +9,7 @@
 use crate::backend::{Backend, Executable, prepared_once};
 use crate::buffer::{Buffer, HostBuffer};
 use crate::device::Target;
-use crate::reference::prepare_outputs;
+use crate::reference::{Reference, prepare_outputs};
 use hashbrown::HashMap;
 use smelt_codegen::cpu::{
     CompiledKernel, CpuJit, KernelFn, Unsupported, scratch_row, streaming_candidate,
@@ -224,21 +224,22 @@ impl Backend for Cpu {
         Ok(outs.into_iter().map(Buffer::from).collect())
     }
 
+    // Library routines and host memory are the reference backend's: the same host loops
+    // (matmul through the `gemm` crate) and the same buffers.
     fn run_library(&self, call: &LibraryCall, _: &Prepared, args: Vec<Buffer>) -> Result<Buffer> {
-        let args: Vec<_> = args.into_iter().map(Buffer::into_host).collect();
-        Ok(crate::library::run_library(call, &args).into())
+        Reference.run_library(call, &(), args)
     }
 
     fn zeros(&self, dtype: DType, len: usize) -> Result<Buffer> {
-        Ok(HostBuffer::zeros(dtype, len).into())
+        Reference.zeros(dtype, len)
     }
 
     fn upload(&self, host: Arc<HostBuffer>) -> Result<Buffer> {
-        Ok(Buffer::Host(host))
+        Reference.upload(host)
     }
 
     fn synchronize(&self) -> Result<()> {
-        Ok(())
+        Reference.synchronize()
     }
 }
 

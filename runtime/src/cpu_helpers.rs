@@ -3,15 +3,14 @@
 //! answers exactly as the interpreter does.
 
 use crate::scalar_ops::{binary, unary};
-use smelt_codegen::cpu::{BINARY_OPS, UNARY_OPS};
-use smelt_ir::{DType, Scalar};
+use smelt_ir::{BinaryOp, DType, Scalar, UnaryOp};
 
-fn unary_op(code: i64) -> smelt_ir::UnaryOp {
-    UNARY_OPS[code as usize]
+fn unary_op(code: i64) -> UnaryOp {
+    UnaryOp::ALL[code as usize]
 }
 
-fn binary_op(code: i64) -> smelt_ir::BinaryOp {
-    BINARY_OPS[code as usize]
+fn binary_op(code: i64) -> BinaryOp {
+    BinaryOp::ALL[code as usize]
 }
 
 extern "C" fn smelt_unary_f64(code: i64, x: f64) -> f64 {

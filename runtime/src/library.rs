@@ -24,26 +24,16 @@ use std::sync::Arc;
 /// Runs `call` on `inputs` (one buffer per input, in order).
 pub fn run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> HostBuffer {
     check_call(call, inputs);
-    let mut out = match &call.op {
+    let mut out = if call.op.updates_input_0() {
         // The next version of a storage starts as the old one.
-        LibraryOp::IndexPut { .. } => {
-            assert_eq!(
-                inputs[0].len(),
-                call.len,
-                "invariant: index_put reads the whole old version"
-            );
-            (*inputs[0]).clone()
-        }
-        LibraryOp::Matmul
-        | LibraryOp::Gather { .. }
-        | LibraryOp::IndexSelect { .. }
-        | LibraryOp::Take
-        | LibraryOp::Index { .. }
-        | LibraryOp::ArgMax { .. }
-        | LibraryOp::ArgMin { .. }
-        | LibraryOp::CumSum { .. }
-        | LibraryOp::CumProd { .. }
-        | LibraryOp::Sort { .. } => HostBuffer::zeros(call.dtype, call.len),
+        assert_eq!(
+            inputs[0].len(),
+            call.len,
+            "invariant: an update reads the whole old version"
+        );
+        (*inputs[0]).clone()
+    } else {
+        HostBuffer::zeros(call.dtype, call.len)
     };
     match &call.op {
         LibraryOp::Matmul => matmul::matmul(call, inputs, &mut out),

@@ -151,90 +151,66 @@ pub(crate) fn run_verified(kernel: &Kernel, mut inputs: Vec<Arc<HostBuffer>>) ->
     }
     let types = kernel.value_dtypes();
     let levels = kernel.levels();
-    let reduces = kernel.reduces();
-    let has_element_stores = kernel
-        .body
-        .iter()
-        .zip(&levels)
-        .any(|(i, l)| matches!(i, Instr::Store { .. }) && *l == Level::Element);
+    let passes = kernel.passes();
     let mut values = vec![Scalar::Bool(false); kernel.body.len()];
     let mut outer = vec![0usize; outer_rank];
     let mut point = vec![0usize; rank];
     let mut inner = vec![0usize; inner_shape.len()];
-    let n = kernel.body.len();
+    // Calls `f` at every point of the current row (never for an empty row).
+    let mut walk_row = |point: &mut [usize], f: &mut dyn FnMut(&[usize])| {
+        if inner_shape.contains(&0) {
+            return;
+        }
+        inner.iter_mut().for_each(|p| *p = 0);
+        loop {
+            point[outer_rank..].copy_from_slice(&inner);
+            f(point);
+            if !next(&mut inner, inner_shape) {
+                break;
+            }
+        }
+        point[outer_rank..].iter_mut().for_each(|p| *p = 0);
+    };
     loop {
         point[..outer_rank].copy_from_slice(&outer);
         point[outer_rank..].iter_mut().for_each(|p| *p = 0);
-        let mut row_done = 0;
-        // One pass over the reduced dims per reduction, in body order.
-        for &r in &reduces {
-            let Instr::Reduce { op, x } = kernel.body[r] else {
-                unreachable!("reduces() lists Reduce instructions")
-            };
-            eval(
-                kernel,
-                row_done..r,
-                Level::Row,
-                &levels,
-                &point,
-                &inputs,
-                &mut out,
-                &mut values,
-            );
-            row_done = r;
-            let dtype = types[r].expect("reductions have a value");
-            let mut acc = reduce_identity(op, dtype);
-            if !inner_shape.contains(&0) {
-                inner.iter_mut().for_each(|p| *p = 0);
-                loop {
-                    point[outer_rank..].copy_from_slice(&inner);
+        // The row program (`Kernel::passes`): row-level instructions, then a walk over the row.
+        for pass in &passes {
+            let row = pass.row.clone().filter(|&i| {
+                levels[i] == Level::Row && !matches!(kernel.body[i], Instr::Reduce { .. })
+            });
+            eval(kernel, row, &point, &inputs, &mut out, &mut values);
+            match pass.reduce {
+                Some(r) => {
+                    let Instr::Reduce { op, x } = kernel.body[r] else {
+                        unreachable!("a pass folds a Reduce instruction")
+                    };
+                    let dtype = types[r].expect("reductions have a value");
+                    let mut acc = reduce_identity(op, dtype);
+                    walk_row(&mut point, &mut |p| {
+                        eval(
+                            kernel,
+                            pass.elements.iter().copied(),
+                            p,
+                            &inputs,
+                            &mut out,
+                            &mut values,
+                        );
+                        acc = reduce_step(op, acc, values[x], dtype);
+                    });
+                    values[r] = reduce_finish(acc, dtype);
+                }
+                None if !pass.elements.is_empty() => walk_row(&mut point, &mut |p| {
                     eval(
                         kernel,
-                        0..r,
-                        Level::Element,
-                        &levels,
-                        &point,
+                        pass.elements.iter().copied(),
+                        p,
                         &inputs,
                         &mut out,
                         &mut values,
                     );
-                    acc = reduce_step(op, acc, values[x], dtype);
-                    if !next(&mut inner, inner_shape) {
-                        break;
-                    }
-                }
-            }
-            values[r] = reduce_finish(acc, dtype);
-            point[outer_rank..].iter_mut().for_each(|p| *p = 0);
-        }
-        eval(
-            kernel,
-            row_done..n,
-            Level::Row,
-            &levels,
-            &point,
-            &inputs,
-            &mut out,
-            &mut values,
-        );
-        // A final pass for element-level stores (a softmax's output, a fused elementwise kernel).
-        if has_element_stores && !inner_shape.contains(&0) {
-            inner.iter_mut().for_each(|p| *p = 0);
-            loop {
-                point[outer_rank..].copy_from_slice(&inner);
-                eval(
-                    kernel,
-                    0..n,
-                    Level::Element,
-                    &levels,
-                    &point,
-                    &inputs,
-                    &mut out,
-                    &mut values,
-                );
-                if !next(&mut inner, inner_shape) {
-                    break;
-                }
+                }),
+                None => {}
             }
         }
         if !next(&mut outer, outer_shape) {
@@ -251,21 +227,16 @@ struct Outputs {
     buffers: Vec<HostBuffer>,
 }
 
-/// Evaluates the instructions of `range` at `level` (reductions are left to the driver).
+/// Evaluates the instructions `which` (never a reduction: the row program folds those).
 fn eval(
     kernel: &Kernel,
-    range: std::ops::Range<usize>,
-    level: Level,
-    levels: &[Level],
+    which: impl Iterator<Item = usize>,
     point: &[usize],
     inputs: &[Arc<HostBuffer>],
     out: &mut Outputs,
     values: &mut [Scalar],
 ) {
-    for i in range {
-        if levels[i] != level || matches!(kernel.body[i], Instr::Reduce { .. }) {
-            continue;
-        }
+    for i in which {
         values[i] = match &kernel.body[i] {
             Instr::Load { arg, index } => inputs[*arg].get(address(index, point)),
             Instr::Const { value, dtype } => value.cast(*dtype),
@@ -279,7 +250,7 @@ fn eval(
                 }
             }
             Instr::Cast { x, to } => values[*x].cast(*to),
-            Instr::Reduce { .. } => unreachable!("skipped above"),
+            Instr::Reduce { .. } => unreachable!("the row program folds reductions"),
             Instr::Store { arg, index, x } => {
                 out.buffers[*arg - out.first].set(address(index, point), values[*x]);
                 Scalar::Bool(false)

@@ -3,8 +3,8 @@
 
 use super::args::Args;
 use smelt_frontend::{
-    BinaryOp, DType, Dim, Error, MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor,
-    UnaryOp, set_default_dtype,
+    BinaryOp, DType, Dim, Error, MemoryFormat, Result, RoundingMode, Scalar, Tensor, UnaryOp,
+    set_default_dtype,
 };
 
 /// What a step produced: tensors to bind (in `let` order), or nothing.
@@ -326,34 +326,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "align_as" => one(s()?.try_align_as(&a.tensor("other")?)),
 
         // ---- elementwise ----
-        "abs" => unary(a, UnaryOp::Abs),
-        "neg" => unary(a, UnaryOp::Neg),
-        "sign" => unary(a, UnaryOp::Sign),
-        "exp" => unary(a, UnaryOp::Exp),
-        "expm1" => unary(a, UnaryOp::Expm1),
-        "log" => unary(a, UnaryOp::Log),
-        "log2" => unary(a, UnaryOp::Log2),
-        "log1p" => unary(a, UnaryOp::Log1p),
-        "sqrt" => unary(a, UnaryOp::Sqrt),
-        "rsqrt" => unary(a, UnaryOp::Rsqrt),
-        "reciprocal" => unary(a, UnaryOp::Reciprocal),
-        "square" => unary(a, UnaryOp::Square),
-        "sin" => unary(a, UnaryOp::Sin),
-        "cos" => unary(a, UnaryOp::Cos),
-        "tan" => unary(a, UnaryOp::Tan),
-        "tanh" => unary(a, UnaryOp::Tanh),
-        "sigmoid" => unary(a, UnaryOp::Sigmoid),
-        "relu" => unary(a, UnaryOp::Relu),
-        "erf" => unary(a, UnaryOp::Erf),
-        "floor" => unary(a, UnaryOp::Floor),
-        "ceil" => unary(a, UnaryOp::Ceil),
-        "trunc" => unary(a, UnaryOp::Trunc),
         "round" => one(s()?.try_round(a.int_or("decimals", 0)?)),
-        "logical_not" => unary(a, UnaryOp::LogicalNot),
-        "bitwise_not" => unary(a, UnaryOp::BitwiseNot),
-        "isnan" => unary(a, UnaryOp::IsNan),
-        "isinf" => unary(a, UnaryOp::IsInf),
-        "isfinite" => unary(a, UnaryOp::IsFinite),
         "add" | "sub" => {
             let op = if name == "add" {
                 BinaryOp::Add
@@ -524,11 +497,8 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
             Ok(vec![t])
         }
         "neg_" | "abs_" | "exp_" => {
-            let op = match name {
-                "neg_" => UnaryOp::Neg,
-                "abs_" => UnaryOp::Abs,
-                _ => UnaryOp::Exp,
-            };
+            let op = UnaryOp::from_name(name.trim_end_matches('_'))
+                .expect("invariant: neg, abs and exp are unary ops");
             let t = s()?;
             t.try_unary_(op)?;
             Ok(vec![t])
@@ -557,9 +527,10 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
             s()?.try_setitem(&a.index("index")?, a.operand("value")?)?;
             Ok(vec![])
         }
-        _ => {
-            let _: Option<Operand> = None;
-            Err(Error::unsupported(format!("unsupported op {name}")))
-        }
+        // Every other unary op by its name (`UnaryOp::from_name`): a new op needs no entry.
+        _ => match UnaryOp::from_name(name) {
+            Some(op) => unary(a, op),
+            None => Err(Error::unsupported(format!("unsupported op {name}"))),
+        },
     }
 }

@@ -1,81 +1,18 @@
 //! The Rust functions compiled kernels call (registered with the JIT by the runtime, which
 //! implements them with the reference interpreter's scalar semantics), and the op codes they
-//! take.
+//! take (an op's position in its enum's `ALL`).
 
 use smelt_ir::{BinaryOp, UnaryOp};
 
-/// The unary op with code `i` is `UNARY_OPS[i]`.
-pub const UNARY_OPS: [UnaryOp; 28] = [
-    UnaryOp::Neg,
-    UnaryOp::Abs,
-    UnaryOp::Sign,
-    UnaryOp::Exp,
-    UnaryOp::Expm1,
-    UnaryOp::Log,
-    UnaryOp::Log2,
-    UnaryOp::Log1p,
-    UnaryOp::Sqrt,
-    UnaryOp::Rsqrt,
-    UnaryOp::Reciprocal,
-    UnaryOp::Square,
-    UnaryOp::Sin,
-    UnaryOp::Cos,
-    UnaryOp::Tan,
-    UnaryOp::Tanh,
-    UnaryOp::Sigmoid,
-    UnaryOp::Relu,
-    UnaryOp::Erf,
-    UnaryOp::Floor,
-    UnaryOp::Ceil,
-    UnaryOp::Round,
-    UnaryOp::Trunc,
-    UnaryOp::LogicalNot,
-    UnaryOp::BitwiseNot,
-    UnaryOp::IsNan,
-    UnaryOp::IsInf,
-    UnaryOp::IsFinite,
-];
-
-/// The binary op with code `i` is `BINARY_OPS[i]`.
-pub const BINARY_OPS: [BinaryOp; 24] = [
-    BinaryOp::Add,
-    BinaryOp::Sub,
-    BinaryOp::Mul,
-    BinaryOp::Div,
-    BinaryOp::DivTrunc,
-    BinaryOp::DivFloor,
-    BinaryOp::Remainder,
-    BinaryOp::Fmod,
-    BinaryOp::Pow,
-    BinaryOp::Maximum,
-    BinaryOp::Minimum,
-    BinaryOp::Atan2,
-    BinaryOp::Eq,
-    BinaryOp::Ne,
-    BinaryOp::Lt,
-    BinaryOp::Le,
-    BinaryOp::Gt,
-    BinaryOp::Ge,
-    BinaryOp::LogicalAnd,
-    BinaryOp::LogicalOr,
-    BinaryOp::LogicalXor,
-    BinaryOp::BitAnd,
-    BinaryOp::BitOr,
-    BinaryOp::BitXor,
-];
-
+/// The code a compiled kernel passes to the unary helpers for `op`: its position in
+/// [`UnaryOp::ALL`].
 pub(crate) fn unary_code(op: UnaryOp) -> i64 {
-    UNARY_OPS
-        .iter()
-        .position(|o| *o == op)
-        .expect("invariant: UNARY_OPS lists every unary op") as i64
+    op.code() as i64
 }
 
+/// The code of a binary op: its position in [`BinaryOp::ALL`].
 pub(crate) fn binary_code(op: BinaryOp) -> i64 {
-    BINARY_OPS
-        .iter()
-        .position(|o| *o == op)
-        .expect("invariant: BINARY_OPS lists every binary op") as i64
+    op.code() as i64
 }
 
 /// A helper's signature, in cranelift value kinds.

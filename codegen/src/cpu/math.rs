@@ -198,45 +198,83 @@ pub(crate) struct Fallback {
     pub code: i64,
 }
 
-/// `op(x)` for `x` of type `f32` or `f32x4`, for the ops listed in the module docs.
+/// The unary transcendentals this module computes inline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inline {
+    Exp,
+    Expm1,
+    Log,
+    Tanh,
+    Sigmoid,
+    Erf,
+    Sin,
+    Cos,
+}
+
+impl Inline {
+    /// The inline routine of `op`, if it has one (every other op is exact arithmetic, or a
+    /// call of the interpreter's libm through a helper).
+    pub(crate) fn of(op: UnaryOp) -> Option<Inline> {
+        Some(match op {
+            UnaryOp::Exp => Inline::Exp,
+            UnaryOp::Expm1 => Inline::Expm1,
+            UnaryOp::Log => Inline::Log,
+            UnaryOp::Tanh => Inline::Tanh,
+            UnaryOp::Sigmoid => Inline::Sigmoid,
+            UnaryOp::Erf => Inline::Erf,
+            UnaryOp::Sin => Inline::Sin,
+            UnaryOp::Cos => Inline::Cos,
+            UnaryOp::Neg
+            | UnaryOp::Abs
+            | UnaryOp::Sign
+            | UnaryOp::Log2
+            | UnaryOp::Log1p
+            | UnaryOp::Sqrt
+            | UnaryOp::Rsqrt
+            | UnaryOp::Reciprocal
+            | UnaryOp::Square
+            | UnaryOp::Tan
+            | UnaryOp::Relu
+            | UnaryOp::Floor
+            | UnaryOp::Ceil
+            | UnaryOp::Round
+            | UnaryOp::Trunc
+            | UnaryOp::LogicalNot
+            | UnaryOp::BitwiseNot
+            | UnaryOp::IsNan
+            | UnaryOp::IsInf
+            | UnaryOp::IsFinite => return None,
+        })
+    }
+
+    /// Whether it has an f64 (and `f64x2`) routine: exp, expm1, log, tanh and sigmoid; the
+    /// others are f32 (`f32x4`) only.
+    pub(crate) fn has_f64(self) -> bool {
+        match self {
+            Inline::Exp | Inline::Expm1 | Inline::Log | Inline::Tanh | Inline::Sigmoid => true,
+            Inline::Erf | Inline::Sin | Inline::Cos => false,
+        }
+    }
+}
+
+/// `f(x)` for `x` of type `f32` or `f32x4` (or `f64`, `f64x2` where [`Inline::has_f64`]).
 pub(crate) fn unary(
     b: &mut FunctionBuilder,
     consts: &mut Consts,
-    op: UnaryOp,
+    f: Inline,
     x: Value,
     slow: Fallback,
 ) -> Value {
     let mut e = Emit::at(b, consts, x);
-    match op {
-        UnaryOp::Exp => e.exp(x),
-        UnaryOp::Expm1 => e.expm1(x),
-        UnaryOp::Log => e.log(x),
-        UnaryOp::Tanh => e.tanh(x),
-        UnaryOp::Sigmoid => e.sigmoid(x),
-        UnaryOp::Erf => e.erf(x),
-        UnaryOp::Sin | UnaryOp::Cos => e.sin_cos(x, op == UnaryOp::Cos, slow),
-        UnaryOp::Neg
-        | UnaryOp::Abs
-        | UnaryOp::Sign
-        | UnaryOp::Log2
-        | UnaryOp::Log1p
-        | UnaryOp::Sqrt
-        | UnaryOp::Rsqrt
-        | UnaryOp::Reciprocal
-        | UnaryOp::Square
-        | UnaryOp::Tan
-        | UnaryOp::Relu
-        | UnaryOp::Floor
-        | UnaryOp::Ceil
-        | UnaryOp::Round
-        | UnaryOp::Trunc
-        | UnaryOp::LogicalNot
-        | UnaryOp::BitwiseNot
-        | UnaryOp::IsNan
-        | UnaryOp::IsInf
-        | UnaryOp::IsFinite => {
-            unreachable!("invariant: the translator inlines only the listed ops, not {op:?}")
-        }
+    match f {
+        Inline::Exp => e.exp(x),
+        Inline::Expm1 => e.expm1(x),
+        Inline::Log => e.log(x),
+        Inline::Tanh => e.tanh(x),
+        Inline::Sigmoid => e.sigmoid(x),
+        Inline::Erf => e.erf(x),
+        Inline::Sin => e.sin_cos(x, false, slow),
+        Inline::Cos => e.sin_cos(x, true, slow),
     }
 }
 

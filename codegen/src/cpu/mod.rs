@@ -28,7 +28,7 @@ mod prefetch;
 mod stream;
 mod translate;
 
-pub use helpers::{BINARY_OPS, HELPERS, UNARY_OPS};
+pub use helpers::HELPERS;
 pub use jit::{CompiledKernel, CpuJit, KernelFn, Unsupported};
 pub use translate::is_transposing_load;
 
@@ -45,21 +45,11 @@ fn column_task_rows(kernel: &Kernel) -> Option<usize> {
         .then(|| translate::column_block_rows(kernel))
 }
 
-/// Whether `instr` is a transcendental (exp, expm1, log, tanh, sigmoid, erf, sin, cos, pow):
+/// Whether `instr` is a transcendental (`UnaryOp::is_transcendental`, or pow):
 /// far dearer than a load and a store.
 pub fn is_transcendental(instr: &Instr) -> bool {
     match instr {
-        Instr::Unary { op, .. } => matches!(
-            op,
-            UnaryOp::Exp
-                | UnaryOp::Expm1
-                | UnaryOp::Log
-                | UnaryOp::Tanh
-                | UnaryOp::Sigmoid
-                | UnaryOp::Erf
-                | UnaryOp::Sin
-                | UnaryOp::Cos
-        ),
+        Instr::Unary { op, .. } => op.is_transcendental(),
         Instr::Binary { op, .. } => *op == BinaryOp::Pow,
         Instr::Load { .. }
         | Instr::Store { .. }
@@ -71,13 +61,12 @@ pub fn is_transcendental(instr: &Instr) -> bool {
 }
 
 /// Whether the cpu backend computes `instr` with an inline approximation (`math.rs`, a few
-/// ulp) rather than the interpreter's f64 libm call: a transcendental computed in f32 (or
-/// f16/bf16 through f32), or exp, expm1, log, tanh or sigmoid computed in f64.
+/// ulp) rather than the interpreter's f64 libm call ([`inline_math`]; `pow` in f32).
 pub fn is_inline_math(instr: &Instr) -> bool {
     match instr {
-        Instr::Unary { op, compute, .. } => is_transcendental(instr) && inline_math(*op, *compute),
-        Instr::Binary { compute, .. } => {
-            is_transcendental(instr) && matches!(compute, DType::F32 | DType::F16 | DType::BF16)
+        Instr::Unary { op, compute, .. } => inline_math(*op, *compute),
+        Instr::Binary { op, compute, .. } => {
+            *op == BinaryOp::Pow && compute.compute_dtype() == DType::F32
         }
         Instr::Load { .. }
         | Instr::Store { .. }
@@ -88,16 +77,22 @@ pub fn is_inline_math(instr: &Instr) -> bool {
     }
 }
 
-/// Whether the unary transcendental `op` computed in `compute` is inline (`math.rs`).
+/// Whether `op` computed in `compute` has an inline approximation in `math.rs`
+/// ([`math::Inline`]): in f32 (f16 and bf16 compute in f32) every inline routine, in f64
+/// those with an f64 form.
 pub(crate) fn inline_math(op: UnaryOp, compute: DType) -> bool {
-    match compute {
-        DType::F32 | DType::F16 | DType::BF16 => true,
-        DType::F64 => matches!(
-            op,
-            UnaryOp::Exp | UnaryOp::Expm1 | UnaryOp::Log | UnaryOp::Tanh | UnaryOp::Sigmoid
-        ),
-        DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => false,
-    }
+    math::Inline::of(op).is_some_and(|f| match compute.compute_dtype() {
+        DType::F32 => true,
+        DType::F64 => f.has_f64(),
+        DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::F16
+        | DType::BF16 => false,
+    })
 }
 
 /// Whether the compiled code of `kernel` stashes a value of its last reduction pass in its

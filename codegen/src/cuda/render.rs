@@ -15,8 +15,7 @@
 //! parameter values for the kernel's own sizes and the launch shape.
 
 use smelt_ir::kernel::{Index, Instr, Kernel, Level};
-use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
-use std::collections::BTreeSet;
+use smelt_ir::{BinaryOp, DType, OnBool, OnInt, ReduceOp, Scalar, UnaryOp};
 use std::fmt::Write as _;
 
 /// The helpers every kernel uses (scalar semantics, block reduction).
@@ -71,19 +70,9 @@ pub fn storage_type(dtype: DType) -> &'static str {
     }
 }
 
-/// The C type an SSA value of `dtype` lives in (f16/bf16 compute in float).
+/// The C type an SSA value of `dtype` lives in: its compute dtype's (f16/bf16 in float).
 pub(crate) fn value_type(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F16 | DType::BF16 => "float",
-        DType::Bool
-        | DType::U8
-        | DType::I8
-        | DType::I16
-        | DType::I32
-        | DType::I64
-        | DType::F32
-        | DType::F64 => storage_type(dtype),
-    }
+    storage_type(dtype.compute_dtype())
 }
 
 /// `expr` (a float value) rounded to `dtype` where the dtype is narrower than float.
@@ -482,63 +471,25 @@ fn unary_expr(op: UnaryOp, x: &str, compute: DType) -> String {
         };
     }
     if compute == DType::Bool {
-        return match op {
-            UnaryOp::LogicalNot | UnaryOp::BitwiseNot => format!("(!{x})"),
-            UnaryOp::IsNan | UnaryOp::IsInf => "false".to_string(),
-            UnaryOp::IsFinite => "true".to_string(),
-            UnaryOp::Neg
-            | UnaryOp::Abs
-            | UnaryOp::Sign
-            | UnaryOp::Exp
-            | UnaryOp::Expm1
-            | UnaryOp::Log
-            | UnaryOp::Log2
-            | UnaryOp::Log1p
-            | UnaryOp::Sqrt
-            | UnaryOp::Rsqrt
-            | UnaryOp::Reciprocal
-            | UnaryOp::Square
-            | UnaryOp::Sin
-            | UnaryOp::Cos
-            | UnaryOp::Tan
-            | UnaryOp::Tanh
-            | UnaryOp::Sigmoid
-            | UnaryOp::Relu
-            | UnaryOp::Erf
-            | UnaryOp::Floor
-            | UnaryOp::Ceil
-            | UnaryOp::Round
-            | UnaryOp::Trunc => x.to_string(),
+        return match op.on_bool() {
+            OnBool::Not => format!("(!{x})"),
+            OnBool::Const(c) => c.to_string(),
+            OnBool::Same => x.to_string(),
         };
     }
     let t = storage_type(compute);
-    match op {
-        UnaryOp::Neg => format!("({t})sm_i_neg({x})"),
-        UnaryOp::Abs => format!("({t})sm_i_abs({x})"),
-        UnaryOp::Sign => format!("({t})sm_i_sign({x})"),
-        UnaryOp::Square => format!("({t})sm_i_mul({x}, {x})"),
-        UnaryOp::Relu => format!("({t})({x} > 0 ? {x} : 0)"),
-        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x.to_string(),
-        UnaryOp::BitwiseNot => format!("({t})(~(long long){x})"),
-        UnaryOp::LogicalNot => format!("({x} == 0)"),
-        UnaryOp::IsNan | UnaryOp::IsInf => "false".to_string(),
-        UnaryOp::IsFinite => "true".to_string(),
-        // Float-only ops never reach an integer compute dtype (the frontend promotes first);
-        // as in the interpreter they go through double.
-        UnaryOp::Exp
-        | UnaryOp::Expm1
-        | UnaryOp::Log
-        | UnaryOp::Log2
-        | UnaryOp::Log1p
-        | UnaryOp::Sqrt
-        | UnaryOp::Rsqrt
-        | UnaryOp::Reciprocal
-        | UnaryOp::Sin
-        | UnaryOp::Cos
-        | UnaryOp::Tan
-        | UnaryOp::Tanh
-        | UnaryOp::Sigmoid
-        | UnaryOp::Erf => format!(
+    match op.on_int() {
+        OnInt::Neg => format!("({t})sm_i_neg({x})"),
+        OnInt::Abs => format!("({t})sm_i_abs({x})"),
+        OnInt::Sign => format!("({t})sm_i_sign({x})"),
+        OnInt::Square => format!("({t})sm_i_mul({x}, {x})"),
+        OnInt::Relu => format!("({t})({x} > 0 ? {x} : 0)"),
+        OnInt::Same => x.to_string(),
+        OnInt::BitNot => format!("({t})(~(long long){x})"),
+        OnInt::IsZero => format!("({x} == 0)"),
+        OnInt::Const(c) => c.to_string(),
+        // As in the interpreter, through double.
+        OnInt::ViaFloat => format!(
             "({t})sm_f2i({})",
             float_unary(op, &format!("(double){x}"), DType::F64)
         ),
@@ -910,25 +861,6 @@ fn render_elementwise(r: &mut Renderer) -> (String, u32, u32, bool) {
 }
 
 /// The element-level instructions in `0..end` that `roots` need, in body order.
-fn needed(r: &Renderer, roots: &[usize], end: usize) -> BTreeSet<usize> {
-    let mut set = BTreeSet::new();
-    let mut stack: Vec<usize> = roots.to_vec();
-    while let Some(i) = stack.pop() {
-        if i >= end || r.levels[i] != Level::Element || !set.insert(i) {
-            continue;
-        }
-        match &r.kernel.body[i] {
-            Instr::Load { .. } | Instr::Const { .. } | Instr::Reduce { .. } => {}
-            Instr::Unary { x, .. } | Instr::Cast { x, .. } | Instr::Store { x, .. } => {
-                stack.push(*x)
-            }
-            Instr::Binary { a, b, .. } => stack.extend([*a, *b]),
-            Instr::Where { cond, a, b } => stack.extend([*cond, *a, *b]),
-        }
-    }
-    set
-}
-
 fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
     let kernel = r.kernel;
     let outer_rank = kernel.shape.len() - kernel.reduce_axes;
@@ -978,23 +910,30 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
             }
         }
     };
-    let element_pass = |r: &mut Renderer, set: &BTreeSet<usize>, out: &mut String| {
+    let element_pass = |r: &mut Renderer, elements: &[usize], out: &mut String| {
         let _ = writeln!(
             out,
             "    for (long long j = threadIdx.x; j < width; j += blockDim.x) {{"
         );
         r.unravel(&inner, out, "      ");
-        for &i in set {
+        for &i in elements {
             r.emit(i, &[&outer, &inner], false, out, "      ");
         }
     };
-    let mut row_done = 0;
-    for &ri in &reduces {
-        let Instr::Reduce { op, x } = kernel.body[ri] else {
-            unreachable!("reduces() lists Reduce instructions")
+    // The row program (`Kernel::passes`), the same passes as every backend's.
+    for pass in kernel.passes() {
+        row_level(r, pass.row.clone(), &mut out);
+        let Some(ri) = pass.reduce else {
+            if !pass.elements.is_empty() {
+                let _ = writeln!(out, "    // final pass: element-level stores");
+                element_pass(r, &pass.elements, &mut out);
+                let _ = writeln!(out, "    }}");
+            }
+            continue;
         };
-        row_level(r, row_done..ri, &mut out);
-        row_done = ri;
+        let Instr::Reduce { op, x } = kernel.body[ri] else {
+            unreachable!("a pass folds a Reduce instruction")
+        };
         let dtype = r.types[x].expect("a value");
         let acc_name = format!("acc{ri}");
         let acc = accumulator(op, dtype, &format!("v{x}"), &acc_name);
@@ -1004,10 +943,7 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
             op.name()
         );
         let _ = writeln!(out, "    {} {acc_name} = {};", acc.ty, acc.identity);
-        let mut set = needed(r, &[x], ri);
-        // Element-level stores run once, in the final pass.
-        set.retain(|&i| !matches!(kernel.body[i], Instr::Store { .. }));
-        element_pass(r, &set, &mut out);
+        element_pass(r, &pass.elements, &mut out);
         let _ = writeln!(
             out,
             "      {acc_name} = {}()({acc_name}, {});",
@@ -1025,16 +961,6 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
             value_type(dtype),
             acc.finish
         );
-    }
-    row_level(r, row_done..kernel.body.len(), &mut out);
-    let stores: Vec<usize> = (0..kernel.body.len())
-        .filter(|&i| matches!(kernel.body[i], Instr::Store { .. }) && r.levels[i] == Level::Element)
-        .collect();
-    if !stores.is_empty() {
-        let set = needed(r, &stores, kernel.body.len());
-        let _ = writeln!(out, "    // final pass: element-level stores");
-        element_pass(r, &set, &mut out);
-        let _ = writeln!(out, "    }}");
     }
     let _ = writeln!(out, "  }}");
     // Narrow rows use fewer threads (a multiple of a warp).

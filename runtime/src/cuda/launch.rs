@@ -11,7 +11,7 @@ use cudarc::driver::result;
 use smelt_codegen::cuda::compile::{PtxCache, source_hash};
 use smelt_codegen::cuda::library::{render_library, runs_on_cublas};
 use smelt_codegen::cuda::{CudaKernel, render};
-use smelt_ir::{Access, Instr, Kernel, LibraryCall, LibraryOp, Result, Work};
+use smelt_ir::{Access, Instr, Kernel, LibraryCall, Result, Work};
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -231,27 +231,17 @@ pub(super) fn run_library(
     match step {
         Step::Matmul(m) => blas::run(dev, call, m, &args).map(Buffer::Cuda),
         Step::Library(launch, scratch) => {
-            let out = match call.op {
-                // The next version of a storage starts as the old one: its memory when nothing
-                // else holds it, else a copy. The kernel never reads input 0, so its parameter
-                // may name the output.
-                LibraryOp::IndexPut { .. } => {
-                    let old = std::mem::replace(&mut args[0], Arc::new(CudaBuffer::empty(dev)?));
-                    match Arc::try_unwrap(old) {
-                        Ok(only) => only,
-                        Err(shared) => shared.duplicate()?,
-                    }
+            // The next version of a storage starts as the old one: its memory when nothing else
+            // holds it, else a copy. The kernel never reads input 0, so its parameter may
+            // name the output.
+            let out = if call.op.updates_input_0() {
+                let old = std::mem::replace(&mut args[0], Arc::new(CudaBuffer::empty(dev)?));
+                match Arc::try_unwrap(old) {
+                    Ok(only) => only,
+                    Err(shared) => shared.duplicate()?,
                 }
-                LibraryOp::Matmul
-                | LibraryOp::Gather { .. }
-                | LibraryOp::IndexSelect { .. }
-                | LibraryOp::Take
-                | LibraryOp::Index { .. }
-                | LibraryOp::ArgMax { .. }
-                | LibraryOp::ArgMin { .. }
-                | LibraryOp::CumSum { .. }
-                | LibraryOp::CumProd { .. }
-                | LibraryOp::Sort { .. } => CudaBuffer::zeros(dev, call.dtype, call.len)?,
+            } else {
+                CudaBuffer::zeros(dev, call.dtype, call.len)?
             };
             let scratch = match scratch {
                 0 => None,
@@ -262,7 +252,7 @@ pub(super) fn run_library(
                 )?),
             };
             let mut addresses: Vec<u64> = args.iter().map(|b| b.ptr()).collect();
-            if let LibraryOp::IndexPut { .. } = call.op {
+            if call.op.updates_input_0() {
                 addresses[0] = out.ptr();
             }
             addresses.push(out.ptr());

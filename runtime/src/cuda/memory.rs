@@ -95,18 +95,23 @@ impl CudaBuffer {
     /// Debug builds fill it with all-ones bytes (NaN for floats) so a kernel that skips an
     /// element fails its tests instead of reading back a stale right answer.
     pub(super) fn uninit(dev: &CudaDevice, dtype: DType, len: usize) -> Result<CudaBuffer> {
-        dev.bind()?;
-        let block = dev.memory.allocate(len * dtype.size())?;
-        let b = CudaBuffer {
-            dtype,
-            len,
-            block: Some(block),
-            dev: dev.arc(),
-        };
+        let b = CudaBuffer::allocate(dev, dtype, len)?;
         if cfg!(debug_assertions) && dtype != DType::Bool {
             b.fill_bytes(0xff)?;
         }
         Ok(b)
+    }
+
+    /// A block of the caching allocator for `len` elements of `dtype`.
+    fn allocate(dev: &CudaDevice, dtype: DType, len: usize) -> Result<CudaBuffer> {
+        dev.bind()?;
+        let block = dev.memory.allocate(len * dtype.size())?;
+        Ok(CudaBuffer {
+            dtype,
+            len,
+            block: Some(block),
+            dev: dev.arc(),
+        })
     }
 
     /// A buffer of no elements (a placeholder argument nothing reads).
@@ -116,14 +121,7 @@ impl CudaBuffer {
 
     /// A buffer of zeros.
     pub(super) fn zeros(dev: &CudaDevice, dtype: DType, len: usize) -> Result<CudaBuffer> {
-        dev.bind()?;
-        let block = dev.memory.allocate(len * dtype.size())?;
-        let b = CudaBuffer {
-            dtype,
-            len,
-            block: Some(block),
-            dev: dev.arc(),
-        };
+        let b = CudaBuffer::allocate(dev, dtype, len)?;
         b.fill_bytes(0)?;
         Ok(b)
     }

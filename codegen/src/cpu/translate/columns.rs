@@ -145,18 +145,34 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
         self.vector = true;
         let mut vs: Vec<Vec<Option<Value>>> = vec![vals.to_vec(); groups];
-        let mut row_done = 0;
-        for r in self.k.reduces() {
-            let Instr::Reduce { op, x } = self.k.body[r] else {
-                unreachable!("reduces() lists Reduce instructions")
-            };
+        // The row program (`Kernel::passes`), each row of the group in its own lanes.
+        for pass in self.k.passes() {
             for u in 0..groups {
                 self.enter_rows(&at[u], point, ld);
-                self.eval(row_done..r, Level::Row, point, &mut vs[u])?;
+                self.eval(pass.row.clone(), Level::Row, point, &mut vs[u])?;
             }
-            row_done = r;
+            let Some(r) = pass.reduce else {
+                if pass.elements.is_empty() {
+                    continue;
+                }
+                self.live = Some(self.mask(&pass.elements));
+                self.inner(kept, point, &mut |t, point| {
+                    for u in 0..groups {
+                        t.enter_rows(&at[u], point, ld);
+                        let mut v = vs[u].clone();
+                        t.eval(0..n, Level::Element, point, &mut v)?;
+                    }
+                    Ok(())
+                })?;
+                self.live = None;
+                point[kept..].iter_mut().for_each(|p| *p = self.zero);
+                continue;
+            };
+            let Instr::Reduce { op, x } = self.k.body[r] else {
+                unreachable!("a pass folds a Reduce instruction")
+            };
             let accs: Vec<Vec<Variable>> = (0..groups).map(|_| self.vector_accs(op)).collect();
-            self.live = Some(self.element_cone(&[x], None));
+            self.live = Some(self.mask(&pass.elements));
             self.inner(kept, point, &mut |t, point| {
                 for u in 0..groups {
                     t.enter_rows(&at[u], point, ld);
@@ -172,24 +188,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             for u in 0..groups {
                 vs[u][r] = Some(self.column_finish(op, &accs[u]));
             }
-        }
-        for u in 0..groups {
-            self.enter_rows(&at[u], point, ld);
-            self.eval(row_done..n, Level::Row, point, &mut vs[u])?;
-        }
-        let stores = self.element_stores();
-        if !stores.is_empty() {
-            self.live = Some(self.element_cone(&stores, None));
-            self.inner(kept, point, &mut |t, point| {
-                for u in 0..groups {
-                    t.enter_rows(&at[u], point, ld);
-                    let mut v = vs[u].clone();
-                    t.eval(0..n, Level::Element, point, &mut v)?;
-                }
-                Ok(())
-            })?;
-            self.live = None;
-            point[kept..].iter_mut().for_each(|p| *p = self.zero);
         }
         self.vector = false;
         self.clear_bases();
@@ -276,7 +274,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 Ok(())
             })?;
-            self.live = Some(self.element_cone(&roots, None));
+            self.live = Some(self.k.element_cone(&self.levels, &roots, None));
             let upto = if last && early { n } else { r };
             let block = (self.bases.clone(), self.bases_level);
             self.inner_steps(kept, point, COLUMN_STEPS, &mut |t, points| {
@@ -323,7 +321,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         })?;
         // Element-level outputs.
         if !stores.is_empty() && !early {
-            self.live = Some(self.element_cone(&stores, None));
+            self.live = Some(self.k.element_cone(&self.levels, &stores, None));
             self.inner(kept, point, &mut |t, point| {
                 t.for_loop(zero, count, 1, &mut |t, g| {
                     let mut v = at_vector(t, g, all, n, point)?;

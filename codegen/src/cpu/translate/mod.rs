@@ -153,19 +153,9 @@ fn is_half(dtype: DType) -> bool {
     register_dtype(dtype) != dtype
 }
 
-/// The dtype whose registers hold `dtype`'s values: f16 and bf16 are held as f32.
+/// The dtype whose registers hold `dtype`'s values: its compute dtype (f16 and bf16 in f32).
 fn register_dtype(dtype: DType) -> DType {
-    match dtype {
-        DType::F16 | DType::BF16 => DType::F32,
-        DType::F32
-        | DType::F64
-        | DType::I64
-        | DType::I32
-        | DType::I16
-        | DType::I8
-        | DType::U8
-        | DType::Bool => dtype,
-    }
+    dtype.compute_dtype()
 }
 
 /// The register type of a scalar value of `dtype`.
@@ -238,7 +228,7 @@ pub(crate) struct Translator<'a, 'f> {
     /// ([`Self::line_block`]), made at its first use.
     block_slots: Vec<Option<StackSlot>>,
     /// In a pass over a row: the element-level instructions the pass needs
-    /// ([`Self::element_cone`]); the others are not emitted.
+    /// (`Kernel::element_cone`); the others are not emitted.
     live: Option<Vec<bool>>,
     /// The dim a SIMD value's lanes run along: the innermost, or in a column reduction
     /// ([`Translator::columns`]) the innermost kept dim.
@@ -674,11 +664,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// The element-level stores of the kernel (a reduction kernel's final pass).
     fn element_stores(&self) -> Vec<usize> {
-        (0..self.k.body.len())
-            .filter(|&i| {
-                matches!(self.k.body[i], Instr::Store { .. }) && self.levels[i] == Level::Element
-            })
-            .collect()
+        self.k.element_stores(&self.levels)
     }
 
     /// Where whole steps of `step` (a power of two) from `start` toward `end` stop:

@@ -30,9 +30,7 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
     let levels = k.levels();
     let types = k.value_dtypes();
     let reduce = *k.reduces().last()?;
-    let stores: Vec<usize> = (0..k.body.len())
-        .filter(|&i| matches!(k.body[i], Instr::Store { .. }) && levels[i] == Level::Element)
-        .collect();
+    let stores = k.element_stores(&levels);
     let [store] = stores[..] else { return None };
     let Instr::Store { arg, index, .. } = &k.body[store] else {
         return None;
@@ -45,18 +43,7 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
         return None;
     }
     // Element-level ancestors (and self) of an instruction.
-    let cone = |root: usize| {
-        let mut seen = vec![false; k.body.len()];
-        let mut stack = vec![root];
-        while let Some(i) = stack.pop() {
-            if seen[i] || levels[i] != Level::Element {
-                continue;
-            }
-            seen[i] = true;
-            stack.extend(k.body[i].operands());
-        }
-        seen
-    };
+    let cone = |root: usize| k.element_cone(&levels, &[root], None);
     let Instr::Reduce { x, .. } = k.body[reduce] else {
         return None;
     };
@@ -89,20 +76,58 @@ impl<'a, 'f> Translator<'a, 'f> {
         if reducing {
             self.set_bases(point, kept);
         }
-        let mut row_done = 0;
-        for (pass, r) in self.k.reduces().into_iter().enumerate() {
-            self.touches = if pass > 0 { touches.clone() } else { None };
-            let Instr::Reduce { op, x } = self.k.body[r] else {
-                unreachable!("reduces() lists Reduce instructions")
+        // The row program (`Kernel::passes`): each pass's row-level instructions, then its
+        // walk over the row, restricted to the element-level instructions it needs.
+        for (i, pass) in self.k.passes().into_iter().enumerate() {
+            self.eval(pass.row.clone(), Level::Row, point, vals)?;
+            if reducing {
+                self.pin_row_values(pass.row.clone(), vals);
+            }
+            let Some(r) = pass.reduce else {
+                if pass.elements.is_empty() {
+                    continue;
+                }
+                // The final pass: a stashed value is read back, not recomputed, so what only
+                // it needs is left out.
+                self.skip = self.stash.map(|st| st.value);
+                let stores = self.k.element_stores(&self.levels);
+                self.live = Some(self.k.element_cone(&self.levels, &stores, self.skip));
+                let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
+                    let mut v = vals.to_vec();
+                    t.stash_load(point, &mut v);
+                    t.eval(0..n, Level::Element, point, &mut v)
+                };
+                if self.row_simd {
+                    let splat = self.splat_row_values(vals);
+                    self.touches = touches.clone();
+                    self.inner_vector(
+                        kept,
+                        point,
+                        &mut |t, point, _| {
+                            let mut v = splat.clone();
+                            t.stash_load(point, &mut v);
+                            t.eval(0..n, Level::Element, point, &mut v)
+                        },
+                        &mut scalar,
+                    )?;
+                } else {
+                    self.inner(kept, point, &mut scalar)?;
+                }
+                self.skip = None;
+                self.live = None;
+                self.touches = None;
+                point[kept..].iter_mut().for_each(|p| *p = self.zero);
+                continue;
             };
-            self.eval(row_done..r, Level::Row, point, vals)?;
-            self.pin_row_values(row_done..r, vals);
-            row_done = r;
+            self.touches = if i > 0 { touches.clone() } else { None };
+            let Instr::Reduce { op, x } = self.k.body[r] else {
+                unreachable!("a pass folds a Reduce instruction")
+            };
             let dtype = self.types[r].expect("reductions have a value");
             let (acc_ty, identity) = self.identity(op, dtype);
             let acc = self.b.declare_var(acc_ty);
             self.b.def_var(acc, identity);
-            self.live = Some(self.element_cone(&[x], None));
+            self.live = Some(self.mask(&pass.elements));
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
                 t.eval(0..r, Level::Element, point, &mut v)?;
@@ -121,40 +146,6 @@ impl<'a, 'f> Translator<'a, 'f> {
             let a = self.b.use_var(acc);
             let done = self.finish(op, dtype, a)?;
             vals[r] = Some(self.pin(&[done])[0]);
-        }
-        self.eval(row_done..n, Level::Row, point, vals)?;
-        if reducing {
-            self.pin_row_values(row_done..n, vals);
-        }
-        let stores = self.element_stores();
-        if !stores.is_empty() {
-            self.skip = self.stash.map(|st| st.value);
-            self.live = Some(self.element_cone(&stores, self.skip));
-            let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
-                let mut v = vals.to_vec();
-                t.stash_load(point, &mut v);
-                t.eval(0..n, Level::Element, point, &mut v)
-            };
-            if self.row_simd {
-                let splat = self.splat_row_values(vals);
-                self.touches = touches;
-                self.inner_vector(
-                    kept,
-                    point,
-                    &mut |t, point, _| {
-                        let mut v = splat.clone();
-                        t.stash_load(point, &mut v);
-                        t.eval(0..n, Level::Element, point, &mut v)
-                    },
-                    &mut scalar,
-                )?;
-            } else {
-                self.inner(kept, point, &mut scalar)?;
-            }
-            self.skip = None;
-            self.live = None;
-            self.touches = None;
-            point[kept..].iter_mut().for_each(|p| *p = self.zero);
         }
         if reducing {
             self.clear_bases();
@@ -176,7 +167,12 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// `None` where there is nothing to touch.
     fn next_row_touches(&mut self, point: &[Value], kept: usize) -> Option<Vec<(Value, i64)>> {
         // Only a row with a pass after its first (another reduction, or the final stores).
-        let passes = self.k.reduces().len() + usize::from(!self.element_stores().is_empty());
+        let passes = self
+            .k
+            .passes()
+            .iter()
+            .filter(|p| p.reduce.is_some() || !p.elements.is_empty())
+            .count();
         if !self.row_simd || kept == 0 || self.k.reduce_axes != 1 || passes < 2 {
             return None;
         }
@@ -236,22 +232,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// The element-level instructions `roots` depend on (themselves included), not looking
-    /// past `stop`: what one pass over a row must compute. A load no one in the pass needs
-    /// (the input of a stashed value, an operand of a later pass) is not emitted there.
-    pub(super) fn element_cone(&self, roots: &[usize], stop: Option<usize>) -> Vec<bool> {
-        let mut seen = vec![false; self.k.body.len()];
-        let mut stack = roots.to_vec();
-        while let Some(i) = stack.pop() {
-            if seen[i] || self.levels[i] != Level::Element {
-                continue;
-            }
-            seen[i] = true;
-            if stop != Some(i) {
-                stack.extend(self.k.body[i].operands());
-            }
+    /// `elements` as a mask over the body (what [`Self::live`] holds).
+    pub(super) fn mask(&self, elements: &[usize]) -> Vec<bool> {
+        let mut mask = vec![false; self.k.body.len()];
+        for &i in elements {
+            mask[i] = true;
         }
-        seen
+        mask
     }
 
     /// Pins the row-level values computed by the instructions of `range` (see [`Self::pin`]).

@@ -2,6 +2,7 @@
 //! (inline math for f32 transcendentals, helpers for the rest), selects.
 
 use super::*;
+use smelt_ir::{OnBool, OnInt};
 
 impl<'a, 'f> Translator<'a, 'f> {
     pub(super) fn constant(&mut self, value: Scalar, dtype: DType) -> Value {
@@ -160,42 +161,19 @@ impl<'a, 'f> Translator<'a, 'f> {
             return Ok(self.unary_float(op, x, compute));
         }
         if compute == DType::Bool {
-            return Ok(match op {
+            return Ok(match op.on_bool() {
                 // Lane masks are all ones or zeros.
-                UnaryOp::LogicalNot | UnaryOp::BitwiseNot if self.vector => self.b.ins().bnot(x),
-                UnaryOp::LogicalNot | UnaryOp::BitwiseNot => self.b.ins().bxor_imm_s(x, 1),
-                UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
-                UnaryOp::IsFinite => self.bool_const(true),
-                UnaryOp::Neg
-                | UnaryOp::Abs
-                | UnaryOp::Sign
-                | UnaryOp::Exp
-                | UnaryOp::Expm1
-                | UnaryOp::Log
-                | UnaryOp::Log2
-                | UnaryOp::Log1p
-                | UnaryOp::Sqrt
-                | UnaryOp::Rsqrt
-                | UnaryOp::Reciprocal
-                | UnaryOp::Square
-                | UnaryOp::Sin
-                | UnaryOp::Cos
-                | UnaryOp::Tan
-                | UnaryOp::Tanh
-                | UnaryOp::Sigmoid
-                | UnaryOp::Relu
-                | UnaryOp::Erf
-                | UnaryOp::Floor
-                | UnaryOp::Ceil
-                | UnaryOp::Round
-                | UnaryOp::Trunc => x,
+                OnBool::Not if self.vector => self.b.ins().bnot(x),
+                OnBool::Not => self.b.ins().bxor_imm_s(x, 1),
+                OnBool::Const(c) => self.bool_const(c),
+                OnBool::Same => x,
             });
         }
         let t = ty(compute);
         let signed = is_signed(compute);
-        Ok(match op {
-            UnaryOp::Neg => self.b.ins().ineg(x),
-            UnaryOp::Abs => {
+        Ok(match op.on_int() {
+            OnInt::Neg => self.b.ins().ineg(x),
+            OnInt::Abs => {
                 if signed {
                     self.b.ins().iabs(x)
                 } else {
@@ -203,13 +181,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
             }
             // In SIMD (signed lanes) the masks are −1 where true: sign = (x < 0) − (x > 0).
-            UnaryOp::Sign if self.vector => {
+            OnInt::Sign if self.vector => {
                 let zero = self.int_zero(t);
                 let pos = self.b.ins().icmp(IntCC::SignedGreaterThan, x, zero);
                 let neg = self.b.ins().icmp(IntCC::SignedLessThan, x, zero);
                 self.b.ins().isub(neg, pos)
             }
-            UnaryOp::Sign => {
+            OnInt::Sign => {
                 let zero = self.int_zero(t);
                 let one = self.b.ins().iconst(t, 1);
                 if signed {
@@ -223,8 +201,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                     self.b.ins().select(nz, one, zero)
                 }
             }
-            UnaryOp::Square => self.b.ins().imul(x, x),
-            UnaryOp::Relu => {
+            OnInt::Square => self.b.ins().imul(x, x),
+            OnInt::Relu => {
                 if signed {
                     let zero = self.int_zero(t);
                     self.b.ins().smax(x, zero)
@@ -232,28 +210,14 @@ impl<'a, 'f> Translator<'a, 'f> {
                     x
                 }
             }
-            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => x,
-            UnaryOp::BitwiseNot => self.b.ins().bnot(x),
-            UnaryOp::LogicalNot => {
+            OnInt::Same => x,
+            OnInt::BitNot => self.b.ins().bnot(x),
+            OnInt::IsZero => {
                 let zero = self.int_zero(t);
                 self.b.ins().icmp(IntCC::Equal, x, zero)
             }
-            UnaryOp::IsNan | UnaryOp::IsInf => self.bool_const(false),
-            UnaryOp::IsFinite => self.bool_const(true),
-            UnaryOp::Exp
-            | UnaryOp::Expm1
-            | UnaryOp::Log
-            | UnaryOp::Log2
-            | UnaryOp::Log1p
-            | UnaryOp::Sqrt
-            | UnaryOp::Rsqrt
-            | UnaryOp::Reciprocal
-            | UnaryOp::Sin
-            | UnaryOp::Cos
-            | UnaryOp::Tan
-            | UnaryOp::Tanh
-            | UnaryOp::Sigmoid
-            | UnaryOp::Erf => {
+            OnInt::Const(c) => self.bool_const(c),
+            OnInt::ViaFloat => {
                 let code = self.b.ins().iconst(types::I64, unary_code(op));
                 let mut call = |t: &mut Self, w: Value| {
                     let call = t.b.ins().call(t.h.unary_i64, &[code, w]);
@@ -276,6 +240,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         } else {
             ty(compute)
         };
+        // Inline transcendentals (`math::Inline`): f32 (f16/bf16 compute in f32) for all of
+        // them, f64 for those with an f64 routine.
+        if let Some(f) = math::Inline::of(op).filter(|_| inline_math(op, compute)) {
+            let slow = Fallback {
+                func: self.h.unary_f64,
+                code: unary_code(op),
+            };
+            let r = math::unary(&mut self.b, &mut self.consts, f, x, slow);
+            return self.round(compute, r);
+        }
         match op {
             UnaryOp::Neg => self.b.ins().fneg(x),
             UnaryOp::Abs => self.b.ins().fabs(x),
@@ -326,25 +300,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 };
                 self.b.ins().fcmp(cc, a, inf)
             }
-            // Inline transcendentals (`math.rs`): f32 (and f16/bf16, computed in f32) for all
-            // of them, f64 for exp, expm1, log, tanh and sigmoid; the rest call libm.
-            UnaryOp::Exp
-            | UnaryOp::Expm1
-            | UnaryOp::Log
-            | UnaryOp::Sin
-            | UnaryOp::Cos
-            | UnaryOp::Tanh
-            | UnaryOp::Sigmoid
-            | UnaryOp::Erf
-                if inline_math(op, compute) =>
-            {
-                let slow = Fallback {
-                    func: self.h.unary_f64,
-                    code: unary_code(op),
-                };
-                let r = math::unary(&mut self.b, &mut self.consts, op, x, slow);
-                self.round(compute, r)
-            }
+            // Transcendentals without an inline routine (`inline_math`, above) call libm.
             UnaryOp::Rsqrt
             | UnaryOp::Exp
             | UnaryOp::Expm1
