@@ -1,7 +1,9 @@
 //! Golden CUDA C for the WORKLOADS.md programs (built with sizes / 16), for one small
 //! program per dtype and for multi-output kernels: a refactor of the renderer cannot silently
 //! change generated code.
-//! Re-bless with `SMELT_BLESS=1 cargo test --test cuda_render`.
+//! Re-bless with `SMELT_BLESS=1 cargo test --test cuda_render`. Blessing writes without
+//! comparing, so the change is reviewed in `git diff tests/golden/cuda` before it is committed
+//! (docs/testing.md).
 
 use smelt::prelude::*;
 use smelt::workloads;
@@ -44,7 +46,13 @@ fn check(name: &str, actual: &str) {
     let path = golden_dir().join(name);
     if std::env::var("SMELT_BLESS").is_ok_and(|v| v == "1") {
         std::fs::create_dir_all(golden_dir()).expect("create golden dir");
-        std::fs::write(&path, actual).expect("write golden file");
+        if std::fs::read_to_string(&path).ok().as_deref() != Some(actual) {
+            std::fs::write(&path, actual).expect("write golden file");
+            eprintln!(
+                "cuda_render: blessed {}; review `git diff tests/golden/cuda` before committing",
+                path.display()
+            );
+        }
         return;
     }
     let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -55,7 +63,7 @@ fn check(name: &str, actual: &str) {
     });
     assert!(
         expected == actual,
-        "{name}: rendered CUDA C differs from {}; re-bless with SMELT_BLESS=1 if intended.\n--- actual ---\n{actual}",
+        "{name}: rendered CUDA C differs from {}; re-bless with SMELT_BLESS=1 if intended and review the diff.\n--- actual ---\n{actual}",
         path.display()
     );
 }
