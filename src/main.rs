@@ -101,6 +101,10 @@ fn info() -> ExitCode {
     println!("threads: {threads}");
     let codegen = codegen_simd().unwrap_or_else(|| "none (scalar loops)".into());
     println!("codegen SIMD: {codegen}, cranelift; host: {}", host_simd());
+    println!(
+        "jit refusals: {} (launches run by the interpreter)",
+        smelt_runtime::refused_kernels()
+    );
     println!("backends: reference (kernel IR interpreter) — available");
     println!(
         "          cpu (cranelift JIT) — available, the default (SMELT_BACKEND=reference|cpu)"

@@ -8,7 +8,7 @@ use smelt::prelude::*;
 use std::path::PathBuf;
 use std::sync::Once;
 mod common;
-use common::cases;
+use common::{assert_no_jit_refusals, cases};
 
 fn enable_check() {
     static ONCE: Once = Once::new();
@@ -37,6 +37,7 @@ fn conformance_suite_passes_under_check() {
             r.cases.iter().find(|c| c.failure.is_some())
         );
     }
+    assert_no_jit_refusals();
 }
 
 #[test]
@@ -48,6 +49,7 @@ fn workloads_pass_under_check() {
             .try_realize()
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     }
+    assert_no_jit_refusals();
 }
 
 /// A random program: a chain of ops over a [4, 6] tensor mixing views, broadcasts,
@@ -106,6 +108,7 @@ fn agree_under_every_config(build: &dyn Fn() -> Vec<Tensor>) -> Result<(), TestC
         let r = smelt_passes::with_disabled(&disabled, || smelt::realize(&refs));
         prop_assert!(r.is_ok(), "{disabled:?}: {:?}", r.err());
     }
+    assert_no_jit_refusals();
     Ok(())
 }
 
@@ -126,6 +129,7 @@ proptest! {
         let refs: Vec<&Tensor> = outs.iter().collect();
         let r = smelt::realize(&refs);
         prop_assert!(r.is_ok(), "{:?}", r.err());
+        assert_no_jit_refusals();
     }
 }
 

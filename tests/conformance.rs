@@ -4,6 +4,8 @@
 
 use smelt::conformance::{FileResult, run_file};
 use std::path::PathBuf;
+mod common;
+use common::assert_no_jit_refusals;
 
 fn suite_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
@@ -28,6 +30,7 @@ fn run(file: &str) -> FileResult {
         panics.len(),
         panics.join("\n")
     );
+    assert_no_jit_refusals();
     result
 }
 

@@ -7,6 +7,8 @@ use smelt::frontend::{Target, realize_with};
 use smelt::prelude::{DType, Generator, Tensor};
 use smelt::workloads::{NAMES, build};
 use smelt::{Explain, Mode, explain_mode};
+mod common;
+use common::assert_no_jit_refusals;
 
 const SHRINK: usize = 16;
 
@@ -92,6 +94,8 @@ fn a_copying_reshape_fuses_into_its_consumer() {
         .map(|&v: &i32| (v as f32).exp())
         .collect();
     let got = y.to_vec::<f32>();
+    assert_no_jit_refusals();
+    assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
     for (g, w) in got.iter().zip(&want) {
         assert!((g - w).abs() <= 1e-6 * w, "{got:?} vs {want:?}");
     }
@@ -119,8 +123,10 @@ fn values(program: Program, mode: Mode, backend: Target) -> Vec<Vec<f64>> {
 }
 
 /// Asserts that the outputs `got` on `backend` equal `want` (NaN equals NaN) or lie within
-/// `1e-6 · (1 + |want|)`.
+/// `1e-6 · (1 + |want|)`, and that the cpu backend compiled every kernel it ran.
 fn assert_agree(got: &[Vec<f64>], want: &[Vec<f64>], backend: Target) {
+    assert_no_jit_refusals();
+    assert_eq!(got.len(), want.len(), "outputs on {}", backend.name());
     for (o, (g, w)) in got.iter().zip(want).enumerate() {
         assert_eq!(g.len(), w.len(), "output {o} on {}", backend.name());
         for (i, (a, b)) in g.iter().zip(w).enumerate() {

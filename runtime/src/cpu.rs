@@ -47,6 +47,16 @@ fn dump(what: &str) -> bool {
     std::env::var("SMELT_DUMP").is_ok_and(|v| v.split(',').any(|w| w == what || w == "all"))
 }
 
+/// Launches the cpu backend has handed to the reference interpreter ([`refused_kernels`]).
+static REFUSED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many kernel launches in this process ran on the reference interpreter because the JIT
+/// refused the kernel. A comparison of the cpu backend with the reference then compares the
+/// interpreter with itself, so the end-to-end tests assert that this stays 0.
+pub fn refused_kernels() -> usize {
+    REFUSED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Compiled code for `kernel`, from the cache or freshly compiled.
 pub fn compiled(kernel: &Kernel) -> Entry {
     cached(kernel, structure_key(kernel), CpuJit::compile)
@@ -310,7 +320,10 @@ fn run_prepared(
             return run_prepared(combine, c, inputs, stream_min);
         }
         How::Whole(Ok(code), streaming) => (code, streaming),
-        How::Whole(Err(_), _) => return crate::reference::run_verified(kernel, inputs),
+        How::Whole(Err(_), _) => {
+            REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return crate::reference::run_verified(kernel, inputs);
+        }
     };
     let timing = dump("timing");
     let t0 = std::time::Instant::now();

@@ -24,6 +24,7 @@ pub mod stats;
 pub use backend::{Backend, Executable};
 pub use buffer::{Buffer, HostBuffer};
 pub use caching::AllocatorStats;
+pub use cpu::refused_kernels;
 pub use device::{Device, Target};
 pub use execute::{Mismatch, execute, execute_audited};
 pub use stats::{Transfers, transfers};
