@@ -1,19 +1,16 @@
-//! Replays `../shared/conformance` (PyTorch-recorded cases) through the public API, one test
-//! per file. Files whose issue has landed must pass in full; the others assert a floor that
-//! only ever rises (a ratchet), so progress lands and regressions fail. No case may panic.
+//! Replays every file of `../shared/conformance` (PyTorch-recorded cases) through the public
+//! API. Each file meets its floor (`common/ratchet.rs`): every case where its feature has
+//! landed, elsewhere a count that only ever rises, so progress lands and regressions fail. No
+//! case may panic, and the cpu JIT must compile every kernel the cases run.
 
 use smelt::conformance::{FileResult, run_file};
-use std::path::PathBuf;
+use std::path::Path;
 mod common;
 use common::assert_no_jit_refusals;
+use common::ratchet::{FLOORS, files, suite_dir, verdict};
 
-fn suite_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance")
-}
-
-fn run(file: &str) -> FileResult {
-    let path = suite_dir().join(file);
-    let result = run_file(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+fn run(path: &Path) -> FileResult {
+    let result = run_file(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let panics: Vec<String> = result
         .cases
         .iter()
@@ -26,7 +23,8 @@ fn run(file: &str) -> FileResult {
         .collect();
     assert!(
         panics.is_empty(),
-        "{file}: smelt panicked on {} cases:\n{}",
+        "{}: smelt panicked on {} cases:\n{}",
+        result.file,
         panics.len(),
         panics.join("\n")
     );
@@ -34,75 +32,25 @@ fn run(file: &str) -> FileResult {
     result
 }
 
-fn failures(result: &FileResult) -> String {
-    result
-        .cases
+#[test]
+fn every_file_meets_its_floor() {
+    let files = files();
+    assert!(!files.is_empty(), "no *.jsonl in {}", suite_dir().display());
+    let broken: Vec<String> = files
         .iter()
-        .filter_map(|c| c.failure.as_ref().map(|f| format!("  {}: {f}", c.id)))
-        .take(40)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Every case of `file` passes.
-fn all_pass(file: &str) {
-    let r = run(file);
-    assert_eq!(
-        r.passed(),
-        r.total(),
-        "{file}: {}/{} passed; first failures:\n{}",
-        r.passed(),
-        r.total(),
-        failures(&r)
-    );
+        .filter_map(|path| verdict(&run(path)).err())
+        .collect();
+    assert!(broken.is_empty(), "{}", broken.join("\n\n"));
 }
 
 #[test]
-fn views() {
-    all_pass("views.jsonl");
-}
-
-#[test]
-fn creation() {
-    all_pass("creation.jsonl");
-}
-
-#[test]
-fn elementwise() {
-    all_pass("elementwise.jsonl");
-}
-
-#[test]
-fn promotion() {
-    all_pass("promotion.jsonl");
-}
-
-#[test]
-fn reductions() {
-    all_pass("reductions.jsonl");
-}
-
-#[test]
-fn indexing() {
-    all_pass("indexing.jsonl");
-}
-
-#[test]
-fn matmul() {
-    all_pass("matmul.jsonl");
-}
-
-#[test]
-fn inplace() {
-    all_pass("inplace.jsonl");
-}
-
-#[test]
-fn programs() {
-    all_pass("programs.jsonl");
-}
-
-#[test]
-fn named() {
-    all_pass("named.jsonl");
+fn every_floor_names_a_file_of_the_suite() {
+    let dir = suite_dir();
+    for (name, _) in FLOORS {
+        assert!(
+            dir.join(name).is_file(),
+            "tests/common/ratchet.rs has a floor for {name}, which is not in {}",
+            dir.display()
+        );
+    }
 }

@@ -1,33 +1,25 @@
-//! The whole conformance suite passes with every pass enabled (tests/conformance.rs) and with
-//! each pass of the pipeline disabled in turn, and with all of them off.
+//! The whole conformance suite meets its floors (`common/ratchet.rs`) with every pass enabled
+//! (tests/conformance.rs), with each pass of the pipeline disabled in turn, and with all of
+//! them off.
 
 use smelt::conformance::run_file;
-use std::path::PathBuf;
+mod common;
+use common::{assert_no_jit_refusals, ratchet};
 
 fn suite(disabled: &[&str]) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance");
     smelt_passes::with_disabled(disabled, || {
-        for file in [
-            "views",
-            "creation",
-            "elementwise",
-            "promotion",
-            "reductions",
-            "indexing",
-            "matmul",
-            "inplace",
-            "programs",
-            "named",
-        ] {
-            let r = run_file(&dir.join(format!("{file}.jsonl"))).expect("suite readable");
-            let first = r.cases.iter().find(|c| c.failure.is_some());
-            assert_eq!(
-                r.passed(),
-                r.total(),
-                "{file} with {disabled:?} disabled: first failure {first:?}"
-            );
-        }
+        let broken: Vec<String> = ratchet::files()
+            .iter()
+            .filter_map(|path| {
+                let r = run_file(path).expect("suite readable");
+                ratchet::verdict(&r)
+                    .err()
+                    .map(|e| format!("with {disabled:?} disabled: {e}"))
+            })
+            .collect();
+        assert!(broken.is_empty(), "{}", broken.join("\n\n"));
     });
+    assert_no_jit_refusals();
 }
 
 #[test]

@@ -5,6 +5,8 @@
 
 use proptest::prelude::ProptestConfig;
 
+pub mod ratchet;
+
 /// Panics if the cpu JIT has refused a kernel in this process: the cpu backend ran it on the
 /// reference interpreter, and a comparison with the reference then compared the interpreter
 /// with itself. Tests that compare end-to-end results call it after realising.
