@@ -17,6 +17,7 @@ fn nothing_runs_until_a_value_is_needed() {
     let v = b.to_vec::<f32>();
     assert!(b.is_realized());
     let want: Vec<f32> = [2.0f32, 3.0, 4.0, 5.0].iter().map(|x| x.exp()).collect();
+    assert_eq!(v.len(), want.len(), "{v:?} vs {want:?}");
     for (g, w) in v.iter().zip(&want) {
         assert!((g - w).abs() <= 1e-6 * w.abs(), "{g} vs {w}");
     }
@@ -70,10 +71,50 @@ fn errors_name_the_op_and_rule() {
     );
 }
 
+/// A plain op panics with exactly its `try_` form's error (kind and message) at the caller's
+/// line (`#[track_caller]`), not somewhere inside smelt.
 #[test]
-#[should_panic(expected = "Dimension out of range")]
 fn plain_forms_panic_with_the_same_message() {
-    Tensor::ones(&[2], None).select(3, 0);
+    use std::sync::{Arc, Mutex};
+    /// The panic seen on the thread named [`THREAD`]: its message, file and line.
+    type Seen = Arc<Mutex<Option<(String, String, u32)>>>;
+    const THREAD: &str = "plain-form-panics";
+    let seen: Seen = Arc::default();
+    let record = seen.clone();
+    // The hook records the panic of our thread and leaves every other one to the hook before
+    // it (tests run in parallel); it stays installed, which changes nothing for the others.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() != Some(THREAD) {
+            return previous(info);
+        }
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        let (file, line) = info
+            .location()
+            .map_or((String::new(), 0), |l| (l.file().to_string(), l.line()));
+        *record.lock().unwrap_or_else(|p| p.into_inner()) = Some((message, file, line));
+    }));
+    let t = Tensor::ones(&[2], None);
+    let want = t.try_select(3, 0).unwrap_err().to_string();
+    let plain = t.clone();
+    let line = line!() + 3;
+    let joined = std::thread::Builder::new()
+        .name(THREAD.into())
+        .spawn(move || plain.select(3, 0))
+        .expect("spawn")
+        .join();
+    assert!(joined.is_err(), "select(3, 0) of a 1-d tensor must panic");
+    assert!(
+        want.starts_with("index error: Dimension out of range"),
+        "{want}"
+    );
+    let seen = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    assert_eq!(seen, Some((want, file!().to_string(), line)));
 }
 
 #[test]
@@ -257,7 +298,9 @@ fn an_in_place_write_into_a_clone_of_a_strided_view_updates_the_clone() {
     let want: Vec<f64> = [14.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.0].to_vec();
     assert_eq!(c.to_vec::<f64>(), want);
     // The cpu backend's f64 exp is inline and within 1 ulp of libm's (docs/math.md).
-    for (got, v) in y.to_vec::<f64>().iter().zip(&want) {
+    let y = y.to_vec::<f64>();
+    assert_eq!(y.len(), want.len(), "{y:?}");
+    for (got, v) in y.iter().zip(&want) {
         let ulps = (got.to_bits() as i64 - v.exp().to_bits() as i64).abs();
         assert!(ulps <= 1, "exp({v}) = {got}, libm gives {}", v.exp());
     }

@@ -154,7 +154,9 @@ fn softmax_and_log_softmax_are_contiguous() {
     // Column [1, 2]: lse = 2 + ln(1 + e^-1); column [1, 4]: lse = 4 + ln(1 + e^-3).
     let (a, b) = ((-1.0f64).exp().ln_1p(), (-3.0f64).exp().ln_1p());
     let want = [-1.0 - a, -3.0 - b, -a, -b];
-    for (g, w) in l.to_vec::<f64>().iter().zip(want) {
+    let l = l.to_vec::<f64>();
+    assert_eq!(l.len(), want.len(), "{l:?}");
+    for (g, w) in l.iter().zip(want) {
         assert!((g - w).abs() < 1e-12, "{g} vs {w}");
     }
     assert_eq!(
