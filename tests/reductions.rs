@@ -295,3 +295,34 @@ fn results_do_not_depend_on_thread_count() {
     let here: Vec<String> = workload_bits().iter().map(|b| format!("{b:x}")).collect();
     assert_eq!(one, format!("BITS {}", here.join(",")));
 }
+
+/// Rows of no elements broadcast back over themselves (found by `smelt::fuzz`): `x − x.sum(-1)`
+/// of a [0] or [3, 0] tensor of zeros is a kernel whose element-level store holds a row-level
+/// value (the zeros fold to a constant); it ran once per row, into an empty output (a segfault
+/// on the cpu backend, an index panic on the reference). And an input expanded along an empty
+/// dim gave a dense output strides of 0, which `compose_views` divided by.
+#[test]
+fn reductions_over_empty_rows_broadcast_back_to_empty_outputs() {
+    use smelt::frontend::{Backend, realize_with};
+    for backend in Backend::ALL {
+        for shape in [&[0][..], &[3, 0]] {
+            let x = Tensor::zeros(&shape.iter().map(|&s| s as i64).collect::<Vec<_>>(), None);
+            let s = x.sum(&[-1], true, None);
+            let d = &x - x.sum(&[-1], true, None);
+            realize_with(&[&s, &d], smelt::Mode::Fused, backend)
+                .unwrap_or_else(|e| panic!("{shape:?} on {}: {e}", backend.name()));
+            assert_eq!(
+                s.to_vec::<f32>(),
+                vec![0.0; shape[0..shape.len() - 1].iter().product()]
+            );
+            assert_eq!(d.to_vec::<f32>(), Vec::<f32>::new());
+            assert_eq!(d.shape(), shape);
+        }
+        let e = Tensor::from_vec(Vec::<f32>::new(), &[4, 4, 0, 1]).expand(&[4, 4, 0, 7]);
+        let c = (&e - e.mean(&[-1], true, None)).relu();
+        realize_with(&[&c], smelt::Mode::Fused, backend)
+            .unwrap_or_else(|e| panic!("expanded on {}: {e}", backend.name()));
+        assert_eq!(c.shape(), &[4, 4, 0, 7]);
+        assert_eq!(c.to_vec::<f32>(), Vec::<f32>::new());
+    }
+}

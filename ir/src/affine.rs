@@ -138,8 +138,12 @@ pub fn compose_views(read: &View, out: &View) -> Option<AffineMap> {
     let rank_out = out.ndim();
     let mut coeffs = vec![vec![0isize; rank_in]; rank_out];
     let mut offset = vec![0isize; rank_out];
-    // Producer dims that matter, outermost (largest stride) first.
-    let mut dims: Vec<usize> = (0..rank_out).filter(|&j| out.shape[j] > 1).collect();
+    // Producer dims that matter, outermost (largest stride) first. A dense view has a stride
+    // of 0 on a dim longer than 1 only when it has no elements (any strides then), and then
+    // nothing is read through the map: such dims do not matter.
+    let mut dims: Vec<usize> = (0..rank_out)
+        .filter(|&j| out.shape[j] > 1 && out.strides[j] != 0)
+        .collect();
     dims.sort_by_key(|&j| std::cmp::Reverse(out.strides[j]));
     for (i, (&n, &s)) in read.shape.iter().zip(&read.strides).enumerate() {
         if n <= 1 || s == 0 {

@@ -311,8 +311,16 @@ impl Kernel {
                 .any(|(&s, &n)| s != 0 && n > 1)
         };
         // Over an empty row every load is element-level (never executed); stores of a row's
-        // result stay row-level so the reduction's identity is still written.
+        // result stay row-level so the reduction's identity is still written, but a store that
+        // moves along an empty reduced dim addresses elements of an empty output: it is
+        // element-level too (never executed), whatever its value's level.
         let moves = |index: &Index| empty_row || walks(index);
+        let along_empty = |index: &Index| {
+            index.strides[outer..]
+                .iter()
+                .zip(&self.shape[outer..])
+                .any(|(&s, &n)| s != 0 && n == 0)
+        };
         let mut levels: Vec<Level> = Vec::with_capacity(self.body.len());
         for instr in &self.body {
             let of = |v: ValueId| levels[v];
@@ -329,7 +337,7 @@ impl Kernel {
                 Instr::Binary { a, b, .. } => of(*a).max(of(*b)),
                 Instr::Where { cond, a, b } => of(*cond).max(of(*a)).max(of(*b)),
                 Instr::Store { index, x, .. } => {
-                    if walks(index) {
+                    if walks(index) || along_empty(index) {
                         Level::Element
                     } else {
                         of(*x)
@@ -638,5 +646,42 @@ mod tests {
         assert!(!copy(&[2, 3], vec![3, 1], 0, 12).overwrites(1), "too short");
         assert!(copy(&[], vec![], 0, 1).overwrites(1));
         assert!(!copy(&[0, 3], vec![3, 1], 0, 0).overwrites(1));
+    }
+
+    /// Over an empty reduced dim a store of the row's result stays row-level (the identity is
+    /// written), but a store that moves along that dim never runs, whatever its value.
+    #[test]
+    fn stores_along_an_empty_reduced_dim_are_element_level() {
+        let store = |strides: Vec<isize>| Instr::Store {
+            arg: 0,
+            index: Index { strides, offset: 0 },
+            x: 1,
+        };
+        let k = Kernel {
+            name: "empty_row".into(),
+            shape: vec![3, 0],
+            reduce_axes: 1,
+            args: vec![Arg {
+                dtype: DType::F32,
+                len: 3,
+                access: Access::Write,
+            }],
+            body: vec![
+                Instr::Const {
+                    value: Scalar::Float(0.0),
+                    dtype: DType::F32,
+                },
+                Instr::Reduce {
+                    op: ReduceOp::Sum,
+                    x: 0,
+                },
+                store(vec![1, 0]),
+                store(vec![0, 1]),
+            ],
+        };
+        assert_eq!(
+            k.levels(),
+            [Level::Row, Level::Row, Level::Row, Level::Element]
+        );
     }
 }
