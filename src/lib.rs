@@ -8,6 +8,7 @@
 //! ```
 
 pub mod conformance;
+pub mod fuzz;
 pub mod measure;
 pub mod workloads;
 
