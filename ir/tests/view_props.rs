@@ -10,7 +10,12 @@
 //!   contiguous strides of the new shape.
 //! * The layout flags agree with brute force; `preserve_format_strides` and
 //!   `elementwise_out_strides` give dense layouts.
-//! * Bad dims, indices and other arguments give `Err`, never a panic.
+//! * Bad dims, indices and other arguments give `Err`, never a panic; `view` and `as_strided`
+//!   succeed exactly when SEMANTICS.md's rules say (worked out here, by brute force for the
+//!   strides), and otherwise fail with the error kind the rules name.
+//! * Views may have negative strides (as `flip` makes them, for the kernels that read a
+//!   flipped tensor): arbitrary views draw them, chains flip dims, and every property above
+//!   holds for them too.
 //!
 //! The generators draw every op argument from a shrinkable list of `u32` choices, so a failing
 //! case shrinks towards short chains of simple ops.
@@ -34,11 +39,11 @@ const MAX_NUMEL: usize = 2048;
 fn config() -> ProptestConfig {
     let default = ProptestConfig::default();
     ProptestConfig {
-        // 200 cases unless PROPTEST_CASES asks for a longer soak.
+        // 1000 cases (a fraction of a second) unless PROPTEST_CASES asks for a longer soak.
         cases: if std::env::var_os("PROPTEST_CASES").is_some() {
             default.cases
         } else {
-            200
+            1000
         },
         // Keep failures out of the source tree: no `proptest-regressions` files.
         failure_persistence: None,
@@ -241,8 +246,19 @@ fn brute_contiguous(v: &View) -> bool {
         .all(|(k, &a)| a == v.offset as isize + k as isize)
 }
 
-/// NOD by definition: the elements fill a block of consecutive addresses, each exactly once.
+/// NOD by definition: the elements fill a block of consecutive addresses, each exactly once,
+/// and every dim of two or more elements walks forward. (PyTorch's strides are never negative;
+/// a flipped layout fills a block too, but it is no layout a new tensor may take, and NOD
+/// strides are copied verbatim into new tensors by `empty_like` and elementwise outputs.)
 fn brute_nod(v: &View) -> bool {
+    if v.numel() > 0
+        && v.shape
+            .iter()
+            .zip(&v.strides)
+            .any(|(&n, &s)| n >= 2 && s < 0)
+    {
+        return false;
+    }
     let mut a = addrs(v);
     a.sort_unstable();
     a.iter().enumerate().all(|(k, &x)| x == a[0] + k as isize)
@@ -941,8 +957,33 @@ fn op_movedim(v: &View, ch: &mut Choices) -> Step {
     Ok(Some(r))
 }
 
+/// `flip(dims)` as the frontend makes it (`shape_ops.rs`: the offset moves to the last element
+/// of each flipped dim, whose stride changes sign): not a `View` op, but the way negative
+/// strides enter the view algebra (a copy of a flipped tensor composes its view with its
+/// readers'), so that the ops after it see them.
+fn op_flip(v: &View, ch: &mut Choices) -> Step {
+    let n = v.ndim();
+    if n == 0 {
+        return Ok(None);
+    }
+    let d = ch.below(n);
+    let mut r = v.clone();
+    if v.shape[d] > 0 {
+        r.offset = (v.offset as isize + (v.shape[d] as isize - 1) * v.strides[d]) as usize;
+        r.strides[d] = -v.strides[d];
+    }
+    let what = format!("flip([{d}]) of {v}");
+    check_map(&what, v, &r, |idx| {
+        let mut src = idx.to_vec();
+        src[d] = v.shape[d] - 1 - idx[d];
+        src
+    })?;
+    Ok(Some(r))
+}
+
 fn random_op(v: &View, ch: &mut Choices) -> Step {
-    match ch.below(20) {
+    match ch.below(21) {
+        20 => op_flip(v, ch),
         0 => op_select(v, ch),
         1 => op_slice(v, ch),
         2 => op_narrow(v, ch),
@@ -990,19 +1031,22 @@ fn build_chain(shape: &[usize], steps: usize, vals: &[u32]) -> Check<(View, usiz
 
 // ---- layout flags (property 4) ----------------------------------------------------------------
 
-/// Views with arbitrary small strides (often overlapping or gappy), permuted-contiguous strides,
-/// or permuted-contiguous strides with odd strides on size-1 dims.
+/// Views with arbitrary small strides (often overlapping or gappy, negative as `flip` makes
+/// them), permuted-contiguous strides, or permuted-contiguous strides with odd strides on
+/// size-1 dims; the latter two with some dims flipped. The offset leaves room for the
+/// negative strides (every address is at least 0).
 fn any_view() -> impl Strategy<Value = View> {
     (
         shape_s(),
-        vec(0isize..=13, 4),
+        vec(-13isize..=13, 4),
         vec(any::<u32>(), 8),
         0usize..=3,
         0u8..3,
+        any::<u8>(),
     )
-        .prop_map(|(shape, raw, vals, offset, kind)| {
+        .prop_map(|(shape, raw, vals, offset, kind, flips)| {
             let n = shape.len();
-            let strides = if kind == 0 {
+            let mut strides = if kind == 0 {
                 raw[..n].to_vec()
             } else {
                 let p = Choices::new(&vals).perm(n);
@@ -1021,7 +1065,20 @@ fn any_view() -> impl Strategy<Value = View> {
                 }
                 st
             };
-            View::new(shape, strides, offset)
+            if kind != 0 {
+                for (d, s) in strides.iter_mut().enumerate() {
+                    if flips >> d & 1 == 1 {
+                        *s = -*s;
+                    }
+                }
+            }
+            let room: isize = shape
+                .iter()
+                .zip(&strides)
+                .filter(|&(_, &s)| s < 0)
+                .map(|(&n, &s)| (n.max(1) as isize - 1) * -s)
+                .sum();
+            View::new(shape, strides, offset + room as usize)
         })
 }
 
@@ -1296,17 +1353,20 @@ fn check_bad_args(v: &View, len: usize, w: &[i64], skip_known_bugs: bool) -> Che
         });
     expect_view(&what, v.expand(&sizes), valid, None, len)?;
 
-    // view(shape) with small sizes: any outcome, but an Ok view keeps numel
+    // view(shape) with small sizes: the outcome the rules give (`expected_view`)
     let shape: Vec<i64> = (0..a(34).rem_euclid(5) as usize)
         .map(|i| a(35 + i).clamp(-2, 6))
         .collect();
     let what = format!("view({shape:?}) of {v}");
-    let r = v.view(&shape);
-    if let Ok(r) = &r {
-        prop_assert_eq!(r.numel(), v.numel(), "{}: {}", what, r);
+    match (expected_view(v, &shape), v.view(&shape)) {
+        (Ok(new), Ok(r)) => {
+            prop_assert_eq!(&r.shape, &new, "{}: {}", what, r);
+            prop_assert_eq!(addrs(&r), addrs(v), "{}: row-major addresses, {}", what, r);
+            prop_assert!(r.fits_in(len), "{what}: {r} leaves a storage of {len}");
+        }
+        (Err(kind), Err(e)) => prop_assert_eq!(e.kind, kind, "{}: {:?}", what, e),
+        (want, got) => prop_assert!(false, "{what}: expected {want:?}, got {got:?}"),
     }
-    let valid = r.is_ok();
-    expect_view(&what, r, valid, None, len)?;
 
     // unflatten(dim, sizes)
     let (d, sizes) = (a(40), [a(41).clamp(-2, 6), a(42).clamp(-2, 6)]);
@@ -1383,15 +1443,79 @@ fn check_bad_args(v: &View, len: usize, w: &[i64], skip_known_bugs: bool) -> Che
     let strides: Vec<i64> = (0..rank).map(|i| a(59 + i).clamp(-1, 1 << 12)).collect();
     let off = a(63).clamp(-1, 1 << 12);
     let what = format!("as_strided({shape:?}, {strides:?}, {off}) in a storage of {len}");
-    let r = View::as_strided(&shape, &strides, off, len, 4);
-    let valid = r.is_ok();
-    if valid {
-        prop_assert!(
-            shape.iter().chain(&strides).all(|&x| x >= 0) && off >= 0,
-            "{what}: accepted a negative"
-        );
+    match (
+        expected_as_strided(&shape, &strides, off, len),
+        View::as_strided(&shape, &strides, off, len, 4),
+    ) {
+        (Ok(()), Ok(r)) => {
+            let args = |r: &View| -> (Vec<i64>, Vec<i64>, i64) {
+                (
+                    r.shape.iter().map(|&n| n as i64).collect(),
+                    r.strides.iter().map(|&s| s as i64).collect(),
+                    r.offset as i64,
+                )
+            };
+            prop_assert_eq!(args(&r), (shape.clone(), strides.clone(), off), "{}", what);
+            prop_assert!(r.fits_in(len), "{what}: {r} leaves a storage of {len}");
+        }
+        (Err(kind), Err(e)) => prop_assert_eq!(e.kind, kind, "{}: {:?}", what, e),
+        (want, got) => prop_assert!(false, "{what}: expected {want:?}, got {got:?}"),
     }
-    expect_view(&what, r, valid, None, len)
+    Ok(())
+}
+
+/// What `view(shape)` of `v` gives by SEMANTICS.md §3.1, worked out from the rules rather
+/// than from the result: the shape (`infer_size`), or the kind of the error: `value` for a
+/// second `-1` or a size below −1, `shape` for a size that does not match (or an ambiguous
+/// `-1`), `stride` when no strides reproduce `v`'s row-major addresses (brute force; a view
+/// of no elements always succeeds).
+fn expected_view(v: &View, shape: &[i64]) -> Result<Vec<usize>, ErrorKind> {
+    let numel = v.numel();
+    if shape.iter().filter(|&&s| s == -1).count() > 1 || shape.iter().any(|&s| s < -1) {
+        return Err(ErrorKind::Value);
+    }
+    let known: usize = shape
+        .iter()
+        .filter(|&&s| s >= 0)
+        .map(|&s| s as usize)
+        .product();
+    let new: Vec<usize> = match shape.iter().position(|&s| s == -1) {
+        Some(_) if known == 0 || !numel.is_multiple_of(known) => return Err(ErrorKind::Shape),
+        Some(_) => shape
+            .iter()
+            .map(|&s| if s == -1 { numel / known } else { s as usize })
+            .collect(),
+        None if known != numel => return Err(ErrorKind::Shape),
+        None => shape.iter().map(|&s| s as usize).collect(),
+    };
+    if numel > 0 && brute_view_strides(v, &new).is_none() {
+        return Err(ErrorKind::Stride);
+    }
+    Ok(new)
+}
+
+/// What `as_strided(shape, strides, offset)` on a storage of `len` gives by SEMANTICS.md §1.1:
+/// `value` errors for a negative stride, offset or size, an `index` error when an element lies
+/// past the storage (nothing is checked for no elements).
+fn expected_as_strided(
+    shape: &[i64],
+    strides: &[i64],
+    offset: i64,
+    len: usize,
+) -> Result<(), ErrorKind> {
+    if strides.iter().any(|&s| s < 0) || offset < 0 || shape.iter().any(|&n| n < 0) {
+        return Err(ErrorKind::Value);
+    }
+    let last: i64 = offset
+        + shape
+            .iter()
+            .zip(strides)
+            .map(|(&n, &s)| (n - 1).max(0) * s)
+            .sum::<i64>();
+    if shape.iter().all(|&n| n > 0) && last >= len as i64 {
+        return Err(ErrorKind::Index);
+    }
+    Ok(())
 }
 
 // ---- the properties ---------------------------------------------------------------------------
