@@ -488,7 +488,7 @@ impl Tensor {
         let node = self.storage.current();
         let inputs = match &*node.state() {
             crate::lazy::NodeState::Pending(inputs) => inputs.to_vec(),
-            crate::lazy::NodeState::Realized(_) => return self,
+            crate::lazy::NodeState::Realized(_) | crate::lazy::NodeState::Lost => return self,
         };
         Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)
     }

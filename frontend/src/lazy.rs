@@ -25,6 +25,10 @@ pub(crate) enum NodeState {
     Pending(Inputs),
     /// Computed: the buffer stays (on the node's device), the inputs are dropped.
     Realized(Buffer),
+    /// A buffer that a realisation took (nothing outside its graph could reach it, so its last
+    /// reader may update it in place) and that then failed on its device: the values are gone,
+    /// and a graph reading them cannot run again.
+    Lost,
 }
 
 /// One recorded op. Its buffer holds `len` elements of `dtype` on `device`; its logical result
@@ -157,7 +161,7 @@ impl LazyNode {
     pub(crate) fn buffer(&self) -> Option<Buffer> {
         match &*self.state() {
             NodeState::Realized(b) => Some(b.clone()),
-            NodeState::Pending(_) => None,
+            NodeState::Pending(_) | NodeState::Lost => None,
         }
     }
 }
@@ -210,12 +214,16 @@ pub(crate) struct Walk {
     /// The graph's structure ([`crate::plan_cache`]): word 0 is the node count, then one
     /// record per node (op, dtype, len, out view, inputs with their views), then the outputs.
     pub key: Vec<u64>,
+    /// Realized inputs nothing outside the graph can reach (an old storage version): a
+    /// realisation takes their buffers, so that their last reader may update them in place.
+    pub dead: Vec<usize>,
+    /// Whether some input was lost by a failed realisation ([`NodeState::Lost`]).
+    pub lost: bool,
 }
 
 /// Walks every node reachable from `roots` that is not realized yet; realized nodes at the
-/// frontier become `Input` nodes. With `take_dead` (realisation, not dumps), realized buffers
-/// that nothing outside the graph can reach move into it (so their last reader may update
-/// them in place).
+/// frontier become `Input` nodes. With `take_dead` (realisation, not dumps), realized inputs
+/// that nothing outside the graph can reach are listed in [`Walk::dead`].
 pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
     thread_local! {
         /// Nodes and key words of this thread's previous walk: the next one is likely of the
@@ -230,6 +238,8 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
         buffers: vec![],
         outputs: vec![],
         key: Vec::with_capacity(words.max(1)),
+        dead: vec![],
+        lost: false,
     };
     w.key.push(0);
     // Consumer edges inside the graph, per node.
@@ -250,6 +260,10 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
                 let inputs = match &*node.state() {
                     NodeState::Realized(b) => {
                         w.buffers.push(b.clone());
+                        None
+                    }
+                    NodeState::Lost => {
+                        w.lost = true;
                         None
                     }
                     NodeState::Pending(inputs) => Some(inputs.clone()),
@@ -303,9 +317,10 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
         let external = Arc::strong_count(node) > uses[i] + 1 || is_output[i];
         if w.inputs[i].is_none() {
             // A realized buffer nobody outside this graph can reach any more (an old storage
-            // version) moves into the graph, so its last reader may update it in place.
+            // version): realisation moves it into the graph, so its last reader may update it
+            // in place.
             if !external && take_dead {
-                *node.state() = NodeState::Pending(no_inputs());
+                w.dead.push(i);
             }
             continue;
         }
@@ -442,6 +457,12 @@ pub(crate) fn realize_nodes_with(
     disabled.sort_unstable();
     disabled.dedup();
     let mut walk = walk(roots, !check);
+    if walk.lost {
+        return Err(smelt_ir::Error::device(
+            "this tensor reads values that an earlier realisation lost when it failed on its \
+             device (an input it was updating in place); recompute them",
+        ));
+    }
     let unoptimized = check.then(|| walk.graph());
     let build = |walk: &Walk| {
         let mut graph = walk.graph();
@@ -473,7 +494,18 @@ pub(crate) fn realize_nodes_with(
     };
     let inputs = std::mem::take(&mut walk.buffers);
     let check_inputs = check.then(|| inputs.clone());
-    let buffers = smelt_runtime::execute(target, &plan.exec, &plan.graph, inputs)?;
+    // Everything that can fail before a launch (compiling, loading) fails before the dead
+    // inputs move into the graph; a failure after it loses them ([`NodeState::Lost`]).
+    smelt_runtime::prepare(target, &plan.exec)?;
+    for &i in &walk.dead {
+        *walk.lazy[i].state() = NodeState::Pending(no_inputs());
+    }
+    let buffers =
+        smelt_runtime::execute(target, &plan.exec, &plan.graph, inputs).inspect_err(|_| {
+            for &i in &walk.dead {
+                *walk.lazy[i].state() = NodeState::Lost;
+            }
+        })?;
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
         crate::check::compare_unfused(target, &mut plain, check_inputs, &buffers)?;
     }

@@ -253,15 +253,17 @@ impl Tensor {
 
     /// All elements in logical row-major order as scalars.
     pub fn try_to_scalars(&self) -> Result<Vec<Scalar>> {
-        let buf = self.realized_buffer()?.to_host()?;
         let mut out = Vec::with_capacity(self.numel());
-        if self.numel() == 0 {
+        let buffer = self.realized_buffer()?;
+        let Some((lo, hi)) = self.view.address_range() else {
             return Ok(out);
-        }
+        };
+        // Only the elements this view reaches leave a device.
+        let (buf, base) = buffer.to_host_window(lo as usize, (hi - lo) as usize + 1)?;
         let shape = &self.view.shape;
         let mut idx = vec![0usize; shape.len()];
         loop {
-            out.push(buf.get(self.view.address(&idx) as usize));
+            out.push(buf.get(self.view.address(&idx) as usize - base));
             let mut d = shape.len();
             loop {
                 if d == 0 {

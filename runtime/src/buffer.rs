@@ -269,6 +269,16 @@ impl Buffer {
         }
     }
 
+    /// Elements `lo..lo + len` on the host, as a host buffer and the element of this buffer
+    /// its element 0 is: the whole memory (base 0) for a host buffer, only that window copied
+    /// from a device (reading one element of a large device tensor copies one element).
+    pub fn to_host_window(&self, lo: usize, len: usize) -> Result<(Arc<HostBuffer>, usize)> {
+        match self {
+            Buffer::Host(b) => Ok((b.clone(), 0)),
+            Buffer::Cuda(b) => crate::cuda::download_range(b, lo, len).map(|h| (Arc::new(h), lo)),
+        }
+    }
+
     /// The values on `device`: this buffer when they are there already, else a copy.
     pub fn to_device(&self, device: Device) -> Result<Buffer> {
         if self.device() == device {

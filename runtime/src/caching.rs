@@ -22,6 +22,11 @@ pub trait RawMemory {
     type Error;
     /// A block of exactly `bytes` bytes.
     fn allocate(&self, bytes: usize) -> Result<Self::Block, Self::Error>;
+    /// Whether `error` says the memory ran out (worth a retry once the cache is given back),
+    /// not that something broke.
+    fn out_of_memory(error: &Self::Error) -> bool;
+    /// Called once before cached blocks are given back (a device waits for its queued work).
+    fn before_release(&self) {}
     /// Gives a block back.
     fn release(&self, block: Self::Block);
 }
@@ -108,12 +113,13 @@ impl<R: RawMemory> CachingAllocator<R> {
             None => {
                 let block = match self.raw.allocate(class) {
                     Ok(block) => block,
-                    Err(_) => {
+                    Err(e) if R::out_of_memory(&e) => {
                         // Out of memory, perhaps only because the cache holds it: give every
                         // cached block back and try once more.
                         self.release_cached(&mut state);
                         self.raw.allocate(class)?
                     }
+                    Err(e) => return Err(e),
                 };
                 state.stats.raw_allocations += 1;
                 state.stats.held += class;
@@ -147,6 +153,10 @@ impl<R: RawMemory> CachingAllocator<R> {
     }
 
     fn release_cached(&self, state: &mut State<R::Block>) {
+        if state.free.is_empty() {
+            return;
+        }
+        self.raw.before_release();
         for (bytes, blocks) in std::mem::take(&mut state.free) {
             for block in blocks {
                 state.stats.held -= bytes;
@@ -170,6 +180,7 @@ mod tests {
     #[derive(Default)]
     struct Fake {
         limit: usize,
+        broken: RefCell<bool>,
         live: RefCell<usize>,
         next: RefCell<u32>,
         calls: RefCell<Vec<String>>,
@@ -178,8 +189,14 @@ mod tests {
     impl RawMemory for Fake {
         type Block = (u32, usize);
         type Error = String;
+        fn out_of_memory(error: &String) -> bool {
+            error.starts_with("out of memory")
+        }
         fn allocate(&self, bytes: usize) -> Result<(u32, usize), String> {
             self.calls.borrow_mut().push(format!("alloc {bytes}"));
+            if *self.broken.borrow() {
+                return Err("broken".to_string());
+            }
             if *self.live.borrow() + bytes > self.limit {
                 return Err(format!("out of memory for {bytes}"));
             }
@@ -275,6 +292,14 @@ mod tests {
         assert_eq!(a.stats().held, 6144);
         // A request that cannot fit at all is the raw allocator's error.
         assert!(a.allocate(8192).is_err());
+        // Another failure gives nothing back: it is not for want of memory.
+        let y = a.allocate(512).unwrap();
+        a.free(y);
+        *a.raw().broken.borrow_mut() = true;
+        let calls = a.raw().calls.borrow().len();
+        assert_eq!(a.allocate(700).err(), Some("broken".to_string()));
+        assert_eq!(a.raw().calls.borrow()[calls..], ["alloc 1024".to_string()]);
+        *a.raw().broken.borrow_mut() = false;
         a.free(z);
         a.empty_cache();
         assert_eq!(a.stats().held, 0);

@@ -45,6 +45,12 @@ pub fn execute(
     on_backend!(target, b => run(b, exec, g, inputs, None))
 }
 
+/// Prepares `exec` for `target` now (compiles and loads its kernels where the backend
+/// compiles), so that a realisation learns of such failures before it runs anything.
+pub fn prepare(target: Target, exec: &Executable) -> Result<()> {
+    on_backend!(target, b => b.prepared(exec).map(drop))
+}
+
 /// What [`execute_audited`] found: the first kernel whose outputs differ from the reference
 /// interpreter's on the same inputs.
 #[derive(Debug)]

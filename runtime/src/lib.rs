@@ -26,5 +26,5 @@ pub use buffer::{Buffer, HostBuffer};
 pub use caching::AllocatorStats;
 pub use cpu::refused_kernels;
 pub use device::{Device, Target};
-pub use execute::{Mismatch, execute, execute_audited};
+pub use execute::{Mismatch, execute, execute_audited, prepare};
 pub use stats::{Transfers, transfers};

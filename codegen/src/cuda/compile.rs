@@ -1,5 +1,5 @@
-//! Compile: CUDA C → PTX through NVRTC (cudarc), with an in-memory cache and an on-disk cache
-//! keyed by a hash of the source, the target architecture and the NVRTC version.
+//! Compile: CUDA C → PTX or CUBIN through NVRTC (cudarc), with an in-memory cache and an
+//! on-disk cache keyed by a hash of the source, the target architecture and the NVRTC version.
 //!
 //! cudarc panics when a library it loads is missing, so every entry point first finds and loads
 //! libnvrtc of CUDA 13 or 12 (`libraries.rs`: toolkits, NVIDIA's wheels, `$SMELT_CUDA_TOOLS`,
@@ -11,6 +11,7 @@
 use super::libraries::Found;
 #[cfg(feature = "cuda")]
 use super::libraries::MAJORS;
+#[cfg_attr(not(feature = "cuda"), allow(unused_imports))]
 use smelt_ir::{Error, ErrorKind, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -48,13 +49,6 @@ pub fn source_hash(parts: &[&str]) -> u64 {
 pub fn nvrtc_status() -> Result<(i32, i32)> {
     static STATUS: OnceLock<Result<(i32, i32)>> = OnceLock::new();
     STATUS.get_or_init(probe_nvrtc).clone()
-}
-
-#[cfg(not(feature = "cuda"))]
-fn probe_nvrtc() -> Result<(i32, i32)> {
-    Err(Error::device(
-        "NVRTC is unavailable: smelt was built without the `cuda` feature",
-    ))
 }
 
 /// The NVRTC library loaded (its CUDA major and file), or why there is none.
@@ -129,63 +123,113 @@ pub fn nvrtc_in_use() -> Option<PathBuf> {
     None
 }
 
+/// What NVRTC produces: PTX (text, for ptxas and the compile tests) or a CUBIN (the machine
+/// code of one architecture, what the runtime loads: the driver need not JIT it, so a kernel
+/// compiled by an NVRTC newer than the driver, within one CUDA major, still loads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Image {
+    Ptx,
+    Cubin,
+}
+
+impl Image {
+    fn extension(self) -> &'static str {
+        match self {
+            Image::Ptx => "ptx",
+            Image::Cubin => "cubin",
+        }
+    }
+}
+
 /// Compiles a complete CUDA C translation unit to PTX for `arch` (`sm_90` …).
 pub fn compile_ptx(source: &str, arch: &str) -> Result<String> {
     nvrtc_status()?;
-    nvrtc_compile(source, arch)
+    let image = nvrtc_compile(source, arch, Image::Ptx)?;
+    Ok(String::from_utf8_lossy(&image).into_owned())
+}
+
+/// Compiles a complete CUDA C translation unit to a CUBIN for `arch`.
+pub fn compile_cubin(source: &str, arch: &str) -> Result<Vec<u8>> {
+    nvrtc_status()?;
+    nvrtc_compile(source, arch, Image::Cubin)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn nvrtc_compile(_source: &str, _arch: &str) -> Result<String> {
+fn nvrtc_compile(_source: &str, _arch: &str, _image: Image) -> Result<Vec<u8>> {
     unreachable!("nvrtc_status fails without the cuda feature")
 }
 
 #[cfg(feature = "cuda")]
-fn nvrtc_compile(source: &str, arch: &str) -> Result<String> {
-    use cudarc::nvrtc::{CompileError, CompileOptions, compile_ptx_with_opts};
-    if source.contains('\0') {
-        return Err(Error::new(
-            ErrorKind::Compile,
-            "CUDA source contains a NUL byte",
-        ));
-    }
-    let opts = CompileOptions {
-        options: vec![
-            format!("--gpu-architecture={arch}"),
-            "--std=c++17".to_string(),
-            "--fmad=false".to_string(),
-        ],
-        name: Some("smelt.cu".to_string()),
-        ..Default::default()
+fn nvrtc_compile(source: &str, arch: &str, image: Image) -> Result<Vec<u8>> {
+    use cudarc::nvrtc::{result, sys};
+    let nul = || Error::new(ErrorKind::Compile, "CUDA source contains a NUL byte");
+    let source = std::ffi::CString::new(source).map_err(|_| nul())?;
+    let name = std::ffi::CString::new("smelt.cu").map_err(|_| nul())?;
+    let options = [
+        format!("--gpu-architecture={arch}"),
+        "--std=c++17".to_string(),
+        "--fmad=false".to_string(),
+    ];
+    let failed = |what: &str, e: &dyn std::fmt::Debug| {
+        Error::new(ErrorKind::Compile, format!("NVRTC {what} failed: {e:?}"))
     };
-    match compile_ptx_with_opts(source, opts) {
-        Ok(ptx) => Ok(ptx.to_src()),
-        Err(CompileError::CompileError {
-            nvrtc,
-            options,
-            log,
-        }) => Err(Error::new(
-            ErrorKind::Compile,
-            format!(
-                "NVRTC failed ({nvrtc:?}) with options {options:?}:\n{}",
-                log.to_string_lossy()
-            ),
-        )),
-        Err(e) => Err(Error::new(ErrorKind::Compile, format!("NVRTC failed: {e}"))),
+    let program = result::create_program(&source, Some(&name)).map_err(|e| failed("create", &e))?;
+    // SAFETY: `program` was just created and is destroyed below, after its last use; the
+    // options are plain ASCII strings; the output buffers are as long as NVRTC says.
+    unsafe {
+        let compiled = result::compile_program(program, &options);
+        let out = match compiled {
+            Err(e) => {
+                let log = result::get_program_log(program)
+                    .map(|l| {
+                        let bytes: Vec<u8> = l.iter().map(|&c| c as u8).collect();
+                        String::from_utf8_lossy(&bytes)
+                            .trim_end_matches('\0')
+                            .to_string()
+                    })
+                    .unwrap_or_default();
+                Err(Error::new(
+                    ErrorKind::Compile,
+                    format!("NVRTC failed ({e:?}) with options {options:?}:\n{log}"),
+                ))
+            }
+            Ok(()) => match image {
+                Image::Ptx => result::get_ptx(program)
+                    .map(|p| p.iter().map(|&c| c as u8).take_while(|&b| b != 0).collect())
+                    .map_err(|e| failed("get PTX", &e)),
+                Image::Cubin => {
+                    let mut size = 0usize;
+                    let r = sys::nvrtcGetCUBINSize(program, &mut size);
+                    if r != sys::nvrtcResult::NVRTC_SUCCESS {
+                        Err(failed("get CUBIN size", &r))
+                    } else {
+                        let mut bytes = vec![0u8; size];
+                        let r = sys::nvrtcGetCUBIN(program, bytes.as_mut_ptr().cast());
+                        if r == sys::nvrtcResult::NVRTC_SUCCESS {
+                            Ok(bytes)
+                        } else {
+                            Err(failed("get CUBIN", &r))
+                        }
+                    }
+                }
+            },
+        };
+        let _ = result::destroy_program(program);
+        out
     }
 }
 
-/// Compiled PTX by source: memory first, then `dir` on disk (when set), then NVRTC.
+/// Compiled kernels by source: memory first, then `dir` on disk (when set), then NVRTC.
 #[derive(Debug)]
-pub struct PtxCache {
-    memory: Mutex<HashMap<u64, Arc<String>>>,
+pub struct KernelCache {
+    memory: Mutex<HashMap<u64, Arc<Vec<u8>>>>,
     dir: Option<PathBuf>,
 }
 
-impl PtxCache {
+impl KernelCache {
     /// A cache keeping files in `dir` (`None`: memory only).
-    pub fn new(dir: Option<PathBuf>) -> PtxCache {
-        PtxCache {
+    pub fn new(dir: Option<PathBuf>) -> KernelCache {
+        KernelCache {
             memory: Mutex::new(HashMap::new()),
             dir,
         }
@@ -202,44 +246,54 @@ impl PtxCache {
     }
 
     /// The process-wide cache.
-    pub fn global() -> &'static PtxCache {
-        static CACHE: OnceLock<PtxCache> = OnceLock::new();
-        CACHE.get_or_init(|| PtxCache::new(PtxCache::default_dir()))
+    pub fn global() -> &'static KernelCache {
+        static CACHE: OnceLock<KernelCache> = OnceLock::new();
+        CACHE.get_or_init(|| KernelCache::new(KernelCache::default_dir()))
     }
 
-    /// PTX for `source` on `arch`, compiling at most once per process and per disk cache.
-    pub fn get(&self, source: &str, arch: &str) -> Result<Arc<String>> {
+    /// `source` compiled to `image` for `arch`, compiling at most once per process and per
+    /// disk cache.
+    pub fn get(&self, source: &str, arch: &str, image: Image) -> Result<Arc<Vec<u8>>> {
         let (major, minor) = nvrtc_status()?;
         let version = format!("nvrtc {major}.{minor}");
-        let key = source_hash(&[source, arch, &version]);
-        if let Some(ptx) = self.lock().get(&key) {
-            return Ok(ptx.clone());
+        let key = source_hash(&[source, arch, &version, image.extension()]);
+        if let Some(bytes) = self.lock().get(&key) {
+            return Ok(bytes.clone());
         }
         let files = self.dir.as_ref().map(|d| {
             let stem = format!("{key:016x}-{arch}");
-            (d.join(format!("{stem}.cu")), d.join(format!("{stem}.ptx")))
+            (
+                d.join(format!("{stem}.cu")),
+                d.join(format!("{stem}.{}", image.extension())),
+            )
         });
         // A disk hit counts only when the stored source is this source (no hash collisions).
-        if let Some((cu, ptx)) = &files
+        if let Some((cu, bin)) = &files
             && std::fs::read_to_string(cu).is_ok_and(|s| s == source)
-            && let Ok(text) = std::fs::read_to_string(ptx)
+            && let Ok(bytes) = std::fs::read(bin)
         {
-            let text = Arc::new(text);
-            self.lock().insert(key, text.clone());
-            return Ok(text);
+            let bytes = Arc::new(bytes);
+            self.lock().insert(key, bytes.clone());
+            return Ok(bytes);
         }
-        let text = Arc::new(nvrtc_compile(source, arch)?);
-        if let (Some((cu, ptx)), Some(dir)) = (&files, &self.dir) {
-            // A cache that cannot be written is only slower.
+        let bytes = Arc::new(nvrtc_compile(source, arch, image)?);
+        if let (Some((cu, bin)), Some(dir)) = (&files, &self.dir) {
+            // Written whole under a temporary name, then renamed (another process reading
+            // the cache sees a complete file or none); the source last, since it marks the
+            // entry as present. A cache that cannot be written is only slower.
+            let put = |path: &PathBuf, data: &[u8]| {
+                let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+                std::fs::write(&tmp, data).and_then(|_| std::fs::rename(&tmp, path))
+            };
             let _ = std::fs::create_dir_all(dir)
-                .and_then(|_| std::fs::write(ptx, text.as_bytes()))
-                .and_then(|_| std::fs::write(cu, source));
+                .and_then(|_| put(bin, &bytes))
+                .and_then(|_| put(cu, source.as_bytes()));
         }
-        self.lock().insert(key, text.clone());
-        Ok(text)
+        self.lock().insert(key, bytes.clone());
+        Ok(bytes)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<String>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Vec<u8>>>> {
         self.memory.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -261,6 +315,14 @@ mod tests {
             DEFAULT_ARCH,
         ) {
             Ok(ptx) => assert!(ptx.contains(".entry k"), "{ptx}"),
+            Err(e) => assert_eq!(e.kind, ErrorKind::Device, "{e}"),
+        }
+        // The runtime loads CUBINs: an ELF image of the architecture's machine code.
+        match compile_cubin(
+            "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }",
+            DEFAULT_ARCH,
+        ) {
+            Ok(cubin) => assert_eq!(&cubin[..4], b"\x7fELF"),
             Err(e) => assert_eq!(e.kind, ErrorKind::Device, "{e}"),
         }
     }

@@ -139,13 +139,11 @@ fn entry_name(call: &LibraryCall) -> String {
     format!("smelt_lib_{clean}")
 }
 
-/// Renders `call` (not a float matmul: [`runs_on_cublas`]) as one kernel whose parameters are
-/// the inputs in order, the output, the scratch (when it needs one), then the scalars.
+/// Renders `call` as one kernel whose parameters are the inputs in order, the output, the
+/// scratch (when it needs one), then the scalars. A float matmul normally runs on cuBLAS
+/// ([`runs_on_cublas`]); rendered, it is the host's reference loop (f64 accumulators), for the
+/// problems cuBLAS cannot take (sizes past its `int`).
 pub fn render_library(call: &LibraryCall) -> LibraryKernel {
-    assert!(
-        !runs_on_cublas(call),
-        "invariant: float matmuls run on cuBLAS, not a rendered kernel"
-    );
     let mut lib = Lib {
         scalars: vec![],
         code: String::new(),
@@ -543,7 +541,9 @@ fn sort(
     (lines, false, (2 * xv.numel() * 8).max(8))
 }
 
-/// An integer (or bool) matmul: one thread per output element, a wrapping i64 accumulator.
+/// A matmul as the host's reference loop: one thread per output element, an f64 accumulator
+/// for floats (`acc += x·y`, no fused multiply-add: NVRTC compiles with `--fmad=false`) or a
+/// wrapping i64 one for integers and bools, rounded once to the output dtype.
 fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
     let ((ad, av), (bd, bv), ov) = (&call.inputs[0], &call.inputs[1], &call.out);
     let r = ov.ndim();
@@ -553,7 +553,13 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
     lib.unravel(2, "t", &o.sizes, "p");
     let p = vars("p", r);
     let k = &a.sizes[r - 1];
-    lib.line(2, "long long acc = 0;");
+    // As `matmul_reference`: floats in f64, everything else (bools too) in wrapping i64.
+    let acc = if call.dtype.is_float() {
+        DType::F64
+    } else {
+        DType::I64
+    };
+    lib.line(2, &format!("{} acc = 0;", storage_type(acc)));
     lib.line(2, &format!("for (long long k = 0; k < {k}; ++k) {{"));
     let mut ap = p.clone();
     ap[r - 1] = "k".to_string();
@@ -562,16 +568,20 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
     let x = cast_expr(
         &load_expr(&format!("in0[{}]", address(&a, &ap)), *ad),
         *ad,
-        DType::I64,
+        acc,
     );
     let y = cast_expr(
         &load_expr(&format!("in1[{}]", address(&b, &bp)), *bd),
         *bd,
-        DType::I64,
+        acc,
     );
-    lib.line(3, &format!("acc = sm_i_add(acc, sm_i_mul({x}, {y}));"));
+    if acc == DType::F64 {
+        lib.line(3, &format!("acc = acc + {x} * {y};"));
+    } else {
+        lib.line(3, &format!("acc = sm_i_add(acc, sm_i_mul({x}, {y}));"));
+    }
     lib.line(2, "}");
-    let out = store_expr(&cast_expr("acc", DType::I64, call.dtype), call.dtype);
+    let out = store_expr(&cast_expr("acc", acc, call.dtype), call.dtype);
     lib.line(2, &format!("out[{}] = {out};", address(&o, &p)));
     (ov.numel(), false, 0)
 }
@@ -666,6 +676,11 @@ mod tests {
         };
         for d in [DType::F16, DType::BF16, DType::F32, DType::F64] {
             assert!(runs_on_cublas(&mm(d)), "{d}");
+            // Rendered (sizes past cuBLAS's `int`), it accumulates in f64 as the host does.
+            assert!(
+                render_library(&mm(d)).kernel.body.contains("double acc"),
+                "{d}"
+            );
         }
         for d in [DType::I32, DType::I64, DType::U8] {
             assert!(!runs_on_cublas(&mm(d)), "{d}");

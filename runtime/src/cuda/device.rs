@@ -105,9 +105,22 @@ impl CudaDevice {
     }
 }
 
+/// The devices opened so far, by ordinal.
+fn devices() -> std::sync::MutexGuard<'static, HashMap<usize, Arc<CudaDevice>>> {
+    static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<CudaDevice>>>> = OnceLock::new();
+    DEVICES
+        .get_or_init(|| Mutex::new(HashMap::new()))
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+}
+
+/// Device `ordinal` if this process opened it (never creates a context).
+pub fn opened(ordinal: usize) -> Option<Arc<CudaDevice>> {
+    devices().get(&ordinal).cloned()
+}
+
 /// Device `ordinal`, opened on first use.
 pub fn device(ordinal: usize) -> Result<Arc<CudaDevice>> {
-    static DEVICES: OnceLock<Mutex<HashMap<usize, Arc<CudaDevice>>>> = OnceLock::new();
     let count = driver_status()?;
     if ordinal >= count {
         return Err(Error::device(format!(
@@ -116,8 +129,7 @@ pub fn device(ordinal: usize) -> Result<Arc<CudaDevice>> {
     }
     smelt_codegen::cuda::compile::nvrtc_status()
         .map_err(|e| Error::device(format!("cuda:{ordinal} is unavailable: {}", e.message)))?;
-    let devices = DEVICES.get_or_init(|| Mutex::new(HashMap::new()));
-    let mut devices = devices.lock().unwrap_or_else(|p| p.into_inner());
+    let mut devices = devices();
     if let Some(d) = devices.get(&ordinal) {
         return Ok(d.clone());
     }

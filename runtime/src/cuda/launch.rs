@@ -8,7 +8,7 @@ use super::device::{CudaDevice, Function, driver_error};
 use super::memory::CudaBuffer;
 use crate::buffer::Buffer;
 use cudarc::driver::result;
-use smelt_codegen::cuda::compile::{PtxCache, source_hash};
+use smelt_codegen::cuda::compile::{Image, KernelCache, source_hash};
 use smelt_codegen::cuda::library::{render_library, runs_on_cublas};
 use smelt_codegen::cuda::{CudaKernel, render};
 use smelt_ir::{Access, Instr, Kernel, LibraryCall, Result, Work};
@@ -52,12 +52,11 @@ fn load(dev: &CudaDevice, source: &str, entry: &str) -> Result<Function> {
     {
         return Ok(*f);
     }
-    let ptx = PtxCache::global().get(source, &dev.arch)?;
+    let cubin = KernelCache::global().get(source, &dev.arch, Image::Cubin)?;
     dev.bind()?;
-    let image = std::ffi::CString::new(ptx.as_str())
-        .map_err(|_| smelt_ir::Error::device("NVRTC returned PTX with a NUL byte"))?;
-    // SAFETY: the image is NUL-terminated PTX text, alive for the call; the context is current.
-    let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
+    // SAFETY: the image is a CUBIN NVRTC made for this device's architecture, alive for the
+    // call; the context is current.
+    let module = unsafe { result::module::load_data(cubin.as_ptr().cast()) }
         .map_err(|e| driver_error("module load", e))?;
     let name = std::ffi::CString::new(entry)
         .map_err(|_| smelt_ir::Error::device("kernel entry name with a NUL byte"))?;
@@ -228,6 +227,10 @@ pub(super) fn run_library(
             b.len()
         );
     }
+    assert!(
+        call.out.fits_in(call.len),
+        "invariant: library output view inside its buffer"
+    );
     match step {
         Step::Matmul(m) => blas::run(dev, call, m, &args).map(Buffer::Cuda),
         Step::Library(launch, scratch) => {
@@ -235,6 +238,11 @@ pub(super) fn run_library(
             // holds it, else a copy. The kernel never reads input 0, so its parameter may
             // name the output.
             let out = if call.op.updates_input_0() {
+                assert_eq!(
+                    args[0].len(),
+                    call.len,
+                    "invariant: an update reads the whole old version"
+                );
                 let old = std::mem::replace(&mut args[0], Arc::new(CudaBuffer::empty(dev)?));
                 match Arc::try_unwrap(old) {
                     Ok(only) => only,

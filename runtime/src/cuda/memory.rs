@@ -39,28 +39,57 @@ impl std::fmt::Debug for DeviceMemory {
     }
 }
 
+/// A failed device allocation: out of memory (the cache may be given back and the
+/// allocation tried again), or a broken device.
+#[derive(Debug)]
+pub(crate) struct AllocError {
+    out_of_memory: bool,
+    error: smelt_ir::Error,
+}
+
+impl From<AllocError> for smelt_ir::Error {
+    fn from(e: AllocError) -> smelt_ir::Error {
+        e.error
+    }
+}
+
 impl RawMemory for DeviceMemory {
     type Block = DevicePtr;
-    type Error = smelt_ir::Error;
+    type Error = AllocError;
 
-    fn allocate(&self, bytes: usize) -> Result<DevicePtr> {
+    fn allocate(&self, bytes: usize) -> std::result::Result<DevicePtr, AllocError> {
+        let broken = |error| AllocError {
+            out_of_memory: false,
+            error,
+        };
         self.ctx
             .bind_to_thread()
-            .map_err(|e| driver_error("context binding", e))?;
+            .map_err(|e| broken(driver_error("context binding", e)))?;
         // SAFETY: the context is current; the memory is uninitialised until a copy, a memset
         // or a kernel writes it, which every user of a fresh block does before reading.
         unsafe { result::malloc_sync(bytes) }
             .map(DevicePtr)
-            .map_err(|e| driver_error(&format!("allocation of {bytes} bytes"), e))
+            .map_err(|e| AllocError {
+                out_of_memory: e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+                error: driver_error(&format!("allocation of {bytes} bytes"), e),
+            })
+    }
+
+    fn out_of_memory(error: &AllocError) -> bool {
+        error.out_of_memory
+    }
+
+    fn before_release(&self) {
+        // Work queued before may still use the blocks: let it finish first.
+        if self.ctx.bind_to_thread().is_ok() {
+            let _ = self.stream.synchronize();
+        }
     }
 
     fn release(&self, block: DevicePtr) {
-        // Work queued before may still use the block: let it finish first.
-        if self.ctx.bind_to_thread().is_ok() && self.stream.synchronize().is_ok() {
-            // SAFETY: the block came from `malloc_sync` on this context, is handed out by no
-            // one (only cached blocks are released) and no queued work uses it any more.
-            let _ = unsafe { result::free_sync(block.0) };
-        }
+        // SAFETY: the block came from `malloc_sync` on this context, is handed out by no one
+        // (only cached blocks are released) and no queued work uses it (`before_release`).
+        let _ = unsafe { result::free_sync(block.0) };
     }
 }
 
@@ -188,15 +217,18 @@ impl CudaBuffer {
 
 /// Bytes of one pinned staging chunk; larger copies go through several.
 const CHUNK: usize = 4 << 20;
-/// Chunks a device keeps (more are never needed at once: a chunk is reused once its transfer
-/// finished).
+/// Chunks a device makes at most: enough to keep the copy engine busy while the host fills
+/// the next.
 const CHUNKS: usize = 4;
 
 /// Pinned (page-locked) host chunks for copies: the DMA engine reads and writes them directly,
-/// and a copy from them is truly asynchronous.
+/// and a copy from them is truly asynchronous. Chunks are reused oldest first, so a large
+/// upload fills one chunk while the transfers of the others run.
 #[derive(Debug, Default)]
 pub(crate) struct Staging {
-    chunks: Mutex<Vec<Pinned>>,
+    chunks: Mutex<std::collections::VecDeque<Pinned>>,
+    /// Chunks made so far (at most [`CHUNKS`]).
+    made: Mutex<usize>,
 }
 
 /// One pinned chunk and the event of the last transfer that used it.
@@ -211,51 +243,48 @@ struct Pinned {
 unsafe impl Send for Pinned {}
 
 impl Staging {
-    /// A chunk whose previous transfer has finished.
+    /// A chunk whose previous transfer has finished: the oldest when its transfer is done or no
+    /// more chunks may be made (then waiting for it), else a new one.
     fn take(&self, dev: &CudaDevice) -> Result<Pinned> {
-        let reused = {
+        let oldest = {
             let mut chunks = self.chunks.lock().unwrap_or_else(|p| p.into_inner());
-            chunks.pop()
+            let made = *self.made.lock().unwrap_or_else(|p| p.into_inner());
+            let ready = chunks.front().is_some_and(|c| {
+                // SAFETY: the event was created on this device's context, bound by the caller.
+                c.done
+                    .is_none_or(|e| unsafe { result::event::query(e) }.is_ok())
+            });
+            if ready || made >= CHUNKS {
+                chunks.pop_front()
+            } else {
+                None
+            }
         };
-        match reused {
-            Some(chunk) => {
-                if let Some(event) = chunk.done {
-                    // SAFETY: the event was created on this device's context (bound by the
-                    // caller) and recorded after the chunk's last transfer.
-                    unsafe { result::event::synchronize(event) }
-                        .map_err(|e| driver_error("event synchronize", e))?;
-                }
-                Ok(chunk)
+        if let Some(chunk) = oldest {
+            if let Some(event) = chunk.done {
+                // SAFETY: as above; recorded after the chunk's last transfer.
+                unsafe { result::event::synchronize(event) }
+                    .map_err(|e| driver_error("event synchronize", e))?;
             }
-            None => {
-                dev.bind()?;
-                // SAFETY: the context is current; the chunk is written before it is read.
-                let ptr = unsafe { result::malloc_host(CHUNK, 0) }
-                    .map_err(|e| driver_error("pinned host allocation", e))?;
-                Ok(Pinned {
-                    ptr: ptr.cast(),
-                    done: None,
-                })
-            }
+            return Ok(chunk);
         }
+        dev.bind()?;
+        // SAFETY: the context is current; the chunk is written before it is read.
+        let ptr = unsafe { result::malloc_host(CHUNK, 0) }
+            .map_err(|e| driver_error("pinned host allocation", e))?;
+        *self.made.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        Ok(Pinned {
+            ptr: ptr.cast(),
+            done: None,
+        })
     }
 
-    /// Gives a chunk back; beyond [`CHUNKS`] it is freed.
+    /// Gives a chunk back, behind the others.
     fn give(&self, chunk: Pinned) {
-        let mut chunks = self.chunks.lock().unwrap_or_else(|p| p.into_inner());
-        if chunks.len() < CHUNKS {
-            chunks.push(chunk);
-            return;
-        }
-        drop(chunks);
-        if let Some(event) = chunk.done {
-            // SAFETY: the event belongs to this context; waiting before freeing the chunk.
-            let _ = unsafe { result::event::synchronize(event) };
-            // SAFETY: the event is not used again.
-            let _ = unsafe { result::event::destroy(event) };
-        }
-        // SAFETY: the chunk came from `malloc_host` and its transfer finished (above).
-        let _ = unsafe { result::free_host(chunk.ptr.cast()) };
+        self.chunks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push_back(chunk);
     }
 }
 
@@ -294,15 +323,26 @@ pub(super) fn upload(dev: &CudaDevice, host: &HostBuffer) -> Result<CudaBuffer> 
 
 /// Copies `b` to the host, after the work queued before it.
 pub(super) fn download(b: &CudaBuffer) -> Result<HostBuffer> {
+    download_range(b, 0, b.len())
+}
+
+/// Copies elements `lo..lo + len` of `b` to the host, after the work queued before it.
+pub(super) fn download_range(b: &CudaBuffer, lo: usize, len: usize) -> Result<HostBuffer> {
+    assert!(
+        lo + len <= b.len(),
+        "invariant: a download stays inside its buffer"
+    );
     let dev = b.dev();
     dev.bind()?;
-    let mut bytes = vec![0u8; b.nbytes()];
+    let size = b.dtype().size();
+    let start = b.ptr() + (lo * size) as u64;
+    let mut bytes = vec![0u8; len * size];
     for (i, part) in bytes.chunks_mut(CHUNK).enumerate() {
         let chunk = dev.staging.take(dev)?;
         // SAFETY: the chunk holds CHUNK ≥ part.len() bytes and no transfer uses it; the source
-        // range lies inside `b`.
+        // range lies inside `b` (asserted above).
         let pinned = unsafe { std::slice::from_raw_parts_mut(chunk.ptr, part.len()) };
-        unsafe { result::memcpy_dtoh_async(pinned, b.ptr() + (i * CHUNK) as u64, dev.cu_stream()) }
+        unsafe { result::memcpy_dtoh_async(pinned, start + (i * CHUNK) as u64, dev.cu_stream()) }
             .map_err(|e| driver_error("device-to-host copy", e))?;
         dev.synchronize()?;
         part.copy_from_slice(pinned);

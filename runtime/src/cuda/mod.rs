@@ -81,6 +81,19 @@ pub(crate) fn download(b: &CudaBuffer) -> Result<HostBuffer> {
     }
 }
 
+/// Elements `lo..lo + len` of a device buffer on the host.
+pub(crate) fn download_range(b: &CudaBuffer, lo: usize, len: usize) -> Result<HostBuffer> {
+    #[cfg(feature = "cuda")]
+    {
+        memory::download_range(b, lo, len)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = (lo, len);
+        match b.0 {}
+    }
+}
+
 /// `b`'s values in a new buffer on device `ordinal` (from the host, or through the host from
 /// another device).
 pub(crate) fn upload_to(ordinal: usize, b: &Buffer) -> Result<Buffer> {
@@ -89,12 +102,12 @@ pub(crate) fn upload_to(ordinal: usize, b: &Buffer) -> Result<Buffer> {
     dev.upload(host)
 }
 
-/// The caching allocator's counters of device `ordinal`, once it is open.
+/// The caching allocator's counters of device `ordinal`, once this process opened it (asking
+/// never opens a device).
 pub fn memory_stats(ordinal: usize) -> Option<AllocatorStats> {
     #[cfg(feature = "cuda")]
     {
-        device::driver_status().ok()?;
-        backend(ordinal).ok().map(|d| d.memory.stats())
+        device::opened(ordinal).map(|d| d.memory.stats())
     }
     #[cfg(not(feature = "cuda"))]
     {
@@ -114,11 +127,25 @@ pub fn report() -> Vec<String> {
             Some((major, minor)) => format!("CUDA driver: supports CUDA {major}.{minor}"),
             None => "CUDA driver: libcuda.so.1 not found".to_string(),
         });
+        // The file cudarc's calls go to, and a warning when its own search reached another
+        // copy than the one found (an unversioned library earlier on the loader's path).
+        let in_use = |found: &std::path::Path, used: Option<std::path::PathBuf>| {
+            let canonical = |p: &std::path::Path| std::fs::canonicalize(p).ok();
+            match used {
+                Some(u) if found.is_absolute() && canonical(&u) != canonical(found) => format!(
+                    "{} (found {}, but cudarc loaded the copy it found first)",
+                    u.display(),
+                    found.display()
+                ),
+                Some(u) => u.display().to_string(),
+                None => found.display().to_string(),
+            }
+        };
         lines.push(match (nvrtc_library(), nvrtc_status()) {
             (Ok(found), Ok((major, minor))) => format!(
                 "NVRTC: {major}.{minor} (CUDA {}), {}",
                 found.major,
-                nvrtc_in_use().unwrap_or(found.path).display()
+                in_use(&found.path, nvrtc_in_use())
             ),
             (Err(e), _) | (_, Err(e)) => e.message,
         });
@@ -126,7 +153,7 @@ pub fn report() -> Vec<String> {
             Ok(found) => format!(
                 "cuBLAS: CUDA {}, {}",
                 found.major,
-                blas::cublas_in_use().unwrap_or(found.path).display()
+                in_use(&found.path, blas::cublas_in_use())
             ),
             Err(e) => e.message,
         });
