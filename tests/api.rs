@@ -325,3 +325,24 @@ fn an_index_put_into_a_clone_of_a_view_updates_the_clone() {
     assert_eq!(d.to_vec::<f32>(), vec![0.0, 6.0, 12.0, -1.0]);
     assert_eq!(x.to_vec::<f32>()[18], 18.0);
 }
+
+/// `exp2`, added as a new unary op is added (the op enum, its scalar semantics, one arm per
+/// backend, the frontend's dtype rule and method): PyTorch's values, and an integer input
+/// computing in the default float dtype.
+#[test]
+fn exp2_is_two_to_the_power() {
+    let x = Tensor::new([0.0f32, 1.0, -1.0, 3.5, 10.0]);
+    let want = [1.0f32, 2.0, 0.5, 11.313_708, 1024.0];
+    let got = x.exp2().to_vec::<f32>();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-6 * w, "{g} vs {w}");
+    }
+    let i = Tensor::new([3i64, -2]);
+    assert_eq!(i.exp2().dtype(), DType::F32);
+    assert_eq!(i.exp2().to_vec::<f32>(), vec![8.0, 0.25]);
+    assert_eq!(
+        smelt::frontend::UnaryOp::from_name("exp2").map(|o| o.name()),
+        Some("exp2")
+    );
+}

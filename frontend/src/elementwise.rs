@@ -124,6 +124,7 @@ fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
     Ok(match op {
         UnaryOp::Exp
         | UnaryOp::Expm1
+        | UnaryOp::Exp2
         | UnaryOp::Log
         | UnaryOp::Log2
         | UnaryOp::Log1p
@@ -204,6 +205,7 @@ unary_ops! {
     log, try_log => UnaryOp::Log;
     log2, try_log2 => UnaryOp::Log2;
     log1p, try_log1p => UnaryOp::Log1p;
+    exp2, try_exp2 => UnaryOp::Exp2;
     sqrt, try_sqrt => UnaryOp::Sqrt;
     rsqrt, try_rsqrt => UnaryOp::Rsqrt;
     reciprocal, try_reciprocal => UnaryOp::Reciprocal;

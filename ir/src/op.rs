@@ -50,6 +50,7 @@ op_enum! {
         Sign => "sign",
         Exp => "exp",
         Expm1 => "expm1",
+        Exp2 => "exp2",
         Log => "log",
         Log2 => "log2",
         Log1p => "log1p",
@@ -283,6 +284,7 @@ impl UnaryOp {
             | UnaryOp::Sign
             | UnaryOp::Exp
             | UnaryOp::Expm1
+            | UnaryOp::Exp2
             | UnaryOp::Log
             | UnaryOp::Log2
             | UnaryOp::Log1p
@@ -319,6 +321,7 @@ impl UnaryOp {
             UnaryOp::IsFinite => OnInt::Const(true),
             UnaryOp::Exp
             | UnaryOp::Expm1
+            | UnaryOp::Exp2
             | UnaryOp::Log
             | UnaryOp::Log2
             | UnaryOp::Log1p
@@ -346,6 +349,7 @@ impl UnaryOp {
         match self {
             UnaryOp::Exp
             | UnaryOp::Expm1
+            | UnaryOp::Exp2
             | UnaryOp::Log
             | UnaryOp::Log2
             | UnaryOp::Log1p
@@ -386,6 +390,7 @@ impl UnaryOp {
             | UnaryOp::Sign
             | UnaryOp::Exp
             | UnaryOp::Expm1
+            | UnaryOp::Exp2
             | UnaryOp::Log
             | UnaryOp::Log2
             | UnaryOp::Log1p

@@ -82,6 +82,7 @@ pub fn unary(op: UnaryOp, x: Scalar, compute: DType) -> Scalar {
             }
             UnaryOp::Exp => v.exp(),
             UnaryOp::Expm1 => v.exp_m1(),
+            UnaryOp::Exp2 => v.exp2(),
             UnaryOp::Log => v.ln(),
             UnaryOp::Log2 => v.log2(),
             UnaryOp::Log1p => v.ln_1p(),

@@ -435,6 +435,7 @@ fn float_unary(op: UnaryOp, x: &str, compute: DType) -> String {
         UnaryOp::Sign => format!("sm_sign({x})"),
         UnaryOp::Exp => format!("exp{f}({x})"),
         UnaryOp::Expm1 => format!("expm1{f}({x})"),
+        UnaryOp::Exp2 => format!("exp2{f}({x})"),
         UnaryOp::Log => format!("log{f}({x})"),
         UnaryOp::Log2 => format!("log2{f}({x})"),
         UnaryOp::Log1p => format!("log1p{f}({x})"),

@@ -304,6 +304,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             UnaryOp::Rsqrt
             | UnaryOp::Exp
             | UnaryOp::Expm1
+            | UnaryOp::Exp2
             | UnaryOp::Log
             | UnaryOp::Log2
             | UnaryOp::Log1p
