@@ -13,7 +13,8 @@
 
 use criterion::{BatchSize, Bencher, Criterion, Throughput, criterion_group, criterion_main};
 use smelt::frontend::{Generator, Tensor};
-use smelt::{DType, Mode, measure, workloads};
+use smelt::{DType, Mode};
+use smelt_harness::{measure, workloads};
 use std::time::Duration;
 
 /// Panics with the reason when the cpu backend's answer is wrong: no timing for it.

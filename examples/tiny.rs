@@ -1,7 +1,7 @@
 //! The `tiny_ops` chain alone, for profiling the per-op cost (`perf record`, `valgrind
 //! --tool=dhat`): `cargo run --release --example tiny [CHAINS] [build]`, where `build` records
 //! the chains without realizing them. Prints µs per lazy op, in all and for building alone.
-use smelt::measure;
+use smelt_harness::measure;
 use std::time::Instant;
 fn main() {
     let x0 = measure::tiny_input();

@@ -2,13 +2,13 @@
 //! checked against the reference backend first; `smelt bench bandwidth`: STREAM copy, triad
 //! and read; the `tiny_ops` and `compile_latency` reports; `matmul_bias_relu` beside the GEMM
 //! crate alone.
-//! The measuring itself lives in `smelt::measure`, shared with `cargo bench` and the demo.
+//! The measuring itself lives in `smelt_harness::measure`, shared with `cargo bench` and the demo.
 
 use smelt::Mode;
 use smelt::frontend::Device;
 use smelt::frontend::Tensor;
-use smelt::measure;
-use smelt::workloads;
+use smelt_harness::measure;
+use smelt_harness::workloads;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 

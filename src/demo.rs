@@ -1,8 +1,9 @@
 //! `smelt demo`: an eager-looking program, its lazy graph, the kernels it ran, its result; then
 //! real fused kernels on moderate sizes, checked against the reference and timed against unfused.
 
+use smelt::Mode;
 use smelt::prelude::*;
-use smelt::{Mode, measure, workloads};
+use smelt_harness::{measure, workloads};
 use std::process::ExitCode;
 
 /// The WORKLOADS.md programs the demo compiles and times, and their size divisor per dim.

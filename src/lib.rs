@@ -7,11 +7,6 @@
 //! assert_eq!(b.to_vec::<f32>(), vec![2.0, 4.0, 3.0, 5.0]);
 //! ```
 
-pub mod conformance;
-pub mod fuzz;
-pub mod measure;
-pub mod workloads;
-
 pub use smelt_frontend as frontend;
 pub use smelt_frontend::explain::{Explain, Mode, explain as explain_mode};
 

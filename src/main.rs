@@ -20,9 +20,9 @@ fn conformance(args: &[String]) -> ExitCode {
     };
     let dir = PathBuf::from(dir);
     let results = if dir.is_file() {
-        smelt::conformance::run_file(&dir).map(|r| vec![r])
+        smelt_harness::conformance::run_file(&dir).map(|r| vec![r])
     } else {
-        smelt::conformance::run_dir(&dir)
+        smelt_harness::conformance::run_dir(&dir)
     };
     let results = match results {
         Ok(r) => r,
@@ -70,14 +70,16 @@ fn explain(args: &[String]) -> ExitCode {
         .find(|a| !a.starts_with('-') && a.parse::<usize>().is_err())
     {
         None => return usage(),
-        Some(a) if a == "all" => smelt::workloads::NAMES.to_vec(),
+        Some(a) if a == "all" => smelt_harness::workloads::NAMES.to_vec(),
         Some(a) => vec![a.as_str()],
     };
     for name in names {
-        let Some(w) = smelt::workloads::build(name, shrink) else {
+        let Some(w) = smelt_harness::workloads::build(name, shrink) else {
             eprintln!(
                 "smelt explain: unknown workload {name}; known: {}",
-                smelt::workloads::all_names().collect::<Vec<_>>().join(", ")
+                smelt_harness::workloads::all_names()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             );
             return ExitCode::from(2);
         };

@@ -1,13 +1,13 @@
 //! `SMELT_CHECK=1` (this test binary sets it for its whole process): every realisation also
 //! runs with every pass off and compares. Replays the conformance suite and the workloads
-//! through that path, and random programs (`smelt::fuzz`: every rank from 0 to 4, empty dims,
+//! through that path, and random programs (`smelt_harness::fuzz`: every rank from 0 to 4, empty dims,
 //! every dtype, specials, strided inputs; elementwise ops, reductions, scans, in-place writes
 //! into views, matmul, gather, index_put, cat, sort, argmax) whose several outputs are realised
 //! together (multi-output kernels).
 
 use proptest::prelude::*;
-use smelt::fuzz::{Choices, input, program, shape};
 use smelt::prelude::*;
+use smelt_harness::fuzz::{Choices, input, program, shape};
 use std::sync::Once;
 mod common;
 use common::{assert_no_jit_refusals, cases, ratchet};
@@ -27,7 +27,7 @@ fn conformance_suite_passes_under_check() {
     let broken: Vec<String> = ratchet::files()
         .iter()
         .filter_map(|path| {
-            let r = smelt::conformance::run_file(path).expect("suite readable");
+            let r = smelt_harness::conformance::run_file(path).expect("suite readable");
             ratchet::verdict(&r)
                 .err()
                 .map(|e| format!("under SMELT_CHECK: {e}"))
@@ -40,8 +40,8 @@ fn conformance_suite_passes_under_check() {
 #[test]
 fn workloads_pass_under_check() {
     enable_check();
-    for name in smelt::workloads::all_names() {
-        let w = smelt::workloads::build(name, 32).expect("known workload");
+    for name in smelt_harness::workloads::all_names() {
+        let w = smelt_harness::workloads::build(name, 32).expect("known workload");
         w.output
             .try_realize()
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -65,7 +65,7 @@ fn agree_under_every_config(build: &dyn Fn() -> Vec<Tensor>) -> Result<(), TestC
     Ok(())
 }
 
-/// The program `inputs` and `ops` describe (`smelt::fuzz`): a shape and two inputs of that
+/// The program `inputs` and `ops` describe (`smelt_harness::fuzz`): a shape and two inputs of that
 /// shape (each of its own dtype, values and layout) from `inputs`, then one op per byte of
 /// `ops`.
 fn fuzzed(inputs: &[u8], ops: &[u8]) -> Vec<Tensor> {
@@ -75,7 +75,7 @@ fn fuzzed(inputs: &[u8], ops: &[u8]) -> Vec<Tensor> {
     program(ops, &x, &y)
 }
 
-/// Bytes that choose a program's shape and inputs (`smelt::fuzz::input` reads about a dozen
+/// Bytes that choose a program's shape and inputs (`smelt_harness::fuzz::input` reads about a dozen
 /// per input).
 fn input_bytes() -> impl Strategy<Value = Vec<u8>> {
     proptest::collection::vec(any::<u8>(), 32)
@@ -106,7 +106,7 @@ proptest! {
 
 proptest! {
     #![proptest_config(cases(256))]
-    /// Random programs (`smelt::fuzz`) under every pass configuration.
+    /// Random programs (`smelt_harness::fuzz`) under every pass configuration.
     #[test]
     fn random_programs_agree_under_every_config(inputs in input_bytes(), ops in proptest::collection::vec(any::<u8>(), 1..9)) {
         enable_check();

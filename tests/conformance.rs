@@ -3,7 +3,7 @@
 //! landed, elsewhere a count that only ever rises, so progress lands and regressions fail. No
 //! case may panic, and the cpu JIT must compile every kernel the cases run.
 
-use smelt::conformance::{FileResult, run_file};
+use smelt_harness::conformance::{FileResult, run_file};
 use std::path::Path;
 mod common;
 use common::assert_no_jit_refusals;

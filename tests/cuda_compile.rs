@@ -36,7 +36,7 @@ fn collect_kernels() -> BTreeMap<String, (String, Kernel)> {
         .collect();
     files.sort();
     for file in files {
-        let (result, ks) = record_kernels(|| smelt::conformance::run_file(&file));
+        let (result, ks) = record_kernels(|| smelt_harness::conformance::run_file(&file));
         result.unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
         let name = file.file_stem().map(|s| s.to_string_lossy().to_string());
         kernels.extend(
@@ -44,8 +44,8 @@ fn collect_kernels() -> BTreeMap<String, (String, Kernel)> {
                 .map(|k| (name.clone().unwrap_or_default(), k)),
         );
     }
-    for name in smelt::workloads::NAMES {
-        let w = smelt::workloads::build(name, 16).expect("known workload");
+    for name in smelt_harness::workloads::NAMES {
+        let w = smelt_harness::workloads::build(name, 16).expect("known workload");
         let (result, ks) = record_kernels(|| smelt::frontend::realize(&[&w.output]));
         result.unwrap_or_else(|e| panic!("{name}: {e}"));
         kernels.extend(ks.into_iter().map(|k| (name.to_string(), k)));

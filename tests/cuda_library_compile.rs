@@ -34,7 +34,7 @@ fn collect() -> BTreeMap<String, (String, String)> {
     files.sort();
     let mut calls: Vec<(String, LibraryCall)> = vec![];
     for file in &files {
-        let (result, work) = record_work(|| smelt::conformance::run_file(file));
+        let (result, work) = record_work(|| smelt_harness::conformance::run_file(file));
         result.unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
         let name = file.file_stem().unwrap().to_string_lossy().to_string();
         calls.extend(work.into_iter().filter_map(|w| match w {

@@ -6,8 +6,8 @@
 //! (docs/testing.md).
 
 use smelt::prelude::*;
-use smelt::workloads;
 use smelt_codegen::cuda::render;
+use smelt_harness::workloads;
 use smelt_ir::Kernel;
 use smelt_runtime::record::record_kernels;
 use std::path::PathBuf;

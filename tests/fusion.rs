@@ -5,8 +5,8 @@
 
 use smelt::frontend::{Target, realize_with};
 use smelt::prelude::{DType, Generator, Tensor};
-use smelt::workloads::{NAMES, build};
 use smelt::{Explain, Mode, explain_mode};
+use smelt_harness::workloads::{NAMES, build};
 mod common;
 use common::assert_no_jit_refusals;
 

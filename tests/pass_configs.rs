@@ -2,7 +2,7 @@
 //! (tests/conformance.rs), with each pass of the pipeline disabled in turn, and with all of
 //! them off.
 
-use smelt::conformance::run_file;
+use smelt_harness::conformance::run_file;
 mod common;
 use common::{assert_no_jit_refusals, ratchet};
 

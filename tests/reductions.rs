@@ -296,7 +296,7 @@ fn results_do_not_depend_on_thread_count() {
     assert_eq!(one, format!("BITS {}", here.join(",")));
 }
 
-/// Rows of no elements broadcast back over themselves (found by `smelt::fuzz`): `x − x.sum(-1)`
+/// Rows of no elements broadcast back over themselves (found by `smelt_harness::fuzz`): `x − x.sum(-1)`
 /// of a [0] or [3, 0] tensor of zeros is a kernel whose element-level store holds a row-level
 /// value (the zeros fold to a constant); it ran once per row, into an empty output (a segfault
 /// on the cpu backend, an index panic on the reference). And an input expanded along an empty

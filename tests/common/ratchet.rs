@@ -1,7 +1,7 @@
 //! The conformance ratchet: which files of `../shared/conformance` exist (walked, so a new file
 //! is picked up) and how many of each file's cases must pass.
 
-use smelt::conformance::FileResult;
+use smelt_harness::conformance::FileResult;
 use std::path::PathBuf;
 
 /// How many of a file's cases must pass.

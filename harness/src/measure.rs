@@ -3,9 +3,9 @@
 //! reference backend before anything is timed (a fast wrong answer is a failure), the "GEMM crate alone" baseline, and the small
 //! chains behind `tiny_ops`, `compile_latency` and the cached-realisation benchmark.
 
-use crate::Mode;
-use crate::frontend::{Device, Target, Tensor, realize_with, with_default_device};
 use crate::workloads;
+use smelt_frontend::explain::Mode;
+use smelt_frontend::{Device, Target, Tensor, realize_with, with_default_device};
 use std::time::{Duration, Instant};
 
 /// The median of some timings (the upper one of the middle two for an even count).

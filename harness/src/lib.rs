@@ -1,0 +1,9 @@
+//! What the `smelt` command-line tool, the tests and the benchmarks share, kept out of the
+//! library's public surface: the conformance runner (replays PyTorch's recorded cases), the
+//! WORKLOADS.md programs, the check-then-time measuring code, and the random-program
+//! generator behind the fuzzing tests.
+
+pub mod conformance;
+pub mod fuzz;
+pub mod measure;
+pub mod workloads;
