@@ -167,9 +167,8 @@ const GRAIN: usize = 1 << 15;
 
 /// Output bytes from which a kernel writes with streaming stores (`compiled_streaming`), when
 /// its stores allow: an output this large leaves the caches before anything reads it, so each
-/// ordinary store's read of its line first is wasted traffic. In alternating runs on this
-/// 2-core machine (`docs/benchmarks.md`) `ew_chain` ran about 20 % faster, `permute_scale` 15 %,
-/// `layernorm` 10 %, `softmax_rows` 7 %.
+/// ordinary store's read of its line first is wasted traffic (`docs/benchmarks.md`, "Figures
+/// behind the code's constants").
 const STREAM_MIN: usize = 16 << 20;
 
 /// Whether streaming variants may run at all: `SMELT_STREAM=0` says never (for comparisons).

@@ -106,9 +106,8 @@ pub fn has_stash(kernel: &Kernel) -> bool {
 /// result does not move along it) and no column reduction. A stash (which the final pass
 /// reads back from cache) moves to a scratch row in that variant ([`scratch_row`]). A tiled
 /// kernel (a transpose) streams too: each row of its blocks is whole cache lines (asserted
-/// in `translate/tiles.rs`), which the write-combining buffers then send out whole: `transpose_add` in 64 × 64 blocks of 4×4
-/// transposes went from 30–35 ms to 18–19 streamed (its line blocks now write each output
-/// line at once), `permute_scale` was already faster streamed (`docs/benchmarks.md`).
+/// in `translate/tiles.rs`), which the write-combining buffers then send out whole
+/// (`docs/benchmarks.md`, "Figures behind the code's constants").
 pub fn streaming_candidate(kernel: &Kernel) -> bool {
     kernel.shape.len() >= 2
         && !runs_in_columns(kernel)

@@ -12,8 +12,8 @@
 //!
 //! Why not a load that touches the line: a load that misses holds its place in the reorder
 //! buffer until the line arrives, so touches far ahead stall the loop; a prefetch retires at
-//! once. On this machine a row sum over two 64 MiB arrays reading 2 KiB ahead ran 7.3 →
-//! 5.4 ms; touching the same bytes with loads gained nothing (`docs/benchmarks.md`).
+//! once; touching the same bytes with loads gained nothing (`docs/benchmarks.md`, "Figures
+//! behind the code's constants").
 
 use cranelift_codegen::ir::{MemFlagsData, TrapCode};
 

@@ -13,8 +13,8 @@ const COLUMN_GROUPS: i64 = 4;
 const COLUMN_BLOCK: i64 = 256;
 /// Rows of a column block in a kernel with one walk (one reduction and no element-level
 /// stores, `x.sum(0)`): each step reads 4 KiB of a row, and DRAM serves such runs far better
-/// than 1 KiB ones (C, `x.sum(0)` on [4096, 4096]: 256 rows 4.1 ms, 512 3.2, 1024 2.8,
-/// 2048 2.4). Its f64 accumulators take 8 KiB of L1. A kernel with more walks keeps
+/// than 1 KiB ones (measured in C: `docs/benchmarks.md`, "Figures behind the code's
+/// constants"). Its f64 accumulators take 8 KiB of L1. A kernel with more walks keeps
 /// [`COLUMN_BLOCK`]: its later walks re-read the block, which must stay in cache.
 const WIDE_COLUMN_BLOCK: i64 = 1024;
 /// Steps of the innermost reduced dim a column block's walk takes per visit of a vector

@@ -7,18 +7,14 @@ use super::*;
 
 /// Rows and columns of a block of a tiled walk ([`Translator::tiled`]). A row of a block is
 /// one cache line of f32, so the contiguous accesses use whole lines per visit; the
-/// transposing access reuses each of its 16 lines across the block's rows. (Measured on
-/// `transpose_add`: 16 columns beat 8 and 32 by 1.5-2x; rows matter less.)
+/// transposing access reuses each of its 16 lines across the block's rows (the widths measured
+/// are in `docs/benchmarks.md`, "Figures behind the code's constants").
 const TILE: (i64, i64) = (64, 16);
 /// The block of a tiled walk with f32 transposing loads: 64 rows × 128 columns, walked in
 /// 16 × 16 line blocks ([`Translator::line_block`]), the rows and columns left over in 4×4
 /// blocks ([`Translator::quad`]). Each row of the contiguous accesses is eight whole lines,
-/// which a streaming variant writes whole ([`crate::cpu::streaming_candidate`]). (Measured on
-/// `transpose_add`, alternating `smelt bench` runs on a 2-core Xeon with a 480 MiB L3: with
-/// 4×4 blocks streamed, 64 × 64 took 18.1–18.6 ms against 18–30 for 512 × 256 blocks
-/// streamed and 30–35 unstreamed; with line blocks, 64 × 128 took 12.4–12.9 ms against
-/// 12.9–13.9 for 64 × 64 in four rounds, 64 × 256 and 128 × 64 noisier; `permute_scale`
-/// unchanged.)
+/// which a streaming variant writes whole ([`crate::cpu::streaming_candidate`]). The size was
+/// chosen by measurement (`docs/benchmarks.md`, "Figures behind the code's constants").
 const QUAD_TILE: (i64, i64) = (64, 128);
 /// Rows and columns of a line block ([`Translator::line_block`]): one cache line of f32.
 const LINE: i64 = 16;
