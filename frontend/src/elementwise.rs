@@ -3,7 +3,7 @@
 //! TensorIterator (SEMANTICS.md §4.1).
 
 use crate::default_dtype::get_default_dtype;
-use crate::device::{common_device, on_device};
+use crate::device::{different_devices, on_device};
 use crate::names::{refuse_named, refuse_named_operands, unify_operands};
 use crate::promote::{AsOperand, Operand, OperandRef, result_type, result_type_of};
 use crate::tensor::{Tensor, ok};
@@ -11,6 +11,7 @@ use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, elementwise_out_strides};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, Result, Scalar, UnaryOp, View};
+use smelt_runtime::Device;
 
 /// Broadcast shape of several operands.
 pub(crate) fn broadcast_all(operands: &[&dyn AsOperand]) -> Result<Dims<usize>> {
@@ -28,6 +29,31 @@ pub(crate) fn broadcast_all(operands: &[&dyn AsOperand]) -> Result<Dims<usize>> 
     Ok(shape.into())
 }
 
+/// The device an elementwise op over `operands` runs on (`common_device`'s rule, 0-dim host
+/// tensors joining), worked out without allocating: this is every op's path.
+fn operands_device(op: &Op, operands: &[&dyn AsOperand]) -> Result<Device> {
+    let mut found: Option<Device> = None;
+    let mut first: Option<Device> = None;
+    for o in operands {
+        let OperandRef::Tensor(t) = o.operand() else {
+            continue;
+        };
+        let d = t.device();
+        first.get_or_insert(d);
+        if d == Device::Cpu && t.ndim() == 0 {
+            continue;
+        }
+        match found {
+            None => found = Some(d),
+            Some(f) if f == d => {}
+            Some(f) => return Err(different_devices(&op.name(), f, d)),
+        }
+    }
+    Ok(found
+        .or(first)
+        .unwrap_or_else(crate::device::get_default_device))
+}
+
 /// Records one elementwise node: `op` over `operands` (scalars become fills of `scalar_dtype`),
 /// output of `dtype` with TensorIterator's strides.
 #[track_caller]
@@ -38,22 +64,22 @@ pub(crate) fn record(
     operands: &[&dyn AsOperand],
 ) -> Result<Tensor> {
     let shape = broadcast_all(operands)?;
-    let tensors: Vec<&Tensor> = operands
-        .iter()
-        .filter_map(|o| match o.operand() {
-            OperandRef::Tensor(t) => Some(t),
-            OperandRef::Scalar(_) => None,
-        })
-        .collect();
-    let device = common_device(&op.name(), &tensors, true)?;
-    // A 0-dim host tensor joining an op on a device is read there like a scalar: copy it over.
-    let moved: Vec<Option<Tensor>> = operands
-        .iter()
-        .map(|o| match o.operand() {
-            OperandRef::Tensor(t) if t.device() != device => on_device(t, device).map(Some),
-            OperandRef::Tensor(_) | OperandRef::Scalar(_) => Ok(None),
-        })
-        .collect::<Result<_>>()?;
+    let device = operands_device(&op, operands)?;
+    // A 0-dim host tensor joining an op on a device is read there like a scalar: copied over.
+    // (The common case, every tensor on one device, allocates nothing here.)
+    let elsewhere =
+        |o: &&dyn AsOperand| matches!(o.operand(), OperandRef::Tensor(t) if t.device() != device);
+    let moved: Vec<Option<Tensor>> = if operands.iter().any(elsewhere) {
+        operands
+            .iter()
+            .map(|o| match o.operand() {
+                OperandRef::Tensor(t) if t.device() != device => on_device(t, device).map(Some),
+                OperandRef::Tensor(_) | OperandRef::Scalar(_) => Ok(None),
+            })
+            .collect::<Result<_>>()?
+    } else {
+        Vec::new()
+    };
     // TensorIterator converts CPU inputs of another dtype with `.to()` first (preserve format),
     // so those inputs take part in the layout decision with the converted copy's strides.
     let converts = |i: usize, t: &Tensor| t.dtype() != scalar_dtype && !(i == 0 && op == Op::Where);
@@ -91,10 +117,10 @@ pub(crate) fn record(
     // A loop, not a closure: `#[track_caller]` does not pass through closures, and the fill
     // nodes of scalar operands should name the user's line too.
     let mut inputs = Vec::with_capacity(operands.len());
-    for (o, moved) in operands.iter().zip(&moved) {
-        let operand = match moved {
-            Some(t) => OperandRef::Tensor(t),
-            None => o.operand(),
+    for (i, o) in operands.iter().enumerate() {
+        let operand = match moved.get(i) {
+            Some(Some(t)) => OperandRef::Tensor(t),
+            Some(None) | None => o.operand(),
         };
         inputs.push(operand.source(&shape, scalar_dtype, device));
     }
