@@ -156,6 +156,7 @@ pub(crate) fn encode_op(op: &Op, words: &mut Vec<u64>) {
             words.push(8);
             encode_library(lib, words);
         }
+        Op::Random { dist } => words.extend([9, dist.code() as u64]),
     }
 }
 

@@ -6,6 +6,7 @@
 //! kernel produces, in output order. A kernel may have several outputs (a fused group that
 //! stores more than one node); each is a distinct buffer stored by at least one `Store`.
 
+use crate::random::RandomDist;
 use crate::{BinaryOp, DType, LibraryOp, ReduceOp, Scalar, UnaryOp, View};
 use std::fmt::{self, Write as _};
 
@@ -94,13 +95,26 @@ pub enum Instr {
         index: Index,
         x: ValueId,
     },
+    /// The draw of `dist` for a tensor of `dtype` (`random.rs`) at position `index` (the
+    /// random tensor's buffer position at the kernel's point) of the draw `offset` under
+    /// `seed` (both int64 values, read from the generator state's buffer); its value has
+    /// `dist.value_dtype(dtype)`.
+    Random {
+        dist: RandomDist,
+        dtype: DType,
+        seed: ValueId,
+        offset: ValueId,
+        index: Index,
+    },
 }
 
 impl Instr {
     /// The address of a load or store; `None` for every other instruction.
     pub fn index(&self) -> Option<&Index> {
         match self {
-            Instr::Load { index, .. } | Instr::Store { index, .. } => Some(index),
+            Instr::Load { index, .. }
+            | Instr::Store { index, .. }
+            | Instr::Random { index, .. } => Some(index),
             Instr::Const { .. }
             | Instr::Unary { .. }
             | Instr::Binary { .. }
@@ -119,7 +133,8 @@ impl Instr {
             | Instr::Binary { .. }
             | Instr::Where { .. }
             | Instr::Cast { .. }
-            | Instr::Reduce { .. } => None,
+            | Instr::Reduce { .. }
+            | Instr::Random { .. } => None,
         }
     }
 
@@ -133,6 +148,7 @@ impl Instr {
             | Instr::Store { x, .. } => vec![*x],
             Instr::Binary { a, b, .. } => vec![*a, *b],
             Instr::Where { cond, a, b } => vec![*cond, *a, *b],
+            Instr::Random { seed, offset, .. } => vec![*seed, *offset],
         }
     }
 }
@@ -215,6 +231,7 @@ impl Kernel {
                 Instr::Cast { to, .. } => Some(*to),
                 Instr::Reduce { x, .. } => out[*x],
                 Instr::Store { .. } => None,
+                Instr::Random { dist, dtype, .. } => Some(dist.value_dtype(*dtype)),
             };
             out.push(t);
         }
@@ -336,6 +353,20 @@ impl Kernel {
                 Instr::Unary { x, .. } | Instr::Cast { x, .. } => of(*x),
                 Instr::Binary { a, b, .. } => of(*a).max(of(*b)),
                 Instr::Where { cond, a, b } => of(*cond).max(of(*a)).max(of(*b)),
+                // A random value varies with its position, as a load does.
+                Instr::Random {
+                    seed,
+                    offset,
+                    index,
+                    ..
+                } => {
+                    let at = if moves(index) {
+                        Level::Element
+                    } else {
+                        Level::Row
+                    };
+                    at.max(of(*seed)).max(of(*offset))
+                }
                 Instr::Store { index, x, .. } => {
                     if walks(index) || along_empty(index) {
                         Level::Element
@@ -420,6 +451,25 @@ impl Kernel {
                     reduces += 1;
                     if *x >= i {
                         errors.push(format!("%{i}: uses %{x} before it is defined"));
+                    }
+                }
+                Instr::Random {
+                    dist,
+                    dtype,
+                    seed,
+                    offset,
+                    index,
+                } => {
+                    if !dist.draws(*dtype) {
+                        errors.push(format!("%{i}: draws {} as {dtype}", dist.name()));
+                    }
+                    expect(&mut errors, i, *seed, Some(DType::I64));
+                    expect(&mut errors, i, *offset, Some(DType::I64));
+                    if index.strides.len() != n {
+                        errors.push(format!(
+                            "%{i}: index has {} strides for rank {n}",
+                            index.strides.len()
+                        ));
                     }
                 }
                 Instr::Store { arg, index, x } => {
@@ -512,6 +562,17 @@ impl Kernel {
                 Instr::Cast { x, to } => format!("cast %{x} to {to}"),
                 Instr::Reduce { op, x } => format!("reduce_{} %{x}", op.name()),
                 Instr::Store { arg, index, x } => format!("store a{arg}{}, %{x}", fmt_index(index)),
+                Instr::Random {
+                    dist,
+                    dtype,
+                    seed,
+                    offset,
+                    index,
+                } => format!(
+                    "random_{} {dtype} %{seed}, %{offset}{}",
+                    dist.name(),
+                    fmt_index(index)
+                ),
             };
             let _ = writeln!(s, "  %{i} = {text}{ty}");
         }

@@ -6,6 +6,7 @@ use crate::buffer::{Buffer, HostBuffer};
 use crate::device::Target;
 use crate::scalar_ops::{binary, reduce_finish, reduce_identity, reduce_step, unary};
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
+use smelt_ir::random::{self, RandomDist};
 use smelt_ir::{DType, LibraryCall, Result, Scalar, Work};
 use std::sync::Arc;
 
@@ -251,6 +252,24 @@ fn eval(
             }
             Instr::Cast { x, to } => values[*x].cast(*to),
             Instr::Reduce { .. } => unreachable!("the row program folds reductions"),
+            Instr::Random {
+                dist,
+                dtype,
+                seed,
+                offset,
+                index,
+            } => {
+                let (seed, offset) = (values[*seed].as_i64(), values[*offset].as_i64());
+                let position = address(index, point) as i64;
+                match dist {
+                    RandomDist::Bits => {
+                        Scalar::Int(random::draw(*dist, *dtype, seed, offset, position) as i64)
+                    }
+                    RandomDist::Uniform | RandomDist::Normal | RandomDist::Exponential => {
+                        Scalar::Float(random::draw_value(*dist, *dtype, seed, offset, position))
+                    }
+                }
+            }
             Instr::Store { arg, index, x } => {
                 out.buffers[*arg - out.first].set(address(index, point), values[*x]);
                 Scalar::Bool(false)

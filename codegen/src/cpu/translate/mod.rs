@@ -38,6 +38,7 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
+use smelt_ir::random::RandomDist;
 use smelt_ir::scalar::round_float;
 use smelt_ir::scalar_ops::reduce_identity;
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
@@ -61,6 +62,7 @@ pub(crate) struct Helpers {
     binary_f64: FuncRef,
     unary_i64: FuncRef,
     binary_i64: FuncRef,
+    random: FuncRef,
 }
 
 impl Helpers {
@@ -70,6 +72,7 @@ impl Helpers {
             binary_f64: r[1],
             unary_i64: r[2],
             binary_i64: r[3],
+            random: r[4],
         }
     }
 }
@@ -439,7 +442,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 (fits_value(*x) && (*to == DType::Bool || fits(*to)))
                     || (is(*x, DType::Bool) && fits(*to))
             }
-            Instr::Reduce { .. } => false,
+            // A random draw calls its helper (scalar code only).
+            Instr::Reduce { .. } | Instr::Random { .. } => false,
         }
     }
 
@@ -524,7 +528,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 None => false,
             },
-            Instr::Reduce { .. } => false,
+            // A random draw calls its helper (scalar code only).
+            Instr::Reduce { .. } | Instr::Random { .. } => false,
         }
     }
 
@@ -624,7 +629,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                     }
                     Instr::Binary { a, b, .. } => row_f32(*a) && row_f32(*b),
                     Instr::Where { cond, a, b } => element(*cond) && row_f32(*a) && row_f32(*b),
-                    Instr::Load { .. } | Instr::Const { .. } | Instr::Reduce { .. } => true,
+                    Instr::Load { .. }
+                    | Instr::Const { .. }
+                    | Instr::Reduce { .. }
+                    | Instr::Random { .. } => true,
                 }
         })
     }
@@ -652,7 +660,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             | Instr::Binary { .. }
             | Instr::Where { .. }
             | Instr::Cast { .. }
-            | Instr::Reduce { .. } => None,
+            | Instr::Reduce { .. }
+            | Instr::Random { .. } => None,
         }
     }
 
@@ -989,6 +998,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                     Some(self.cast(v(*x), from, *to)?)
                 }
                 Instr::Reduce { .. } => unreachable!("skipped above"),
+                Instr::Random {
+                    dist,
+                    dtype,
+                    seed,
+                    offset,
+                    ..
+                } => Some(self.random(i, *dist, *dtype, v(*seed), v(*offset), point)?),
                 Instr::Store { arg, x, .. } => {
                     self.store(i, *arg, point, v(*x))?;
                     None
@@ -1038,6 +1054,57 @@ impl<'a, 'f> Translator<'a, 'f> {
         let size = self.k.args[arg].dtype.size() as i64;
         let bytes = self.b.ins().ishl_imm_s(e, size.trailing_zeros() as i64);
         self.b.ins().iadd(base.unwrap_or(self.bufs[arg]), bytes)
+    }
+
+    /// The element position of instruction `i`'s index at `point` (a random draw's counter
+    /// relative to its offset): `offset + Σ point[d]·stride[d]`, in elements.
+    fn position(&mut self, i: usize, point: &[Value]) -> Value {
+        let (strides, offset) = self.index[i]
+            .clone()
+            .expect("invariant: random draws have an index");
+        let mut e = offset;
+        for (p, s) in point.iter().zip(strides) {
+            if *p != self.zero {
+                let t = self.b.ins().imul(*p, s);
+                e = self.b.ins().iadd(e, t);
+            }
+        }
+        e
+    }
+
+    /// A random draw at `point` (scalar code): the helper's bits as the value dtype's
+    /// register (`smelt_ir::random::draw`: f64 bits, an f32's bits, or the int64 itself).
+    fn random(
+        &mut self,
+        i: usize,
+        dist: RandomDist,
+        dtype: DType,
+        seed: Value,
+        offset: Value,
+        point: &[Value],
+    ) -> Result<Value> {
+        if self.vector {
+            return unsupported("a random draw in SIMD code");
+        }
+        let position = self.position(i, point);
+        let code = self.b.ins().iconst(types::I64, dist.pack(dtype));
+        let call = self
+            .b
+            .ins()
+            .call(self.h.random, &[code, seed, offset, position]);
+        let bits = self.b.inst_results(call)[0];
+        let flags = MemFlagsData::new();
+        Ok(match dist.value_dtype(dtype) {
+            DType::F64 => self.b.ins().bitcast(types::F64, flags, bits),
+            DType::F32 | DType::F16 | DType::BF16 => {
+                let low = self.b.ins().ireduce(types::I32, bits);
+                self.b.ins().bitcast(types::F32, flags, low)
+            }
+            DType::I64 => bits,
+            d @ (DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32) => {
+                return unsupported(format!("a random draw of {d}"));
+            }
+        })
     }
 
     /// Whether instruction `i`'s index stays put along the dim SIMD lanes run along.
