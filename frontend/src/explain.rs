@@ -196,14 +196,33 @@ pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode, device: Device) -> Expla
     }
 }
 
-/// The plan for realizing `t` now (nothing runs).
-pub fn explain(t: &Tensor, mode: Mode) -> Explain {
-    explain_all(&[t], mode)
+/// The fused plan for realizing `t`: kernels, what each fuses, why each boundary exists,
+/// bytes moved, kernel IR. Nothing runs.
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// let x = Tensor::new([1.0f32, -2.0, 3.0]);
+/// let y = (x.exp() + 1.0).relu();
+/// assert_eq!(smelt::explain(&y).kernels.len(), 1); // one fused kernel
+/// ```
+pub fn explain(t: &Tensor) -> Explain {
+    explain_all_mode(&[t], Mode::Fused)
 }
 
-/// The plan for realizing `tensors` together now, as [`crate::realize`] would (nothing runs):
-/// kernels whose outputs share an iteration space may store several of them.
-pub fn explain_all(tensors: &[&Tensor], mode: Mode) -> Explain {
+/// The plan for realizing `t` fused or unfused ([`Mode`]). Nothing runs.
+pub fn explain_mode(t: &Tensor, mode: Mode) -> Explain {
+    explain_all_mode(&[t], mode)
+}
+
+/// The fused plan for realizing `tensors` together ([`crate::realize`]): one compilation, and
+/// kernels whose outputs share an iteration space store several of them. Nothing runs.
+pub fn explain_all(tensors: &[&Tensor]) -> Explain {
+    explain_all_mode(tensors, Mode::Fused)
+}
+
+/// The plan for realizing `tensors` together, fused or unfused ([`Mode`]). Nothing runs.
+pub fn explain_all_mode(tensors: &[&Tensor], mode: Mode) -> Explain {
     let roots: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
     let mut graph = pending_graph(&roots);
     let mut disabled = smelt_passes::disabled_by_env();

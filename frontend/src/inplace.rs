@@ -7,7 +7,7 @@ use crate::device::{different_devices, on_device};
 use crate::elementwise::broadcast_all;
 use crate::lazy::LazyNode;
 use crate::names::{DimNames, check_out_names, refuse_named_operands, unify_operands};
-use crate::promote::{AsOperand, Operand, result_type};
+use crate::promote::{AsOperand, Operand};
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
@@ -391,9 +391,4 @@ assign_ops! {
     SubAssign, sub_assign, BinaryOp::Sub;
     MulAssign, mul_assign, BinaryOp::Mul;
     DivAssign, div_assign, BinaryOp::Div;
-}
-
-/// `result_type` re-exported for in-place promotion checks in callers.
-pub fn inplace_result_type(a: &Tensor, b: &Operand) -> DType {
-    result_type(&[&Operand::from(a), b])
 }

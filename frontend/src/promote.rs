@@ -8,7 +8,7 @@ use crate::plan_cache::scalar_bits;
 use crate::tensor::Tensor;
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
-use smelt_ir::{Category, DType, Scalar, View, promote_types};
+use smelt_ir::{DType, Scalar, View, promote_types};
 use smelt_runtime::Device;
 use std::sync::Arc;
 
@@ -224,15 +224,6 @@ pub(crate) fn result_type_of<'a>(operands: impl IntoIterator<Item = OperandRef<'
         *bucket = Some(bucket.map_or(dt, |b| promote_types(b, dt)));
     }
     combine(dim, combine(zero, wrapped)).unwrap_or_else(get_default_dtype)
-}
-
-/// The category of a dtype, for messages.
-pub fn category_name(c: Category) -> &'static str {
-    match c {
-        Category::Bool => "bool",
-        Category::Integer => "integer",
-        Category::Floating => "floating",
-    }
 }
 
 #[cfg(test)]
