@@ -24,6 +24,7 @@ mod reduce;
 mod reduce_composite;
 mod scan;
 mod shape_ops;
+mod short_forms;
 mod tensor;
 mod views;
 

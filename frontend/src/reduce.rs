@@ -23,8 +23,8 @@ use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
 use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
 
 /// The `dim` argument of the reductions that accept a list of dims (`sum`, `mean`, `var`,
-/// `std`, `logsumexp`, `all`, `any`, `amax`, `amin`, `count_nonzero`): positions
-/// (`&[1, -1]`, `&[]` = every dim) or, where PyTorch has a Dimname overload, names
+/// `std`, `logsumexp`, `all`, `any`, `amax`, `amin`, `count_nonzero`): one position (`1`),
+/// positions (`&[1, -1]`, `&[]` = every dim) or, where PyTorch has a Dimname overload, names
 /// (`"C"`, `Dim::from("C")`, a `Vec` or slice of `Dim`s: `vec![Dim::from("N"), "C".into()]`).
 /// Arrays are taken only of `i64`, so that `&[]` and `&[0, 1]` infer without annotations.
 pub trait IntoDims {
@@ -69,6 +69,21 @@ impl IntoDims for Vec<Dim> {
 impl IntoDims for Dim {
     fn into_dims(self) -> Vec<Dim> {
         vec![self]
+    }
+}
+impl IntoDims for i64 {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![Dim::from(self)]
+    }
+}
+impl IntoDims for i32 {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![Dim::from(self)]
+    }
+}
+impl IntoDims for usize {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![Dim::from(self)]
     }
 }
 impl IntoDims for &str {
