@@ -124,6 +124,15 @@ impl Tensor {
         )
     }
 
+    /// `tensor.to(device)`; panics where [`Tensor::try_to`] returns an error.
+    ///
+    /// ```no_run
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([1.0f32, 2.0]).to(Device::Cuda(0)); // needs a GPU
+    /// let y = (&x * 2.0).exp(); // recorded and run on cuda:0
+    /// assert_eq!(y.cpu().device(), Device::Cpu);
+    /// ```
     #[track_caller]
     pub fn to(&self, device: Device) -> Tensor {
         ok(self.try_to(device))
@@ -135,6 +144,7 @@ impl Tensor {
         self.try_to(Device::Cpu)
     }
 
+    /// `tensor.cpu()`; panics where [`Tensor::try_cpu`] returns an error.
     #[track_caller]
     pub fn cpu(&self) -> Tensor {
         ok(self.try_cpu())

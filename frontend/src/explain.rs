@@ -12,11 +12,14 @@ use std::fmt::{self, Write as _};
 /// Fused (the default pipeline) or unfused (fusion off: one kernel per op).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// The default pipeline: fusion and copy elimination on.
     Fused,
+    /// Fusion and copy elimination off: one kernel per op, a baseline for measurements.
     Unfused,
 }
 
 impl Mode {
+    /// `fused` or `unfused`.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Fused => "fused",
@@ -31,6 +34,7 @@ pub const UNFUSED_DISABLES: &[&str] = &["fuse", "eliminate_copies"];
 /// One kernel of the plan.
 #[derive(Clone, Debug)]
 pub struct KernelInfo {
+    /// The kernel's name, as the dumps and profilers show it.
     pub name: String,
     /// The graph ops it computes (`%id op @ file:line`), root first.
     pub ops: Vec<String>,
@@ -45,20 +49,27 @@ pub struct KernelInfo {
 /// A kernel boundary and the rule that made it.
 #[derive(Clone, Debug)]
 pub struct BoundaryInfo {
+    /// The op writing the buffer at the boundary (`%id op @ file:line`).
     pub producer: String,
+    /// The op reading it in another kernel.
     pub consumer: String,
+    /// The rule that kept the two apart.
     pub reason: String,
 }
 
 /// The plan for realizing one tensor (or several together).
 #[derive(Clone, Debug)]
 pub struct Explain {
+    /// Fused or unfused.
     pub mode: Mode,
     /// Where the kernels run: the realisation's storages' device. A realisation copies nothing
     /// between host and device; its buffers stay where they are.
     pub device: Device,
+    /// The kernels in schedule order.
     pub kernels: Vec<KernelInfo>,
+    /// Every kernel boundary and the rule that made it.
     pub boundaries: Vec<BoundaryInfo>,
+    /// The bytes all the kernels read and write together.
     pub bytes_moved: u64,
     /// Inputs of a device realisation that an op with a data-dependent result size
     /// (`nonzero`, `masked_select`, a bool index) computed on the host and copied over when

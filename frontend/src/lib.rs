@@ -1,6 +1,8 @@
 //! smelt's frontend: the lazy `Tensor` with PyTorch's semantics. Ops check shapes, dtypes and
 //! strides eagerly and record graph nodes; `realize()` compiles and runs what is needed.
 
+#![warn(missing_docs)]
+
 mod check;
 mod creation;
 mod default_dtype;
