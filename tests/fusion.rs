@@ -3,9 +3,9 @@
 //! Then multi-output kernels: several tensors realised together, their kernel counts, bytes
 //! and values on every backend against the unfused reference run.
 
-use smelt::frontend::{Target, realize_with};
 use smelt::prelude::{DType, Generator, Tensor};
 use smelt::{Explain, Mode, explain_mode};
+use smelt::{Target, realize_with};
 use smelt_harness::workloads::{NAMES, build};
 mod common;
 use common::assert_no_jit_refusals;

@@ -303,7 +303,7 @@ fn results_do_not_depend_on_thread_count() {
 /// dim gave a dense output strides of 0, which `compose_views` divided by.
 #[test]
 fn reductions_over_empty_rows_broadcast_back_to_empty_outputs() {
-    use smelt::frontend::{Target, realize_with};
+    use smelt::{Target, realize_with};
     for backend in Target::HOST {
         for shape in [&[0][..], &[3, 0]] {
             let x = Tensor::zeros(&shape.iter().map(|&s| s as i64).collect::<Vec<_>>(), None);

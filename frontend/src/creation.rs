@@ -19,6 +19,7 @@ pub trait TensorData {
         depth: usize,
         out: &mut Vec<Scalar>,
     ) -> Result<()>;
+    /// The dtype of the elements (`f32` → float32, `i64` → int64, `bool` → bool …).
     fn dtype_hint() -> DType;
 }
 
@@ -131,13 +132,25 @@ fn filled(shape: &[usize], strides: Dims<isize>, value: Scalar, dtype: DType) ->
 }
 
 impl Tensor {
-    /// A tensor from nested host data; the dtype is the element type's
-    /// (`f32` → float32, `i64` → int64, `bool` → bool …).
+    /// `torch.tensor(data)`: a tensor from nested host data (arrays, `Vec`s, slices, a scalar) on
+    /// the default device; the dtype is the element type's (`f32` → float32, `i64` → int64, `bool`
+    /// → bool …; an unsuffixed integer literal is `i32`, so int32). Panics where
+    /// [`Tensor::try_new`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let t = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+    /// assert_eq!((t.shape(), t.dtype()), (&[2, 2][..], DType::F32));
+    /// assert_eq!(Tensor::new(vec![true, false]).dtype(), DType::Bool);
+    /// ```
     #[track_caller]
     pub fn new<D: TensorData>(data: D) -> Tensor {
         ok(Tensor::try_new(data))
     }
 
+    /// [`Tensor::new`] returning a `Result`: a `shape` error for ragged data (rows of different
+    /// lengths), a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_new<D: TensorData>(data: D) -> Result<Tensor> {
         let mut shape = vec![];
@@ -146,12 +159,15 @@ impl Tensor {
         Tensor::try_from_scalars(&values, &shape, D::dtype_hint())
     }
 
-    /// A tensor from a flat vector and a shape.
+    /// A tensor of `shape` from a flat row-major vector, on the default device; the dtype is `T`'s.
+    /// Panics where [`Tensor::try_from_vec`] returns an error.
     #[track_caller]
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
         ok(Tensor::try_from_vec(data, shape))
     }
 
+    /// [`Tensor::from_vec`] returning a `Result`: a `shape` error when `data.len()` is not the
+    /// product of `shape`, a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
         let numel: usize = shape.iter().product();
@@ -166,13 +182,15 @@ impl Tensor {
         Tensor::try_from_scalars(&values, shape, T::DTYPE)
     }
 
-    /// A tensor of `dtype` from scalars (each cast to `dtype`), on the default device.
+    /// A tensor of `dtype` and `shape` from row-major scalars (each cast to `dtype`), on the
+    /// default device. Panics where [`Tensor::try_from_scalars`] returns an error.
     #[track_caller]
     pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Tensor {
         ok(Tensor::try_from_scalars(values, shape, dtype))
     }
 
-    /// [`Tensor::from_scalars`]; a `device` error when the default device is unusable.
+    /// [`Tensor::from_scalars`] returning a `Result`: a `shape` error when `values.len()` is not
+    /// the product of `shape`, a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
         let numel: usize = shape.iter().product();
@@ -189,14 +207,17 @@ impl Tensor {
         )
     }
 
-    /// A 0-dim tensor holding `value` in `dtype`.
+    /// A 0-dim tensor holding `value` cast to `dtype` (`torch.tensor(value, dtype=dtype)`). Panics
+    /// when the default device is unusable.
     #[track_caller]
     pub fn scalar(value: impl Into<Scalar>, dtype: DType) -> Tensor {
         Tensor::from_scalars(&[value.into()], &[], dtype)
     }
 
-    /// `torch.full(size, fill_value, dtype=…)`: without a dtype, bool fills give bool, int fills
-    /// int64, float fills the default dtype.
+    /// `torch.full(size, fill_value, dtype=dtype)`: a contiguous tensor of `shape` whose elements
+    /// are `value`. Without a dtype, bool fills give bool, integer fills int64, float fills the
+    /// default dtype. Lazy: nothing is allocated until it is realized. Errors: a `value` error for
+    /// a negative size.
     #[track_caller]
     pub fn try_full(
         shape: &[i64],
@@ -209,43 +230,64 @@ impl Tensor {
         Ok(filled(&shape, contiguous_strides(&shape), value, dtype))
     }
 
+    /// `torch.full(size, fill_value, dtype=dtype)`; panics where [`Tensor::try_full`] returns an
+    /// error. [`Tensor::full_dtype`] takes the dtype without an `Option`.
     #[track_caller]
     pub fn full(shape: &[i64], value: impl Into<Scalar>, dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_full(shape, value, dtype))
     }
 
+    /// `torch.zeros(size, dtype=dtype)`: a contiguous tensor of zeros, of the default dtype without
+    /// `dtype`. Errors: a `value` error for a negative size.
     #[track_caller]
     pub fn try_zeros(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         Tensor::try_full(shape, 0, Some(dtype.unwrap_or_else(get_default_dtype)))
     }
 
+    /// `torch.zeros(size, dtype=dtype)`; panics where [`Tensor::try_zeros`] returns an error.
+    /// [`Tensor::zeros_dtype`] takes the dtype without an `Option`.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let z = Tensor::zeros(&[2, 3], None); // the default dtype, float32
+    /// assert_eq!((z.dtype(), z.numel()), (DType::F32, 6));
+    /// ```
     #[track_caller]
     pub fn zeros(shape: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_zeros(shape, dtype))
     }
 
+    /// `torch.ones(size, dtype=dtype)`: a contiguous tensor of ones, of the default dtype without
+    /// `dtype`. Errors: a `value` error for a negative size.
     #[track_caller]
     pub fn try_ones(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         Tensor::try_full(shape, 1, Some(dtype.unwrap_or_else(get_default_dtype)))
     }
 
+    /// `torch.ones(size, dtype=dtype)`; panics where [`Tensor::try_ones`] returns an error.
+    /// [`Tensor::ones_dtype`] takes the dtype without an `Option`.
     #[track_caller]
     pub fn ones(shape: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_ones(shape, dtype))
     }
 
-    /// `torch.empty`: contiguous; its values are unspecified (smelt gives zeros).
+    /// `torch.empty(size, dtype=dtype)`: a contiguous tensor whose values PyTorch leaves
+    /// unspecified (smelt gives zeros). Errors: a `value` error for a negative size.
     #[track_caller]
     pub fn try_empty(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         Tensor::try_zeros(shape, dtype)
     }
 
+    /// `torch.empty(size, dtype=dtype)`; panics where [`Tensor::try_empty`] returns an error.
     #[track_caller]
     pub fn empty(shape: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_empty(shape, dtype))
     }
 
-    /// `torch.empty(…, memory_format=…)`.
+    /// `torch.empty(size, dtype=dtype, memory_format=format)`: [`Tensor::try_empty`] laid out in
+    /// `format`. Errors: a `value` error for a negative size or a format needing another rank
+    /// (`ChannelsLast` needs 4 dims).
     #[track_caller]
     pub fn try_empty_format(
         shape: &[i64],
@@ -262,7 +304,9 @@ impl Tensor {
         ))
     }
 
-    /// `torch.empty_strided(size, stride)`.
+    /// `torch.empty_strided(size, stride, dtype=dtype)`: a tensor with exactly these strides over a
+    /// fresh storage (filled with zeros). Errors: a `value` error for a negative size or stride, a
+    /// `shape` error when `strides` and `shape` differ in length.
     #[track_caller]
     pub fn try_empty_strided(
         shape: &[i64],
@@ -306,12 +350,17 @@ impl Tensor {
         })
     }
 
+    /// `torch.empty_strided(size, stride, dtype=dtype)`; panics where
+    /// [`Tensor::try_empty_strided`] returns an error.
     #[track_caller]
     pub fn empty_strided(shape: &[i64], strides: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_empty_strided(shape, strides, dtype))
     }
 
-    /// `torch.empty_permuted(size, physical_layout)`.
+    /// `torch.empty_permuted(size, physical_layout, dtype=dtype)`: a tensor whose dims are laid out
+    /// in memory in the order `physical_layout` gives (outermost first). Errors: a `value` error
+    /// for a negative size or a repeated dim, a `shape` error when `physical_layout` does not list
+    /// every dim, an `index` error for a dim out of range.
     #[track_caller]
     pub fn try_empty_permuted(
         shape: &[i64],
@@ -328,13 +377,17 @@ impl Tensor {
         ))
     }
 
+    /// `torch.empty_permuted(size, physical_layout, dtype=dtype)`; panics where
+    /// [`Tensor::try_empty_permuted`] returns an error.
     #[track_caller]
     pub fn empty_permuted(shape: &[i64], physical_layout: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_empty_permuted(shape, physical_layout, dtype))
     }
 
-    /// `torch.full_like(self, value, dtype, memory_format)` (preserve format by default);
-    /// keeps self's names, as every `*_like` does.
+    /// `torch.full_like(self, fill_value, dtype=dtype, memory_format=format)`: a tensor of
+    /// `self`'s shape, device and dim names filled with `value`; `self`'s dtype without `dtype`,
+    /// its strides (when dense) without `format`. Errors: a `value` error for a format needing
+    /// another rank.
     #[track_caller]
     pub fn try_full_like(
         &self,
@@ -358,6 +411,8 @@ impl Tensor {
         Ok(t.with_dim_names(self.dim_names()))
     }
 
+    /// `torch.full_like(self, fill_value, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_full_like`] returns an error.
     #[track_caller]
     pub fn full_like(
         &self,
@@ -368,6 +423,8 @@ impl Tensor {
         ok(self.try_full_like(value, dtype, format))
     }
 
+    /// `torch.zeros_like(self, dtype=dtype, memory_format=format)`: [`Tensor::try_full_like`] with
+    /// zeros.
     #[track_caller]
     pub fn try_zeros_like(
         &self,
@@ -376,10 +433,14 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.try_full_like(0, dtype, format)
     }
+    /// `torch.zeros_like(self, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_zeros_like`] returns an error (`zeros_like(None, None)` never does).
     #[track_caller]
     pub fn zeros_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Tensor {
         ok(self.try_zeros_like(dtype, format))
     }
+    /// `torch.ones_like(self, dtype=dtype, memory_format=format)`: [`Tensor::try_full_like`] with
+    /// ones.
     #[track_caller]
     pub fn try_ones_like(
         &self,
@@ -388,10 +449,14 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.try_full_like(1, dtype, format)
     }
+    /// `torch.ones_like(self, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_ones_like`] returns an error (`ones_like(None, None)` never does).
     #[track_caller]
     pub fn ones_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Tensor {
         ok(self.try_ones_like(dtype, format))
     }
+    /// `torch.empty_like(self, dtype=dtype, memory_format=format)`: [`Tensor::try_zeros_like`]
+    /// (PyTorch leaves the values unspecified; smelt gives zeros).
     #[track_caller]
     pub fn try_empty_like(
         &self,
@@ -400,12 +465,16 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.try_full_like(0, dtype, format)
     }
+    /// `torch.empty_like(self, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_empty_like`] returns an error.
     #[track_caller]
     pub fn empty_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Tensor {
         ok(self.try_empty_like(dtype, format))
     }
 
-    /// `torch.arange(start, end, step)`: int64 when all three are ints, else the default dtype.
+    /// `torch.arange(start, end, step, dtype=dtype)`: the values `start, start + step, …` short of
+    /// `end`; int64 when all three are integers, else the default dtype, without `dtype`. Errors: a
+    /// `value` error for a zero step, a non-finite bound, or a step pointing away from `end`.
     #[track_caller]
     pub fn try_arange(
         start: impl Into<Scalar>,
@@ -458,6 +527,15 @@ impl Tensor {
         Ok(Tensor::from_scalars(&values, &[n], dtype))
     }
 
+    /// `torch.arange(start, end, step, dtype=dtype)`; panics where [`Tensor::try_arange`] returns
+    /// an error. [`Tensor::arange_dtype`] takes the dtype without an `Option`.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// assert_eq!(Tensor::arange(0, 5, 2, None).to_vec::<i64>(), [0, 2, 4]);
+    /// assert_eq!(Tensor::arange(0.0, 1.0, 0.5, None).dtype(), DType::F32);
+    /// ```
     #[track_caller]
     pub fn arange(
         start: impl Into<Scalar>,
@@ -468,7 +546,9 @@ impl Tensor {
         ok(Tensor::try_arange(start, end, step, dtype))
     }
 
-    /// `torch.linspace(start, end, steps)`: symmetric evaluation from both ends, as ATen does.
+    /// `torch.linspace(start, end, steps, dtype=dtype)`: `steps` evenly spaced values from `start`
+    /// to `end` inclusive (evaluated from both ends, as ATen does), of the default dtype without
+    /// `dtype`. Errors: a `value` error for a negative `steps`.
     #[track_caller]
     pub fn try_linspace(
         start: impl Into<Scalar>,
@@ -513,6 +593,8 @@ impl Tensor {
         Ok(Tensor::from_scalars(&values, &[n], dtype))
     }
 
+    /// `torch.linspace(start, end, steps, dtype=dtype)`; panics where [`Tensor::try_linspace`]
+    /// returns an error.
     #[track_caller]
     pub fn linspace(
         start: impl Into<Scalar>,
@@ -523,7 +605,8 @@ impl Tensor {
         ok(Tensor::try_linspace(start, end, steps, dtype))
     }
 
-    /// `torch.logspace(start, end, steps, base)`.
+    /// `torch.logspace(start, end, steps, base, dtype=dtype)`: `base` to the power of each value of
+    /// [`Tensor::linspace`]`(start, end, steps)`. Errors: a `value` error for a negative `steps`.
     #[track_caller]
     pub fn try_logspace(
         start: impl Into<Scalar>,
@@ -541,6 +624,8 @@ impl Tensor {
         Ok(Tensor::from_scalars(&values, &[values.len()], dtype))
     }
 
+    /// `torch.logspace(start, end, steps, base, dtype=dtype)`; panics where
+    /// [`Tensor::try_logspace`] returns an error.
     #[track_caller]
     pub fn logspace(
         start: impl Into<Scalar>,
@@ -552,7 +637,8 @@ impl Tensor {
         ok(Tensor::try_logspace(start, end, steps, base, dtype))
     }
 
-    /// `torch.eye(n, m)`.
+    /// `torch.eye(n, m, dtype=dtype)`: an `n × m` (`n × n` without `m`) tensor with ones on the
+    /// diagonal and zeros elsewhere. Errors: a `value` error for a negative `n` or `m`.
     #[track_caller]
     pub fn try_eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Result<Tensor> {
         let m = m.unwrap_or(n);
@@ -569,19 +655,32 @@ impl Tensor {
         Ok(Tensor::from_scalars(&values, &[n, m], dtype))
     }
 
+    /// `torch.eye(n, m, dtype=dtype)`; panics where [`Tensor::try_eye`] returns an error.
     #[track_caller]
     pub fn eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_eye(n, m, dtype))
     }
 }
 
-/// A seeded pseudo-random generator (xoshiro256**), explicit so results are reproducible.
+/// A seeded pseudo-random generator (xoshiro256**), explicit so results are reproducible: the
+/// `generator=` argument of `torch.rand`, `randn` and `randint`. Its streams are its own, not
+/// PyTorch's.
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// let a = Generator::new(7).randn(&[3], None);
+/// let b = Generator::new(7).randn(&[3], None);
+/// assert_eq!(a.to_vec::<f32>(), b.to_vec::<f32>());
+/// ```
 #[derive(Clone, Debug)]
 pub struct Generator {
     s: [u64; 4],
 }
 
 impl Generator {
+    /// A generator whose state is expanded from `seed` (splitmix64): equal seeds give equal
+    /// streams.
     pub fn new(seed: u64) -> Generator {
         // splitmix64 expands the seed into the state.
         let mut x = seed;
@@ -597,6 +696,7 @@ impl Generator {
         }
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
         let t = self.s[1] << 17;
@@ -614,7 +714,8 @@ impl Generator {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// `torch.rand(shape, generator=self)`: uniform [0, 1).
+    /// `torch.rand(size, generator=self, dtype=dtype)`: uniform in [0, 1), of the default dtype
+    /// without `dtype`. Panics when the default device is unusable.
     #[track_caller]
     pub fn rand(&mut self, shape: &[usize], dtype: Option<DType>) -> Tensor {
         let dtype = dtype.unwrap_or_else(get_default_dtype);
@@ -623,7 +724,8 @@ impl Generator {
         Tensor::from_scalars(&values, shape, dtype)
     }
 
-    /// `torch.randn`: standard normal (Box–Muller).
+    /// `torch.randn(size, generator=self, dtype=dtype)`: standard normal (Box–Muller), of the
+    /// default dtype without `dtype`. Panics when the default device is unusable.
     #[track_caller]
     pub fn randn(&mut self, shape: &[usize], dtype: Option<DType>) -> Tensor {
         let dtype = dtype.unwrap_or_else(get_default_dtype);
@@ -638,7 +740,8 @@ impl Generator {
         Tensor::from_scalars(&values, shape, dtype)
     }
 
-    /// `torch.randint(low, high, shape)`: int64 in [low, high).
+    /// `torch.randint(low, high, size, generator=self)`: int64 uniform in [low, high). Errors: a
+    /// `value` error when `high <= low`.
     #[track_caller]
     pub fn try_randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
         if high <= low {
@@ -654,6 +757,8 @@ impl Generator {
         Ok(Tensor::from_scalars(&values, shape, DType::I64))
     }
 
+    /// `torch.randint(low, high, size, generator=self)`; panics where [`Generator::try_randint`]
+    /// returns an error.
     #[track_caller]
     pub fn randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Tensor {
         ok(self.try_randint(low, high, shape))

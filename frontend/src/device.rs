@@ -18,14 +18,6 @@ thread_local! {
     static DEFAULT_DEVICE: Cell<Option<Device>> = const { Cell::new(None) };
 }
 
-/// The device `SMELT_DEVICE` names (`cpu` when unset or empty).
-pub fn device_from_env() -> Result<Device> {
-    match std::env::var("SMELT_DEVICE") {
-        Ok(s) if !s.trim().is_empty() => Device::parse(&s),
-        Ok(_) | Err(_) => Ok(Device::Cpu),
-    }
-}
-
 /// The current thread's default device: where factories and host data put new tensors. Starts
 /// as `SMELT_DEVICE` (the host when unset; an unknown name counts as the host, and
 /// `smelt info` says so).
@@ -33,7 +25,7 @@ pub fn get_default_device() -> Device {
     DEFAULT_DEVICE.with(|d| match d.get() {
         Some(device) => device,
         None => {
-            let device = device_from_env().unwrap_or(Device::Cpu);
+            let device = Device::from_env().unwrap_or(Device::Cpu);
             d.set(Some(device));
             device
         }
@@ -132,6 +124,15 @@ impl Tensor {
         )
     }
 
+    /// `tensor.to(device)`; panics where [`Tensor::try_to`] returns an error.
+    ///
+    /// ```no_run
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([1.0f32, 2.0]).to(Device::Cuda(0)); // needs a GPU
+    /// let y = (&x * 2.0).exp(); // recorded and run on cuda:0
+    /// assert_eq!(y.cpu().device(), Device::Cpu);
+    /// ```
     #[track_caller]
     pub fn to(&self, device: Device) -> Tensor {
         ok(self.try_to(device))
@@ -143,6 +144,7 @@ impl Tensor {
         self.try_to(Device::Cpu)
     }
 
+    /// `tensor.cpu()`; panics where [`Tensor::try_cpu`] returns an error.
     #[track_caller]
     pub fn cpu(&self) -> Tensor {
         ok(self.try_cpu())
@@ -260,7 +262,7 @@ mod tests {
     fn the_default_device_is_per_thread_and_scoped() {
         assert_eq!(
             get_default_device(),
-            device_from_env().unwrap_or(Device::Cpu)
+            Device::from_env().unwrap_or(Device::Cpu)
         );
         let inside = with_default_device(Device::Cuda(3), get_default_device);
         assert_eq!(inside, Device::Cuda(3));

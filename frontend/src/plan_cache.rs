@@ -61,7 +61,9 @@ thread_local! {
 /// Realisations that bypass the cache (dumps) count as neither.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlanCacheStats {
+    /// Realisations that reused a cached plan (no compilation).
     pub hits: u64,
+    /// Realisations that built and compiled a plan.
     pub misses: u64,
 }
 

@@ -8,14 +8,19 @@ use crate::plan_cache::scalar_bits;
 use crate::tensor::Tensor;
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
-use smelt_ir::{Category, DType, Scalar, View, promote_types};
+use smelt_ir::{DType, Scalar, View, promote_types};
 use smelt_runtime::Device;
 use std::sync::Arc;
 
-/// A tensor or a scalar argument.
+/// An argument of an elementwise op: a tensor or a Python-style scalar. Ops take
+/// `impl Into<Operand>`, so `&Tensor`, `Tensor`, `Scalar`, `f64`, `f32`, `i64`, `i32` and
+/// `bool` all work: `x.add(&y)`, `x.add(1.5)`, `&x * 2`.
 #[derive(Clone, Debug)]
 pub enum Operand {
+    /// A tensor operand (broadcasts; takes part in promotion by its dtype and rank).
     Tensor(Tensor),
+    /// A Python-style scalar (promotes only across categories: an int scalar keeps an int32
+    /// tensor int32, a float scalar makes it the default float dtype).
     Scalar(Scalar),
 }
 
@@ -205,7 +210,17 @@ fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
     }
 }
 
-/// `torch.result_type` over several operands.
+/// `torch.result_type` over several operands: the dtype an elementwise op over them computes
+/// in. Tensors with dims outrank 0-dim tensors, which outrank scalars; a lower group counts
+/// only when its category (bool < integer < float) is higher.
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// let i = Operand::from(Tensor::new([1i32, 2]));
+/// assert_eq!(smelt::result_type(&[&i, &Operand::from(3)]), DType::I32);
+/// assert_eq!(smelt::result_type(&[&i, &Operand::from(0.5)]), DType::F32);
+/// ```
 pub fn result_type(operands: &[&Operand]) -> DType {
     result_type_of(operands.iter().map(|o| o.operand()))
 }
@@ -224,15 +239,6 @@ pub(crate) fn result_type_of<'a>(operands: impl IntoIterator<Item = OperandRef<'
         *bucket = Some(bucket.map_or(dt, |b| promote_types(b, dt)));
     }
     combine(dim, combine(zero, wrapped)).unwrap_or_else(get_default_dtype)
-}
-
-/// The category of a dtype, for messages.
-pub fn category_name(c: Category) -> &'static str {
-    match c {
-        Category::Bool => "bool",
-        Category::Integer => "integer",
-        Category::Floating => "floating",
-    }
 }
 
 #[cfg(test)]

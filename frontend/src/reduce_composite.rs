@@ -12,8 +12,11 @@ use smelt_ir::view::{contiguous_strides, wrap_dim};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
 
 impl Tensor {
-    /// `mean(dim, keepdim, dtype)`: `sum / count` in a floating dtype (`dtype`, else the
-    /// input's); bool/int input without a floating `dtype` is an error; empty → NaN.
+    /// `torch.mean(self, dim, keepdim, dtype=dtype)`: `sum / count` over `dim` (an empty list
+    /// reduces every dim) in a floating dtype, `dtype` or else the input's; an empty reduction is
+    /// NaN. Errors: a `dtype` error for bool or integer input without a floating `dtype`, an
+    /// `index` error for a dim out of range, a `value` error for a repeated dim, a `names` error
+    /// for an unknown dim name.
     #[track_caller]
     pub fn try_mean(
         &self,
@@ -44,14 +47,19 @@ impl Tensor {
         sum.try_binary(Scalar::Float(plan.count as f64), BinaryOp::Div)
     }
 
+    /// `torch.mean(self, dim, keepdim, dtype=dtype)`; panics where [`Tensor::try_mean`] returns an
+    /// error. Short forms: [`Tensor::mean_all`], [`Tensor::mean_dim`], [`Tensor::mean_keepdim`].
     #[track_caller]
     pub fn mean(&self, dim: impl IntoDims, keepdim: bool, dtype: Option<DType>) -> Tensor {
         ok(self.try_mean(dim, keepdim, dtype))
     }
 
-    /// `var(dim, correction, keepdim)`: `Σ(x - mean)² / max(0, n - correction)`, two passes
-    /// (mean first, then squared deviations). Floating input only. `n - correction <= 0`
-    /// divides by zero (inf, or NaN when every deviation is 0).
+    /// `torch.var(self, dim, correction=correction, keepdim=keepdim)`: `Σ(x - mean)² / max(0, n -
+    /// correction)` over `dim`, in two passes (the mean first, then the squared deviations);
+    /// `correction = 1` is the sample variance. `n - correction <= 0` divides by zero (inf, or NaN
+    /// when every deviation is 0). Errors: a `dtype` error for bool or integer input, an `index`
+    /// error for a dim out of range, a `value` error for a repeated dim, a `names` error for an
+    /// unknown dim name.
     #[track_caller]
     pub fn try_var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
         let dim = self.resolve_dims(&dim.into_dims())?;
@@ -82,12 +90,16 @@ impl Tensor {
             .try_to_dtype(dtype, false)
     }
 
+    /// `torch.var(self, dim, correction=correction, keepdim=keepdim)`; panics where
+    /// [`Tensor::try_var`] returns an error. Short forms: [`Tensor::var_all`], [`Tensor::var_dim`],
+    /// [`Tensor::var_keepdim`].
     #[track_caller]
     pub fn var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Tensor {
         ok(self.try_var(dim, correction, keepdim))
     }
 
-    /// `std(dim, correction, keepdim)`: `sqrt(var)`.
+    /// `torch.std(self, dim, correction=correction, keepdim=keepdim)`: `sqrt(var)`, as
+    /// [`Tensor::try_var`] (its errors too).
     #[track_caller]
     pub fn try_std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
         let dim = self.resolve_dims(&dim.into_dims())?;
@@ -109,14 +121,19 @@ impl Tensor {
             .try_to_dtype(dtype, false)
     }
 
+    /// `torch.std(self, dim, correction=correction, keepdim=keepdim)`; panics where
+    /// [`Tensor::try_std`] returns an error. Short forms: [`Tensor::std_all`], [`Tensor::std_dim`],
+    /// [`Tensor::std_keepdim`].
     #[track_caller]
     pub fn std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Tensor {
         ok(self.try_std(dim, correction, keepdim))
     }
 
-    /// `logsumexp(dim, keepdim)`: `log(Σ exp(x - m)) + m` with `m = amax(x)` replaced by 0
-    /// where it is infinite (so all -inf gives -inf and +inf gives +inf, not NaN). Integer
-    /// input computes in the default float dtype; an empty reduction gives -inf.
+    /// `torch.logsumexp(self, dim, keepdim)`: `log(Σ exp(x - m)) + m` over `dim`, with `m =
+    /// amax(x)` replaced by 0 where it is infinite (so all -inf gives -inf and +inf gives +inf, not
+    /// NaN). Integer input computes in the default float dtype; an empty reduction gives -inf.
+    /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
+    /// `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
         let dim = self.resolve_dims(&dim.into_dims())?;
@@ -149,6 +166,8 @@ impl Tensor {
             .try_to_dtype(dtype, false)
     }
 
+    /// `torch.logsumexp(self, dim, keepdim)`; panics where [`Tensor::try_logsumexp`] returns an
+    /// error.
     #[track_caller]
     pub fn logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_logsumexp(dim, keepdim))
@@ -190,8 +209,10 @@ impl Tensor {
         Ok(r.relayout(&shape, contiguous_strides(&shape)))
     }
 
-    /// `softmax(dim, dtype)`: `exp(x - max) · (1 / Σ exp(x - max))` along `dim`; the input is
-    /// cast to `dtype` first; floating only.
+    /// `torch.softmax(self, dim, dtype=dtype)`: `exp(x - max) · (1 / Σ exp(x - max))` along `dim`
+    /// (a position or a name); the input is cast to `dtype` first. The result is contiguous.
+    /// Errors: a `dtype` error for bool or integer input without a floating `dtype`, an `index`
+    /// error for a dim out of range, a `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
         let dim = dim.into().resolve(self)?;
@@ -212,12 +233,15 @@ impl Tensor {
         self.softmax_finish(e.try_binary(&inv, BinaryOp::Mul)?, out)
     }
 
+    /// `torch.softmax(self, dim, dtype=dtype)`; panics where [`Tensor::try_softmax`] returns an
+    /// error. Short form: [`Tensor::softmax_dim`].
     #[track_caller]
     pub fn softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_softmax(dim, dtype))
     }
 
-    /// `log_softmax(dim, dtype)`: `(x - max) - log Σ exp(x - max)` along `dim`.
+    /// `torch.log_softmax(self, dim, dtype=dtype)`: `(x - max) - log Σ exp(x - max)` along `dim`,
+    /// as [`Tensor::try_softmax`] (its errors too).
     #[track_caller]
     pub fn try_log_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
         let dim = dim.into().resolve(self)?;
@@ -236,6 +260,8 @@ impl Tensor {
         self.softmax_finish(r, out)
     }
 
+    /// `torch.log_softmax(self, dim, dtype=dtype)`; panics where [`Tensor::try_log_softmax`]
+    /// returns an error. Short form: [`Tensor::log_softmax_dim`].
     #[track_caller]
     pub fn log_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_log_softmax(dim, dtype))

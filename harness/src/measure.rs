@@ -4,8 +4,7 @@
 //! chains behind `tiny_ops`, `compile_latency` and the cached-realisation benchmark.
 
 use crate::workloads;
-use smelt_frontend::explain::Mode;
-use smelt_frontend::{Device, Target, Tensor, realize_with, with_default_device};
+use smelt_frontend::{Device, Mode, Target, Tensor, realize_with, with_default_device};
 use std::time::{Duration, Instant};
 
 /// The median of some timings (the upper one of the middle two for an even count).

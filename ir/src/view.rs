@@ -161,13 +161,18 @@ pub fn view_strides(
 /// Memory formats of `empty`, `contiguous`, `clone` and the `*_like` factories.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemoryFormat {
+    /// `torch.contiguous_format`: row-major.
     Contiguous,
+    /// `torch.channels_last`: a 4-D `NCHW` tensor stored as `NHWC`.
     ChannelsLast,
+    /// `torch.channels_last_3d`: a 5-D `NCDHW` tensor stored as `NDHWC`.
     ChannelsLast3d,
+    /// `torch.preserve_format`: the input's strides when it is dense, else row-major.
     Preserve,
 }
 
 impl MemoryFormat {
+    /// Parses PyTorch's names (`contiguous_format`, `channels_last` …).
     pub fn parse(s: &str) -> Option<MemoryFormat> {
         Some(match s {
             "contiguous_format" => MemoryFormat::Contiguous,
