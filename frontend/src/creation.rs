@@ -101,7 +101,7 @@ impl<T: TensorData> TensorData for &[T] {
     }
 }
 
-fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
+pub(crate) fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
     shape
         .iter()
         .map(|&s| {
@@ -659,108 +659,5 @@ impl Tensor {
     #[track_caller]
     pub fn eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_eye(n, m, dtype))
-    }
-}
-
-/// A seeded pseudo-random generator (xoshiro256**), explicit so results are reproducible: the
-/// `generator=` argument of `torch.rand`, `randn` and `randint`. Its streams are its own, not
-/// PyTorch's.
-///
-/// ```
-/// # use smelt_frontend as smelt;
-/// use smelt::prelude::*;
-/// let a = Generator::new(7).randn(&[3], None);
-/// let b = Generator::new(7).randn(&[3], None);
-/// assert_eq!(a.to_vec::<f32>(), b.to_vec::<f32>());
-/// ```
-#[derive(Clone, Debug)]
-pub struct Generator {
-    s: [u64; 4],
-}
-
-impl Generator {
-    /// A generator whose state is expanded from `seed` (splitmix64): equal seeds give equal
-    /// streams.
-    pub fn new(seed: u64) -> Generator {
-        // splitmix64 expands the seed into the state.
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Generator {
-            s: [next(), next(), next(), next()],
-        }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform in [0, 1) with 53 random bits.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// `torch.rand(size, generator=self, dtype=dtype)`: uniform in [0, 1), of the default dtype
-    /// without `dtype`. Panics when the default device is unusable.
-    #[track_caller]
-    pub fn rand(&mut self, shape: &[usize], dtype: Option<DType>) -> Tensor {
-        let dtype = dtype.unwrap_or_else(get_default_dtype);
-        let n: usize = shape.iter().product();
-        let values: Vec<Scalar> = (0..n).map(|_| Scalar::Float(self.next_f64())).collect();
-        Tensor::from_scalars(&values, shape, dtype)
-    }
-
-    /// `torch.randn(size, generator=self, dtype=dtype)`: standard normal (Box–Muller), of the
-    /// default dtype without `dtype`. Panics when the default device is unusable.
-    #[track_caller]
-    pub fn randn(&mut self, shape: &[usize], dtype: Option<DType>) -> Tensor {
-        let dtype = dtype.unwrap_or_else(get_default_dtype);
-        let n: usize = shape.iter().product();
-        let values: Vec<Scalar> = (0..n)
-            .map(|_| {
-                let u1 = 1.0 - self.next_f64();
-                let u2 = self.next_f64();
-                Scalar::Float((-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos())
-            })
-            .collect();
-        Tensor::from_scalars(&values, shape, dtype)
-    }
-
-    /// `torch.randint(low, high, size, generator=self)`: int64 uniform in [low, high). Errors: a
-    /// `value` error when `high <= low`.
-    #[track_caller]
-    pub fn try_randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
-        if high <= low {
-            return Err(Error::value(format!(
-                "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-            )));
-        }
-        let span = (high - low) as u64;
-        let n: usize = shape.iter().product();
-        let values: Vec<Scalar> = (0..n)
-            .map(|_| Scalar::Int(low + (self.next_u64() % span) as i64))
-            .collect();
-        Ok(Tensor::from_scalars(&values, shape, DType::I64))
-    }
-
-    /// `torch.randint(low, high, size, generator=self)`; panics where [`Generator::try_randint`]
-    /// returns an error.
-    #[track_caller]
-    pub fn randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Tensor {
-        ok(self.try_randint(low, high, shape))
     }
 }

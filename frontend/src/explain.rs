@@ -94,11 +94,21 @@ fn view_touched(v: &View) -> u64 {
 fn work_bytes(work: &Work) -> u64 {
     match work {
         Work::Kernel(k) => {
+            // Per argument: the widest access, or the distinct single elements read (a
+            // random draw's seed and offset) where those are all there is.
             let mut per_arg = vec![0u64; k.args.len()];
+            let mut points: Vec<Vec<isize>> = vec![vec![]; k.args.len()];
             for instr in &k.body {
                 if let Instr::Load { arg, index } | Instr::Store { arg, index, .. } = instr {
-                    per_arg[*arg] = per_arg[*arg].max(touched(&k.shape, &index.strides));
+                    let n = touched(&k.shape, &index.strides);
+                    if n == 1 && !points[*arg].contains(&index.offset) {
+                        points[*arg].push(index.offset);
+                    }
+                    per_arg[*arg] = per_arg[*arg].max(n);
                 }
+            }
+            for (n, p) in per_arg.iter_mut().zip(&points) {
+                *n = (*n).max(p.len() as u64);
             }
             k.args
                 .iter()

@@ -20,7 +20,7 @@
 //! reductions in `reduce.rs` and, built from them, `reduce_composite.rs` (mean, var, std,
 //! logsumexp, softmax); cumsum/sort in `scan.rs`; views in `views.rs`; copies that reshape in
 //! `shape_ops.rs` and `join.rs` (cat, stack); indexing in `index.rs`, `gather.rs`,
-//! `masked.rs`; products in `matmul.rs`; in-place ops in `inplace.rs`; dim names in `names.rs`
+//! `masked.rs`; products in `matmul.rs`; random draws and the generator in `random.rs`; in-place ops in `inplace.rs`; dim names in `names.rs`
 //! and `named_ops.rs`; printing in `display.rs`; dumps in `dump.rs` and `explain.rs`.
 //!
 //! ```
@@ -54,6 +54,7 @@ mod named_ops;
 mod names;
 mod plan_cache;
 mod promote;
+mod random;
 mod reduce;
 mod reduce_composite;
 mod scan;
@@ -62,7 +63,7 @@ mod short_forms;
 mod tensor;
 mod views;
 
-pub use creation::{Generator, TensorData};
+pub use creation::TensorData;
 pub use default_dtype::{
     get_default_dtype, set_default_dtype, try_set_default_dtype, with_default_dtype,
 };
@@ -75,6 +76,10 @@ pub use explain::{
 pub use names::{Dim, DimNames};
 pub use plan_cache::{PlanCacheStats, plan_cache_stats};
 pub use promote::{Operand, result_type};
+pub use random::{
+    DEFAULT_SEED, Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+    try_set_rng_state, with_default_generator, with_generator,
+};
 pub use reduce::IntoDims;
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
@@ -87,7 +92,8 @@ pub use views::TensorIndex;
 pub mod prelude {
     pub use crate::{
         DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat, Operand, Result,
-        RoundingMode, Scalar, Tensor, TensorIndex, get_default_device, get_default_dtype, realize,
-        set_default_device, set_default_dtype, with_default_device, with_default_dtype,
+        RoundingMode, Scalar, Tensor, TensorIndex, get_default_device, get_default_dtype,
+        manual_seed, realize, set_default_device, set_default_dtype, with_default_device,
+        with_default_dtype,
     };
 }

@@ -327,7 +327,12 @@ mod tests {
         assert_eq!(det_cos_2pi(0.0), 1.0);
         assert_eq!(det_cos_2pi(0.5), -1.0);
         // The smallest uniform a draw takes the logarithm of, and tiny normal numbers.
-        for x in [TWO_POW_M53, f64::MIN_POSITIVE, f64::MIN_POSITIVE * 1e10, 1.0 - 1e-16] {
+        for x in [
+            TWO_POW_M53,
+            f64::MIN_POSITIVE,
+            f64::MIN_POSITIVE * 1e10,
+            1.0 - 1e-16,
+        ] {
             let want = x.ln();
             assert!((det_ln(x) - want).abs() <= 4.0 * f64::EPSILON * want.abs().max(1.0));
         }
