@@ -201,10 +201,17 @@ impl Tensor {
                 smelt_ir::view::fmt_list(shape)
             )));
         }
-        Tensor::try_from_buffer(
-            HostBuffer::from_scalars(dtype, values),
-            View::contiguous(shape),
-        )
+        let mut buffer = HostBuffer::from_scalars(dtype, values);
+        if smelt_runtime::flush_denormal() && dtype.is_float() {
+            // torch.tensor under set_flush_denormal(True): a denormal element reads as 0.
+            for i in 0..buffer.len() {
+                let x = buffer.get(i).as_f64();
+                if x != 0.0 && x.abs() < dtype_min_normal(dtype) {
+                    buffer.set(i, Scalar::Float(0.0f64.copysign(x)));
+                }
+            }
+        }
+        Tensor::try_from_buffer(buffer, View::contiguous(shape))
     }
 
     /// A 0-dim tensor holding `value` cast to `dtype` (`torch.tensor(value, dtype=dtype)`). Panics
@@ -659,5 +666,15 @@ impl Tensor {
     #[track_caller]
     pub fn eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_eye(n, m, dtype))
+    }
+}
+
+/// The smallest positive normal value of a float dtype.
+fn dtype_min_normal(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => 6.103_515_625e-5,
+        DType::BF16 | DType::F32 => f64::from(f32::MIN_POSITIVE),
+        DType::F64 => f64::MIN_POSITIVE,
+        DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => 0.0,
     }
 }

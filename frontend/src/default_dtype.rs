@@ -54,3 +54,44 @@ pub fn with_default_dtype<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
     crate::tensor::ok(try_set_default_dtype(dtype));
     f()
 }
+
+/// `torch.set_default_tensor_type(t)` (deprecated in PyTorch for `set_default_dtype` and
+/// `set_default_device`): `"torch.FloatTensor"`, `"torch.DoubleTensor"`, `"torch.HalfTensor"`
+/// or `"torch.BFloat16Tensor"` set this thread's default dtype; a `"torch.cuda."` type sets the
+/// default device to `cuda:0` as well. Errors: a `dtype` error for an integer or bool tensor
+/// type (PyTorch's "only floating-point types are supported as the default type"), a `value`
+/// error for a name that is not a tensor type.
+pub fn try_set_default_tensor_type(t: &str) -> Result<()> {
+    let (cuda, name) = match t.strip_prefix("torch.cuda.") {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix("torch.").unwrap_or(t)),
+    };
+    let dtype = match name {
+        "FloatTensor" => DType::F32,
+        "DoubleTensor" => DType::F64,
+        "HalfTensor" => DType::F16,
+        "BFloat16Tensor" => DType::BF16,
+        "ByteTensor" | "CharTensor" | "ShortTensor" | "IntTensor" | "LongTensor" | "BoolTensor" => {
+            return Err(Error::dtype(format!(
+                "set_default_tensor_type: only floating-point types are supported as the \
+                 default type, got {t}"
+            )));
+        }
+        _ => {
+            return Err(Error::value(format!(
+                "set_default_tensor_type: invalid type: '{t}'"
+            )));
+        }
+    };
+    try_set_default_dtype(dtype)?;
+    if cuda {
+        crate::device::set_default_device(smelt_runtime::Device::Cuda(0));
+    }
+    Ok(())
+}
+
+/// [`try_set_default_tensor_type`]; panics where it returns an error.
+#[track_caller]
+pub fn set_default_tensor_type(t: &str) {
+    crate::tensor::ok(try_set_default_tensor_type(t))
+}

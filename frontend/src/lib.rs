@@ -65,7 +65,8 @@ mod views;
 
 pub use creation::TensorData;
 pub use default_dtype::{
-    get_default_dtype, set_default_dtype, try_set_default_dtype, with_default_dtype,
+    get_default_dtype, set_default_dtype, set_default_tensor_type, try_set_default_dtype,
+    try_set_default_tensor_type, with_default_dtype,
 };
 pub use device::{get_default_device, set_default_device, with_default_device};
 pub use dump::GraphDump;
@@ -84,7 +85,7 @@ pub use reduce::IntoDims;
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
-pub use smelt_runtime::{Device, Target};
+pub use smelt_runtime::{Device, Target, flush_denormal, set_flush_denormal};
 pub use tensor::{Element, Tensor, realize, realize_with};
 pub use views::TensorIndex;
 

@@ -126,6 +126,7 @@ struct Launch {
 
 /// Runs rows `begin..end` of dimension 0.
 fn launch(l: &Launch, begin: i64, end: i64) {
+    crate::float_mode::apply();
     let Some(bytes) = l.scratch else {
         return call(l, &l.bufs, begin, end);
     };

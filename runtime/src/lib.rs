@@ -12,6 +12,7 @@ mod cpu_helpers;
 pub mod cuda;
 pub mod device;
 pub mod execute;
+pub mod float_mode;
 pub mod library;
 #[cfg(test)]
 mod math_tests;
@@ -27,4 +28,5 @@ pub use caching::AllocatorStats;
 pub use cpu::refused_kernels;
 pub use device::{Device, Target};
 pub use execute::{Mismatch, execute, execute_audited, prepare};
+pub use float_mode::{flush_denormal, set_flush_denormal};
 pub use stats::{Transfers, transfers};
