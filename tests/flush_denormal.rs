@@ -20,7 +20,11 @@ fn flushing_denormals_reaches_creation_kernels_and_workers() {
     assert!(smelt::flush_denormal());
     assert_eq!(Tensor::new([1e-323f64]).to_vec::<f64>(), [0.0]);
     assert_eq!(Tensor::new([-1e-40f32]).to_vec::<f32>(), [-0.0]);
-    assert_eq!(Tensor::new([1e-300f64]).to_vec::<f64>(), [1e-300], "normal values stay");
+    assert_eq!(
+        Tensor::new([1e-300f64]).to_vec::<f64>(),
+        [1e-300],
+        "normal values stay"
+    );
     for target in [Target::Cpu, Target::Reference] {
         assert!(
             product(target).iter().all(|&x| x == 0.0),
@@ -31,7 +35,11 @@ fn flushing_denormals_reaches_creation_kernels_and_workers() {
     assert!(smelt::set_flush_denormal(false));
     assert_eq!(Tensor::new([1e-323f64]).to_vec::<f64>(), [1e-323]);
     for target in [Target::Cpu, Target::Reference] {
-        assert!(product(target).iter().all(|&x| x == 1e-310), "{}", target.name());
+        assert!(
+            product(target).iter().all(|&x| x == 1e-310),
+            "{}",
+            target.name()
+        );
     }
 }
 
@@ -47,7 +55,11 @@ fn default_tensor_types_set_the_default_dtype() {
     assert!(e.to_string().contains("only floating-point types"), "{e}");
     let e = smelt::try_set_default_tensor_type("torch.Tensorish").unwrap_err();
     assert_eq!(e.kind, ErrorKind::Value);
-    assert_eq!(smelt::get_default_dtype(), DType::F16, "a failed call changes nothing");
+    assert_eq!(
+        smelt::get_default_dtype(),
+        DType::F16,
+        "a failed call changes nothing"
+    );
     smelt::set_default_tensor_type("torch.FloatTensor");
     assert_eq!(smelt::get_default_dtype(), DType::F32);
 }

@@ -156,6 +156,15 @@ fn program(seed: u64) -> Vec<Tensor> {
     outs.push(g.randperm(257));
     let d = g.randn(&[64, 33], Some(DType::F32));
     outs.push(d.dropout(0.3, true));
+    // A draw beside a transposing read (a tiled walk), and in row reductions' SIMD passes.
+    let x = g.randn(&[40, 36], Some(DType::F32));
+    x.realize();
+    outs.push(&x.t() + &g.rand(&[36, 40], None));
+    for dtype in [DType::F32, DType::BF16] {
+        let u = g.rand(&[33, 70], Some(dtype));
+        outs.push(u.sum_dim(1));
+        outs.push((&u * 2.0).amax_dim(1));
+    }
     outs
 }
 

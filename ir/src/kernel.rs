@@ -109,8 +109,24 @@ pub enum Instr {
 }
 
 impl Instr {
-    /// The address of a load or store; `None` for every other instruction.
+    /// The index of a load or store (its address) or of a random draw (its position); `None`
+    /// for every other instruction.
     pub fn index(&self) -> Option<&Index> {
+        match self {
+            Instr::Load { index, .. }
+            | Instr::Store { index, .. }
+            | Instr::Random { index, .. } => Some(index),
+            Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => None,
+        }
+    }
+
+    /// [`Self::index`], mutable: what a change of the iteration space (loop order) rewrites.
+    pub fn index_mut(&mut self) -> Option<&mut Index> {
         match self {
             Instr::Load { index, .. }
             | Instr::Store { index, .. }
@@ -249,9 +265,11 @@ impl Kernel {
         if self.reduce_axes > 0 || rank < 2 {
             return;
         }
+        // Memory accesses only: a random draw's position costs the same in any order.
         let unit = |d: usize| {
             self.body
                 .iter()
+                .filter(|i| i.arg().is_some())
                 .filter(|i| i.index().is_some_and(|index| index.strides[d] == 1))
                 .count()
         };
@@ -266,10 +284,8 @@ impl Kernel {
         let mut order: Vec<usize> = (0..rank).filter(|&d| d != best).collect();
         order.push(best);
         self.shape = order.iter().map(|&d| self.shape[d]).collect();
-        for instr in &mut self.body {
-            if let Instr::Load { index, .. } | Instr::Store { index, .. } = instr {
-                index.strides = order.iter().map(|&d| index.strides[d]).collect();
-            }
+        for index in self.body.iter_mut().filter_map(Instr::index_mut) {
+            index.strides = order.iter().map(|&d| index.strides[d]).collect();
         }
     }
 

@@ -86,10 +86,14 @@ impl RandomDist {
     }
 }
 
-const M0: u32 = 0xD251_1F53;
-const M1: u32 = 0xCD9E_8D57;
-const W0: u32 = 0x9E37_79B9;
-const W1: u32 = 0xBB67_AE85;
+/// Philox4x32's round multipliers.
+pub const MULTIPLIERS: [u32; 2] = [0xD251_1F53, 0xCD9E_8D57];
+/// Philox4x32's key increments per round (the golden ratio and √3 − 1 in 32 bits).
+pub const WEYL: [u32; 2] = [0x9E37_79B9, 0xBB67_AE85];
+const M0: u32 = MULTIPLIERS[0];
+const M1: u32 = MULTIPLIERS[1];
+const W0: u32 = WEYL[0];
+const W1: u32 = WEYL[1];
 
 /// Philox4x32 with 10 rounds (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
 /// SC 2011): four 32-bit words of `counter` scrambled under a 64-bit `key`.

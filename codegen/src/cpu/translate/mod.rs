@@ -16,6 +16,7 @@
 mod columns;
 mod halves;
 mod idioms;
+mod random;
 mod rows;
 mod scalar;
 mod tiles;
@@ -38,7 +39,6 @@ use cranelift_codegen::ir::{
 use cranelift_codegen::isa::TargetFrontendConfig;
 use cranelift_frontend::{FunctionBuilder, Variable};
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
-use smelt_ir::random::RandomDist;
 use smelt_ir::scalar::round_float;
 use smelt_ir::scalar_ops::reduce_identity;
 use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
@@ -174,6 +174,39 @@ fn ty(dtype: DType) -> Type {
 }
 
 /// The one instruction of `k` that reads value `i`, if exactly one does.
+/// Per instruction of `k`: whether it is a load whose every reader is a random draw reading it
+/// as its seed or offset. Such a load is one int64 of the generator's state: it stays a scalar
+/// in SIMD code and does not choose the lanes.
+fn random_state_loads(k: &Kernel) -> Vec<bool> {
+    let mut state = vec![false; k.body.len()];
+    let mut other = vec![false; k.body.len()];
+    for instr in &k.body {
+        match instr {
+            Instr::Random { seed, offset, .. } => {
+                state[*seed] = true;
+                state[*offset] = true;
+            }
+            Instr::Load { .. }
+            | Instr::Store { .. }
+            | Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => {
+                for x in instr.operands() {
+                    other[x] = true;
+                }
+            }
+        }
+    }
+    k.body
+        .iter()
+        .enumerate()
+        .map(|(i, instr)| matches!(instr, Instr::Load { .. }) && state[i] && !other[i])
+        .collect()
+}
+
 fn sole_reader(k: &Kernel, i: usize) -> Option<usize> {
     let mut readers = (0..k.body.len()).filter(|&j| k.body[j].operands().contains(&i));
     readers.next().filter(|_| readers.next().is_none())
@@ -236,6 +269,9 @@ pub(crate) struct Translator<'a, 'f> {
     /// The dim a SIMD value's lanes run along: the innermost, or in a column reduction
     /// ([`Translator::columns`]) the innermost kept dim.
     lane_dim: usize,
+    /// Per instruction: a load only random draws read, as their seed or offset (scalars in
+    /// every kind of loop, [`random_state_loads`]).
+    random_state: Vec<bool>,
     /// Whether a reduction kernel's passes run on f32x4 along the reduced dim
     /// ([`Translator::vectorizable_rows`]).
     row_simd: bool,
@@ -337,6 +373,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             block_slots: vec![None; k.body.len()],
             live: None,
             lane_dim: k.shape.len().saturating_sub(1),
+            random_state: random_state_loads(k),
             row_simd: false,
             touches: None,
             prefetch,
@@ -390,9 +427,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         let dtype = self
             .types
             .iter()
-            .flatten()
-            .copied()
-            .find(|&t| t != DType::Bool)?;
+            .zip(&self.random_state)
+            .filter(|(_, state)| !**state)
+            .find_map(|(t, _)| t.filter(|&t| t != DType::Bool))?;
         let lanes = register_dtype(dtype);
         let v = Vectors::of(lanes)?;
         (0..self.k.body.len())
@@ -411,6 +448,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let fits_or_bool = |v: usize| fits_value(v) || (lanes.is_float() && is(v, DType::Bool));
         let inner = |index: &Index| index.strides.last().copied();
         match &self.k.body[i] {
+            // A random draw's seed or offset: a scalar load.
+            Instr::Load { .. } if self.random_state[i] => true,
             // A strided load gathers its lanes (bools only contiguous or broadcast); a strided
             // store has no vector form.
             Instr::Load { index, .. } => {
@@ -442,8 +481,12 @@ impl<'a, 'f> Translator<'a, 'f> {
                 (fits_value(*x) && (*to == DType::Bool || fits(*to)))
                     || (is(*x, DType::Bool) && fits(*to))
             }
-            // A random draw calls its helper (scalar code only).
-            Instr::Reduce { .. } | Instr::Random { .. } => false,
+            // A uniform f32 (f16, bf16) draw runs inline in f32 lanes; the others call their
+            // helper from scalar code.
+            instr @ Instr::Random { .. } => {
+                lanes == DType::F32 && Self::random_has_vector_form(instr)
+            }
+            Instr::Reduce { .. } => false,
         }
     }
 
@@ -528,7 +571,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 None => false,
             },
-            // A random draw calls its helper (scalar code only).
+            // Mixed steps hold no random draw.
             Instr::Reduce { .. } | Instr::Random { .. } => false,
         }
     }
@@ -1056,57 +1099,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().iadd(base.unwrap_or(self.bufs[arg]), bytes)
     }
 
-    /// The element position of instruction `i`'s index at `point` (a random draw's counter
-    /// relative to its offset): `offset + Σ point[d]·stride[d]`, in elements.
-    fn position(&mut self, i: usize, point: &[Value]) -> Value {
-        let (strides, offset) = self.index[i]
-            .clone()
-            .expect("invariant: random draws have an index");
-        let mut e = offset;
-        for (p, s) in point.iter().zip(strides) {
-            if *p != self.zero {
-                let t = self.b.ins().imul(*p, s);
-                e = self.b.ins().iadd(e, t);
-            }
-        }
-        e
-    }
-
-    /// A random draw at `point` (scalar code): the helper's bits as the value dtype's
-    /// register (`smelt_ir::random::draw`: f64 bits, an f32's bits, or the int64 itself).
-    fn random(
-        &mut self,
-        i: usize,
-        dist: RandomDist,
-        dtype: DType,
-        seed: Value,
-        offset: Value,
-        point: &[Value],
-    ) -> Result<Value> {
-        if self.vector {
-            return unsupported("a random draw in SIMD code");
-        }
-        let position = self.position(i, point);
-        let code = self.b.ins().iconst(types::I64, dist.pack(dtype));
-        let call = self
-            .b
-            .ins()
-            .call(self.h.random, &[code, seed, offset, position]);
-        let bits = self.b.inst_results(call)[0];
-        let flags = MemFlagsData::new();
-        Ok(match dist.value_dtype(dtype) {
-            DType::F64 => self.b.ins().bitcast(types::F64, flags, bits),
-            DType::F32 | DType::F16 | DType::BF16 => {
-                let low = self.b.ins().ireduce(types::I32, bits);
-                self.b.ins().bitcast(types::F32, flags, low)
-            }
-            DType::I64 => bits,
-            d @ (DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32) => {
-                return unsupported(format!("a random draw of {d}"));
-            }
-        })
-    }
-
     /// Whether instruction `i`'s index stays put along the dim SIMD lanes run along.
     fn inner_stride_is_zero(&self, i: usize) -> bool {
         self.k.body[i]
@@ -1117,7 +1109,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn load(&mut self, i: usize, arg: usize, point: &[Value]) -> Result<Value> {
         let addr = self.address(i, arg, point);
         let dtype = self.k.args[arg].dtype;
-        if self.vector {
+        if self.vector && !self.random_state[i] {
             if let Some(v) = self.given[i] {
                 return Ok(v);
             }
