@@ -4,7 +4,7 @@
 //! broadcast inner loads — never sizes) in one hashbrown map shared by all threads; a second
 //! realisation of the same graph shape compiles nothing. A kernel the JIT cannot compile runs
 //! on the reference interpreter instead (`SMELT_DUMP=kernels` says so). The one `unsafe` call
-//! of a JIT function pointer is [`launch`].
+//! of a JIT function pointer is `launch`.
 
 use crate::backend::{Backend, Executable, prepared_once};
 use crate::buffer::{Buffer, HostBuffer};
