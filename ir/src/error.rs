@@ -26,6 +26,8 @@ pub enum ErrorKind {
     Compile,
     /// An op smelt does not implement.
     Unsupported,
+    /// An allocation the machine cannot make (out of memory).
+    Memory,
 }
 
 impl ErrorKind {
@@ -42,6 +44,7 @@ impl ErrorKind {
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Memory => "memory",
         }
     }
 }
@@ -94,6 +97,10 @@ impl Error {
     /// A [`ErrorKind::Device`] error.
     pub fn device(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Device, message)
+    }
+    /// An [`ErrorKind::Memory`] error.
+    pub fn memory(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Memory, message)
     }
     /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Error {
