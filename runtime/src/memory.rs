@@ -46,6 +46,38 @@ elements!(bool => Bool, true, u8 => U8, u8::MAX, i8 => I8, -1, i16 => I16, -1, i
     i64 => I64, -1, f16 => F16, f16::NAN, bf16 => BF16, bf16::NAN, f32 => F32, f32::NAN,
     f64 => F64, f64::NAN);
 
+/// An allocation the system refused: its size in bytes, or `None` when the size itself
+/// overflows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocError {
+    /// The bytes asked for.
+    pub bytes: Option<usize>,
+}
+
+impl AllocError {
+    /// PyTorch's message for a failed host allocation.
+    pub fn message(&self) -> String {
+        match self.bytes {
+            Some(b) => format!(
+                "DefaultCPUAllocator: can't allocate memory: you tried to allocate {b} bytes."
+            ),
+            None => "DefaultCPUAllocator: the buffer's size in bytes overflows".to_string(),
+        }
+    }
+
+    /// Ends the process as Rust does when memory runs out, for the callers that cannot fail.
+    fn abort(self) -> ! {
+        let layout = Layout::from_size_align(
+            self.bytes
+                .unwrap_or(usize::MAX / 2)
+                .min(isize::MAX as usize),
+            1,
+        )
+        .unwrap_or(Layout::new::<u8>());
+        std::alloc::handle_alloc_error(layout)
+    }
+}
+
 /// One allocation, owned by a [`Memory`] or waiting in the pool.
 struct Block {
     ptr: NonNull<u8>,
@@ -64,23 +96,30 @@ fn capacity(bytes: usize) -> usize {
     }
 }
 
-/// A zeroed block of exactly `bytes` (a value of [`capacity`], > 0).
-fn allocate(bytes: usize) -> Block {
+/// A zeroed block of exactly `bytes` (a value of [`capacity`], > 0); `None` when the system
+/// refuses (or the size exceeds `isize::MAX`).
+fn try_allocate(bytes: usize) -> Option<Block> {
     #[cfg(unix)]
     if bytes >= HUGE_BLOCK {
         return map_huge(bytes);
     }
-    let layout = Layout::from_size_align(bytes, ALIGN).expect("invariant: block size fits isize");
+    let layout = Layout::from_size_align(bytes, ALIGN).ok()?;
     // SAFETY: `layout` has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-    Block { ptr, bytes }
+    Some(Block {
+        ptr: NonNull::new(ptr)?,
+        bytes,
+    })
 }
 
-/// Maps `bytes` of fresh (zero) anonymous memory at a 2 MiB boundary and advises huge pages.
+/// Maps `bytes` of fresh (zero) anonymous memory at a 2 MiB boundary and advises huge pages;
+/// `None` when the system refuses.
 #[cfg(unix)]
-fn map_huge(bytes: usize) -> Block {
-    let span = bytes + HUGE_PAGE;
+fn map_huge(bytes: usize) -> Option<Block> {
+    let span = bytes.checked_add(HUGE_PAGE)?;
+    if span > isize::MAX as usize {
+        return None;
+    }
     // SAFETY: an anonymous private mapping with no address hint touches no existing memory.
     let p = unsafe {
         libc::mmap(
@@ -93,8 +132,7 @@ fn map_huge(bytes: usize) -> Block {
         )
     };
     if p == libc::MAP_FAILED {
-        let layout = Layout::from_size_align(bytes, HUGE_PAGE).expect("invariant: size fits");
-        std::alloc::handle_alloc_error(layout);
+        return None;
     }
     let start = p as usize;
     let aligned = start.next_multiple_of(HUGE_PAGE);
@@ -114,10 +152,10 @@ fn map_huge(bytes: usize) -> Block {
     unsafe {
         libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
     }
-    Block {
+    Some(Block {
         ptr: NonNull::new(aligned as *mut u8).expect("invariant: mmap never maps address 0"),
         bytes,
-    }
+    })
 }
 
 /// Returns a block's memory to the system.
@@ -212,43 +250,63 @@ unsafe impl<T: Element> Sync for Memory<T> {}
 
 impl<T: Element> Memory<T> {
     /// `len` elements with unspecified (but valid) values, for a caller that writes them all:
-    /// a recycled block when the pool has one of this size.
+    /// a recycled block when the pool has one of this size. Aborts when the system cannot
+    /// allocate them ([`Memory::try_for_overwrite`] returns the failure instead).
     pub fn for_overwrite(len: usize) -> Memory<T> {
-        let (mut m, recycled) = Memory::take(len);
+        Memory::try_for_overwrite(len).unwrap_or_else(|e| e.abort())
+    }
+
+    /// [`Memory::for_overwrite`], or the allocation that failed.
+    pub fn try_for_overwrite(len: usize) -> Result<Memory<T>, AllocError> {
+        let (mut m, recycled) = Memory::take(len)?;
         if cfg!(debug_assertions) && recycled {
             m.fill(T::POISON);
         }
-        m
+        Ok(m)
     }
 
     /// `len` zeros. Only a recycled block is cleared: a fresh one is zero already, and leaving
     /// its pages untouched lets the kernel that writes it fault them in, on its own threads.
+    /// Aborts when the system cannot allocate them ([`Memory::try_zeroed`] returns the failure).
     pub fn zeroed(len: usize) -> Memory<T> {
-        let (m, recycled) = Memory::take(len);
+        Memory::try_zeroed(len).unwrap_or_else(|e| e.abort())
+    }
+
+    /// [`Memory::zeroed`], or the allocation that failed.
+    pub fn try_zeroed(len: usize) -> Result<Memory<T>, AllocError> {
+        let (m, recycled) = Memory::take(len)?;
         if recycled {
             // SAFETY: the block holds at least `len` elements; all-zero bytes are a valid `T`.
             unsafe { std::ptr::write_bytes(m.ptr.as_ptr(), 0, m.len) };
         }
-        m
+        Ok(m)
     }
 
     /// A block for `len` elements, and whether it was recycled (else it is fresh and zeroed).
-    fn take(len: usize) -> (Memory<T>, bool) {
-        let want = len
-            .checked_mul(size_of::<T>())
-            .expect("invariant: buffer size fits usize");
+    fn take(len: usize) -> Result<(Memory<T>, bool), AllocError> {
+        let Some(want) = len.checked_mul(size_of::<T>()) else {
+            return Err(AllocError { bytes: None });
+        };
         if want == 0 {
             let empty = Memory {
                 ptr: NonNull::dangling(),
                 len,
                 bytes: 0,
             };
-            return (empty, false);
+            return Ok((empty, false));
         }
         let bytes = capacity(want);
         let (block, recycled) = match reuse(T::DTYPE, bytes) {
             Some(block) => (block, true),
-            None => (allocate(bytes), false),
+            None => match try_allocate(bytes) {
+                Some(block) => (block, false),
+                None => {
+                    // Pooled blocks may be what stands in the way: return them, then retry.
+                    trim();
+                    let block = try_allocate(bytes).ok_or(AllocError { bytes: Some(want) })?;
+                    (block, false)
+                }
+            },
         };
         debug_assert_eq!(block.ptr.as_ptr() as usize % ALIGN, 0);
         let memory = Memory {
@@ -256,7 +314,7 @@ impl<T: Element> Memory<T> {
             len,
             bytes,
         };
-        (memory, recycled)
+        Ok((memory, recycled))
     }
 
     /// A copy of `values`.
