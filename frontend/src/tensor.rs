@@ -35,6 +35,7 @@ pub(crate) fn ok<T>(r: Result<T>) -> T {
 
 impl Tensor {
     /// A tensor viewing the whole output of a fresh node.
+    #[track_caller]
     pub(crate) fn from_node(node: Arc<LazyNode>) -> Tensor {
         let view = node.out.clone();
         Tensor {
@@ -48,12 +49,23 @@ impl Tensor {
     /// values are copied there when it is not the host).
     #[track_caller]
     pub(crate) fn try_from_buffer(buffer: HostBuffer, view: View) -> Result<Tensor> {
-        let buffer = Buffer::from(buffer).to_device(crate::device::get_default_device())?;
+        Tensor::try_from_buffer_on(buffer, view, crate::device::get_default_device())
+    }
+
+    /// [`Tensor::try_from_buffer`] on `device`.
+    #[track_caller]
+    pub(crate) fn try_from_buffer_on(
+        buffer: HostBuffer,
+        view: View,
+        device: Device,
+    ) -> Result<Tensor> {
+        let buffer = Buffer::from(buffer).to_device(device)?;
         Ok(Tensor::from_node(LazyNode::realized(buffer, view)))
     }
 
     /// A new, unnamed handle on the same storage with another view (a view op sets the
     /// result's names itself with [`Tensor::with_dim_names`]).
+    #[track_caller]
     pub(crate) fn with_view(&self, view: View) -> Tensor {
         Tensor {
             storage: self.storage.clone(),
@@ -64,6 +76,7 @@ impl Tensor {
 
     /// This handle's storage and view under new names (a new tensor object). A handle whose
     /// name cell no other handle shares (a fresh op result) keeps its cell: no one can tell.
+    #[track_caller]
     pub(crate) fn with_dim_names(mut self, names: Option<DimNames>) -> Tensor {
         let Err(names) = self.names.set_unshared(names) else {
             return self;
@@ -76,6 +89,7 @@ impl Tensor {
     }
 
     /// A new handle with the same view and names (an alias, PyTorch's `alias()`).
+    #[track_caller]
     pub(crate) fn alias(&self) -> Tensor {
         self.with_view(self.view.clone())
             .with_dim_names(self.dim_names())
@@ -246,6 +260,7 @@ impl Tensor {
     /// Computes this tensor's storage now, with everything it depends on, and returns `self`.
     /// Errors: a `device` error when the tensor's device is unusable, a `compile` error when
     /// code generation fails.
+    #[track_caller]
     pub fn try_realize(&self) -> Result<&Tensor> {
         realize_nodes(&[self.storage.current()])?;
         Ok(self)
