@@ -12,6 +12,7 @@ mod cpu_helpers;
 pub mod cuda;
 pub mod device;
 pub mod execute;
+mod host_element;
 pub mod library;
 #[cfg(test)]
 mod math_tests;
@@ -27,4 +28,5 @@ pub use caching::AllocatorStats;
 pub use cpu::refused_kernels;
 pub use device::{Device, Target};
 pub use execute::{Mismatch, execute, execute_audited, prepare};
+pub use host_element::HostElement;
 pub use stats::{Transfers, transfers};
