@@ -26,6 +26,8 @@ pub enum ErrorKind {
     Compile,
     /// An op smelt does not implement.
     Unsupported,
+    /// A file could not be read or written, or its contents break its format.
+    Io,
 }
 
 impl ErrorKind {
@@ -42,6 +44,7 @@ impl ErrorKind {
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Io => "io",
         }
     }
 }
