@@ -146,7 +146,9 @@ impl Tensor {
         Tensor::try_from_scalars(&values, &shape, D::dtype_hint())
     }
 
-    /// A tensor from a flat vector and a shape.
+    /// A tensor from a flat vector and a shape, adopting the vector's allocation on the host
+    /// (no copy: PyTorch's `torch.from_numpy`); copied to the default device when that is not
+    /// the host.
     #[track_caller]
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
         ok(Tensor::try_from_vec(data, shape))
@@ -162,8 +164,7 @@ impl Tensor {
                 smelt_ir::view::fmt_list(shape)
             )));
         }
-        let values: Vec<Scalar> = data.into_iter().map(Element::to_scalar).collect();
-        Tensor::try_from_scalars(&values, shape, T::DTYPE)
+        Tensor::try_from_buffer(T::into_buffer(data), View::contiguous(shape))
     }
 
     /// A tensor of `dtype` from scalars (each cast to `dtype`), on the default device.

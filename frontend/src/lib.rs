@@ -12,6 +12,7 @@ pub mod explain;
 pub mod gather;
 pub mod index;
 pub mod inplace;
+mod io;
 pub mod join;
 pub mod lazy;
 pub mod masked;
@@ -40,6 +41,8 @@ pub use promote::{Operand, result_type};
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
+/// The element types of host buffers (`from_static`, `from_arc`, the `ndarray` conversions).
+pub use smelt_runtime::HostElement;
 pub use smelt_runtime::{Device, Target};
 pub use tensor::{Element, Tensor, realize, realize_with};
 pub use views::TensorIndex;
