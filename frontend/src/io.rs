@@ -1,6 +1,7 @@
 //! Data in and out: tensors over host memory that was not copied (`host.rs`: `from_static`,
-//! `from_arc`, `data_ptr`; `Tensor::from_vec` adopts its vector), and numpy's `.npy` and
-//! `.npz` files (`npy.rs`, `npz.rs`).
+//! `from_arc`, `data_ptr`; `Tensor::from_vec` adopts its vector), numpy's `.npy` and `.npz`
+//! files (`npy.rs`, `npz.rs`), and safetensors files read through a memory map
+//! (`safetensors.rs`).
 //!
 //! What copies, and why (on the host; a default device other than the host gets a copy of
 //! whatever is made here):
@@ -9,8 +10,9 @@
 //! |---|---|
 //! | `from_vec` | nothing: the tensor owns the vector's allocation and writes it in place |
 //! | `from_static`, `from_arc` | nothing until a write: an in-place op copies the elements first (copy on write) |
+//! | `load_safetensors` | nothing at load: the file is mapped and each tensor's pages are read when a kernel first reads them. A tensor whose bytes are not a valid `[T]` where they lie (bool, misaligned, a big-endian host) is copied when first read. An in-place op copies first: the file is never written |
 //! | `load_npy`, `load_npz` | the file is read once, straight into the tensor's own vector (a Fortran-order array becomes a transposed view of it) |
-//! | `save_npy`, `save_npz`, `to_npy_bytes` | a contiguous (or Fortran-contiguous) tensor is written from its buffer; any other view is made contiguous first |
+//! | `save_*`, `to_npy_bytes` | a contiguous (or, for npy, Fortran-contiguous) tensor is written from its buffer; any other view is made contiguous first |
 //!
 //! Errors are `ErrorKind::Io` (a file that cannot be read or written, or breaks its format),
 //! `DType` (a dtype the format or smelt lacks) or `Shape`, and name the op, the file (and the
@@ -19,6 +21,7 @@
 mod host;
 mod npy;
 mod npz;
+mod safetensors;
 
 use crate::tensor::Tensor;
 use smelt_ir::{Error, ErrorKind, Result};
