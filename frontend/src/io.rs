@@ -1,27 +1,34 @@
 //! Data in and out: tensors over host memory that was not copied (`host.rs`: `from_static`,
 //! `from_arc`, `data_ptr`; `Tensor::from_vec` adopts its vector), numpy's `.npy` and `.npz`
-//! files (`npy.rs`, `npz.rs`), and safetensors files read through a memory map
-//! (`safetensors.rs`).
+//! files (`npy.rs`, `npz.rs`), safetensors files read through a memory map
+//! (`safetensors.rs`), and `ndarray` arrays behind the `ndarray` feature (`ndarray.rs`).
 //!
 //! What copies, and why (on the host; a default device other than the host gets a copy of
 //! whatever is made here):
 //!
 //! | way in or out | copies |
 //! |---|---|
-//! | `from_vec` | nothing: the tensor owns the vector's allocation and writes it in place |
+//! | `from_vec`, `from_ndarray` (non-negative strides) | nothing: the tensor owns the vector's allocation and writes it in place |
 //! | `from_static`, `from_arc` | nothing until a write: an in-place op copies the elements first (copy on write) |
 //! | `load_safetensors` | nothing at load: the file is mapped and each tensor's pages are read when a kernel first reads them. A tensor whose bytes are not a valid `[T]` where they lie (bool, misaligned, a big-endian host) is copied when first read. An in-place op copies first: the file is never written |
 //! | `load_npy`, `load_npz` | the file is read once, straight into the tensor's own vector (a Fortran-order array becomes a transposed view of it) |
 //! | `save_*`, `to_npy_bytes` | a contiguous (or, for npy, Fortran-contiguous) tensor is written from its buffer; any other view is made contiguous first |
+//! | `as_ndarray` | nothing: a view of the realized host buffer with the tensor's strides |
+//! | `into_ndarray` | nothing when the tensor holds the only handle on an adopted vector, else one copy |
 //!
 //! Errors are `ErrorKind::Io` (a file that cannot be read or written, or breaks its format),
 //! `DType` (a dtype the format or smelt lacks) or `Shape`, and name the op, the file (and the
 //! member or key), the dtype and shape involved and the rule broken.
 
 mod host;
+#[cfg(feature = "ndarray")]
+mod ndarray;
 mod npy;
 mod npz;
 mod safetensors;
+
+#[cfg(feature = "ndarray")]
+pub use self::ndarray::NdArrayView;
 
 use crate::tensor::Tensor;
 use smelt_ir::{Error, ErrorKind, Result};

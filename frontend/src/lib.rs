@@ -35,6 +35,8 @@ pub use default_dtype::{
 pub use device::{get_default_device, set_default_device, with_default_device};
 pub use dump::GraphDump;
 pub use elementwise::RoundingMode;
+#[cfg(feature = "ndarray")]
+pub use io::NdArrayView;
 pub use names::{Dim, DimNames};
 pub use plan_cache::{PlanCacheStats, plan_cache_stats};
 pub use promote::{Operand, result_type};
