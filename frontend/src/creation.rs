@@ -207,7 +207,9 @@ impl Tensor {
         Tensor::try_from_scalars(&values, &shape, D::dtype_hint())
     }
 
-    /// A tensor of `shape` from a flat row-major vector, on the default device; the dtype is `T`'s.
+    /// A tensor from a flat vector and a shape, adopting the vector's allocation on the host
+    /// (no copy: PyTorch's `torch.from_numpy`); copied to the default device when that is not
+    /// the host.
     /// Panics where [`Tensor::try_from_vec`] returns an error.
     #[track_caller]
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
@@ -226,8 +228,7 @@ impl Tensor {
                 smelt_ir::view::fmt_list(shape)
             )));
         }
-        let values: Vec<Scalar> = data.into_iter().map(Element::to_scalar).collect();
-        Tensor::try_from_scalars(&values, shape, T::DTYPE)
+        Tensor::try_from_buffer(T::into_buffer(data), View::contiguous(shape))
     }
 
     /// A tensor of `dtype` and `shape` from row-major scalars (each cast to `dtype`), on the

@@ -393,6 +393,12 @@ pub trait Element: Copy {
     fn to_scalar(self) -> Scalar;
     /// The value of `s` converted to this type (as a cast to [`Element::DTYPE`] would).
     fn from_scalar(s: Scalar) -> Self;
+    /// A host buffer of [`Self::DTYPE`] holding `data`: the built-in element types adopt the
+    /// vector's allocation (no copy); this default converts element by element.
+    fn into_buffer(data: Vec<Self>) -> HostBuffer {
+        let values: Vec<Scalar> = data.into_iter().map(Self::to_scalar).collect();
+        HostBuffer::from_scalars(Self::DTYPE, &values)
+    }
 }
 
 macro_rules! element {
@@ -406,6 +412,9 @@ macro_rules! element {
             fn from_scalar(s: Scalar) -> Self {
                 let f: fn(Scalar) -> $t = $from;
                 f(s.cast($dt))
+            }
+            fn into_buffer(data: Vec<$t>) -> HostBuffer {
+                smelt_runtime::HostElement::wrap(smelt_runtime::memory::Memory::adopt(data))
             }
         }
     };

@@ -28,6 +28,8 @@ pub enum ErrorKind {
     Unsupported,
     /// An allocation the machine cannot make (out of memory).
     Memory,
+    /// A file could not be read or written, or its contents break its format.
+    Io,
 }
 
 impl ErrorKind {
@@ -45,6 +47,7 @@ impl ErrorKind {
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Memory => "memory",
+            ErrorKind::Io => "io",
         }
     }
 }

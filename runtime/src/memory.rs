@@ -11,6 +11,9 @@
 //! (the dtype is part of the pool key), and it starts zeroed, which is a valid value of every
 //! element type (`false`, `0`, `+0.0`). So [`Memory::for_overwrite`] may hand out a recycled
 //! block with stale but valid contents, and only [`Memory::zeroed`] pays for clearing it.
+//!
+//! A `Memory` may also hold elements the pool did not allocate (`foreign.rs`): an adopted
+//! `Vec<T>`, a shared slice or a mapped file. Those never enter the pool.
 
 use half::{bf16, f16};
 use hashbrown::HashMap;
@@ -20,6 +23,9 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::{Mutex, OnceLock};
+
+mod foreign;
+use foreign::Owner;
 
 /// Alignment of every block: one cache line, and a full 512-bit vector.
 pub const ALIGN: usize = 64;
@@ -235,15 +241,23 @@ pub fn trim() {
     blocks.into_iter().for_each(release);
 }
 
-/// `len` elements of `T` in one pooled, 64-byte aligned block; derefs to a slice.
+/// `len` elements of `T` in one pooled, 64-byte aligned block; derefs to a slice. Or, made by
+/// the constructors of `foreign.rs` ([`Memory::adopt`], [`Memory::from_arc`],
+/// [`Memory::from_le_bytes`] …), elements someone else allocated: aligned for `T` only, which
+/// is all compiled kernels need (their loads and stores assume no alignment; streaming stores
+/// check theirs at launch).
 pub struct Memory<T: Element> {
     ptr: NonNull<T>,
     len: usize,
-    /// Capacity of the block in bytes; 0 when nothing is allocated (`len * size == 0`).
+    /// Capacity of the pool block in bytes; 0 when nothing is allocated (`len * size == 0`)
+    /// or the elements are not the pool's (`owner` is set).
     bytes: usize,
+    /// Who owns the elements when the pool does not.
+    owner: Option<Owner<T>>,
 }
 
-// SAFETY: `Memory` owns its block exclusively, like a `Vec<T>`.
+// SAFETY: `Memory` owns its block exclusively, like a `Vec<T>`, or shares elements nobody
+// writes with an owner that is `Send + Sync` (`foreign.rs`).
 unsafe impl<T: Element> Send for Memory<T> {}
 // SAFETY: shared access only hands out `&[T]`, and `T: Sync`.
 unsafe impl<T: Element> Sync for Memory<T> {}
@@ -292,6 +306,7 @@ impl<T: Element> Memory<T> {
                 ptr: NonNull::dangling(),
                 len,
                 bytes: 0,
+                owner: None,
             };
             return Ok((empty, false));
         }
@@ -313,6 +328,7 @@ impl<T: Element> Memory<T> {
             ptr: block.ptr.cast(),
             len,
             bytes,
+            owner: None,
         };
         Ok((memory, recycled))
     }
@@ -323,11 +339,23 @@ impl<T: Element> Memory<T> {
         m.copy_from_slice(values);
         m
     }
+
+    /// Number of elements (without reading them: a deferred copy stays unmade).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 impl<T: Element> Drop for Memory<T> {
     fn drop(&mut self) {
-        if self.bytes > 0 {
+        if let Some(owner) = self.owner.take() {
+            owner.release(self.ptr, self.len);
+        } else if self.bytes > 0 {
             recycle(
                 T::DTYPE,
                 Block {
@@ -342,6 +370,9 @@ impl<T: Element> Drop for Memory<T> {
 impl<T: Element> Deref for Memory<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
+        if let Some(Owner::Deferred(d)) = &self.owner {
+            return d.values();
+        }
         // SAFETY: `ptr` is aligned, points at `len` initialised elements (or dangles for an
         // empty slice), and lives as long as `self`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
@@ -350,14 +381,28 @@ impl<T: Element> Deref for Memory<T> {
 
 impl<T: Element> DerefMut for Memory<T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        // SAFETY: as for `deref`, and `&mut self` makes the access exclusive.
+        // Elements someone else owns are read-only: a write copies them first.
+        if self.owner.as_ref().is_some_and(Owner::is_read_only) {
+            self.make_owned();
+        }
+        // SAFETY: as for `deref`, and `&mut self` makes the access exclusive; the elements
+        // are the pool's or an adopted vector's, both writable.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl<T: Element> Clone for Memory<T> {
+    /// A copy; read-only elements someone else owns are shared instead (a write copies them).
     fn clone(&self) -> Memory<T> {
-        Memory::from_slice(self)
+        match self.owner.as_ref().and_then(Owner::share) {
+            Some(owner) => Memory {
+                ptr: self.ptr,
+                len: self.len,
+                bytes: 0,
+                owner: Some(owner),
+            },
+            None => Memory::from_slice(self),
+        }
     }
 }
 
