@@ -1,9 +1,11 @@
 //! What the `smelt` command-line tool, the tests and the benchmarks share, kept out of the
 //! library's public surface: the conformance runner (replays PyTorch's recorded cases), the
 //! WORKLOADS.md programs, the check-then-time measuring code, and the random-program
-//! generator behind the fuzzing tests.
+//! generator behind the fuzzing tests, and the GPT-2-style block the example, its test and the
+//! benchmark share.
 
 pub mod conformance;
 pub mod fuzz;
+pub mod gpt;
 pub mod measure;
 pub mod workloads;
