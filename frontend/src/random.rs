@@ -541,9 +541,12 @@ impl Tensor {
     }
 
     /// `torch.randint_like(self, low, high, dtype=dtype)`: integers on [low, high) with self's
-    /// shape, names and device, of self's dtype without one.
+    /// shape and device, of self's dtype without one. Errors (besides the range and dtype
+    /// checks): a `names` error for a named self (PyTorch 2.11 refuses `randint_like.low_dtype`
+    /// on names).
     #[track_caller]
     pub fn try_randint_like(&self, low: i64, high: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::names::refuse_named("randint_like.low_dtype", [self])?;
         let dtype = int_dtype("randint_like", dtype.unwrap_or(self.dtype()))?;
         let t = randint_with(
             &mut from_default,
@@ -554,7 +557,7 @@ impl Tensor {
             dtype,
             self.device(),
         )?;
-        Ok(t.with_dim_names(self.dim_names()))
+        Ok(t)
     }
 
     /// [`Tensor::try_randint_like`]; panics where it returns an error.
