@@ -217,10 +217,8 @@ fn more_inplace_and_indexing_ops_name_the_callers_line() {
     recorded_on(&x, line);
     let (g, line) = (fresh().getitem(&[TensorIndex::Tensor(i)]), line!());
     recorded_on(&g, line);
-    let (r, line) = (
-        fresh().index_select(1, &Tensor::from_vec(vec![1i64], &[1])),
-        line!(),
-    );
+    let idx = Tensor::from_vec(vec![1i64], &[1]);
+    let (r, line) = (fresh().index_select(1, &idx), line!());
     recorded_on(&r, line);
 }
 
