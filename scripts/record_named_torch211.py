@@ -2,8 +2,9 @@
 """Records what PyTorch 2.11 does with named tensors, for every op smelt accepts them in.
 
 Run once, by hand, with torch==2.11 installed from PyPI in a scratch virtual environment
-outside the project (named tensors were removed in torch 2.12+; they are absent from the
-torch the conformance suite was recorded with). It is not part of CI and nothing runs it:
+outside the project (named tensors are gone from torch 2.15, which the conformance suite was
+recorded with; 2.12-2.14 were not tried). It was run once, with torch 2.11.0; it is not part
+of CI and nothing runs it:
 
     /path/to/venv-with-torch-2.11/bin/python scripts/record_named_torch211.py \
         > tests/fixtures/named_torch211.json

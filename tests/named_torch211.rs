@@ -1,6 +1,6 @@
 //! Named tensors against PyTorch 2.11 itself: replays `tests/fixtures/named_torch211.json`
 //! (recorded once by `scripts/record_named_torch211.py` with torch 2.11 in a scratch virtual
-//! environment; named tensors are gone from later torch) through smelt. Every recorded case has
+//! environment; named tensors are gone from torch 2.15) through smelt. Every recorded case has
 //! a replay here and every replay a recorded case. A case PyTorch accepted must give the same
 //! names, shape and dtype for every tensor it returns; a case it refused must be an error of the
 //! kind its exception maps to, with PyTorch's message (for a `TypeError` — a form PyTorch has no
