@@ -246,3 +246,72 @@ fn graph_breaks_name_the_callers_line() {
         }
     }
 }
+
+/// Factories and loaders: their nodes (realized inputs included) name the caller's line.
+#[test]
+fn factories_name_the_callers_line() {
+    let npy = input(&[2, 3]).to_npy_bytes();
+    #[rustfmt::skip]
+    let cases: Vec<(Tensor, u32)> = vec![
+        (Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]), line!()),
+        (Tensor::from_vec(vec![1i64, 2], &[2]), line!()),
+        (Tensor::scalar(1.5, DType::F64), line!()),
+        (Tensor::zeros(&[2, 3], None), line!()),
+        (Tensor::full(&[2, 3], 7, Some(DType::I32)), line!()),
+        (Tensor::empty_strided(&[2, 3], &[1, 2], None), line!()),
+        (Tensor::arange(0, 10, 3, None), line!()),
+        (Tensor::arange(0.0, 1.0, 0.25, Some(DType::F64)), line!()),
+        (Tensor::linspace(0.0, 1.0, 5, None), line!()),
+        (Tensor::logspace(0.0, 2.0, 3, 10.0, None), line!()),
+        (Tensor::eye(3, Some(4), None), line!()),
+        (Tensor::rand(&[2, 3], None), line!()),
+        (Tensor::randn(&[2, 3], Some(DType::F64)), line!()),
+        (Tensor::randint(0, 9, &[4], None), line!()),
+        (Tensor::randperm(5), line!()),
+        (Tensor::from_npy_bytes(&npy), line!()),
+        (Tensor::from_static(&[1.0f32, 2.0], &[2]), line!()),
+        (Tensor::from_arc(std::sync::Arc::from(vec![1i32, 2, 3]), &[3]), line!()),
+    ];
+    for (t, line) in &cases {
+        let dump = t.graph();
+        let graph = dump.graph();
+        for id in graph.graph.node_indices() {
+            let location = graph.graph[id].location.expect("a location");
+            assert_eq!(
+                (location.file(), location.line()),
+                (file!(), *line),
+                "{dump}"
+            );
+        }
+    }
+}
+
+/// Tensors read from files name the line that loaded them.
+#[test]
+fn loaded_tensors_name_the_callers_line() {
+    let dir = std::env::temp_dir().join(format!("smelt-source-lines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let x = input(&[2, 3]);
+    x.save_npy(dir.join("x.npy"));
+    Tensor::save_npz(dir.join("x.npz"), [("x", &x)]);
+    Tensor::save_safetensors(dir.join("x.safetensors"), [("x", &x)]);
+    #[rustfmt::skip]
+    let cases: Vec<(Tensor, u32)> = vec![
+        (Tensor::load_npy(dir.join("x.npy")), line!()),
+        (Tensor::load_npz(dir.join("x.npz")).remove("x").expect("x"), line!()),
+        (Tensor::load_safetensors(dir.join("x.safetensors")).remove("x").expect("x"), line!()),
+    ];
+    for (t, line) in &cases {
+        let dump = t.graph();
+        let graph = dump.graph();
+        for id in graph.graph.node_indices() {
+            let location = graph.graph[id].location.expect("a location");
+            assert_eq!(
+                (location.file(), location.line()),
+                (file!(), *line),
+                "{dump}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).expect("the scratch directory removed");
+}
