@@ -67,16 +67,15 @@ fn main() {
     for dtype in [DType::F32, DType::BF16] {
         // bfloat16 products run on the runtime's scalar reference loop (the gemm crate takes
         // f32/f64 only): about 0.05 GFLOP/s, so the bfloat16 pass is a short one.
-        let (cfg, reps) = match dtype {
-            DType::BF16 if !flag("--small") => (
-                Config {
-                    batch: 1,
-                    seq: cfg.seq.min(32),
-                    ..cfg
-                },
-                1,
-            ),
-            _ => (cfg, reps),
+        let (cfg, reps) = if dtype == DType::BF16 && !flag("--small") {
+            let short = Config {
+                batch: 1,
+                seq: cfg.seq.min(32),
+                ..cfg
+            };
+            (short, 1)
+        } else {
+            (cfg, reps)
         };
         let w = weights.to_dtype(dtype);
         let x = gpt::input(&cfg, dtype);
@@ -114,7 +113,7 @@ fn main() {
         }
         println!(
             "  {ms:.2} ms per forward pass (median of {reps}; first {first:.1} ms, compiling \
-             included), {:.1} GFLOP/s",
+             included), {:.2} GFLOP/s",
             cfg.flops() as f64 / (ms / 1e3) / 1e9
         );
     }

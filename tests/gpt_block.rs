@@ -24,10 +24,12 @@ fn fixture() -> BTreeMap<String, Tensor> {
 /// (lazy).
 fn case(dtype: DType) -> (Tensor, Tensor) {
     let f = fixture();
-    let want = match dtype {
-        DType::BF16 => f["out_bf16"].clone(),
-        _ => f["out_f32"].clone(),
+    let key = if dtype == DType::BF16 {
+        "out_bf16"
+    } else {
+        "out_f32"
     };
+    let want = f[key].clone();
     let w = gpt::init(Config::SMALL.width).to_dtype(dtype);
     let x = f["x"].to_dtype(dtype);
     let y = gpt::forward(&w, &x, Config::SMALL.heads).expect("the fixture's sizes");

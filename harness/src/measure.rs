@@ -41,10 +41,8 @@ pub fn compare(got: &Tensor, want: &Tensor) -> Result<(), String> {
     if got.shape() != want.shape() {
         return Err(format!("shape {:?} vs {:?}", got.shape(), want.shape()));
     }
-    let (atol, rtol) = match want.dtype() {
-        DType::BF16 | DType::F16 => (1e-2, 1.6e-2),
-        _ => (1e-5, 1e-4),
-    };
+    let half = matches!(want.dtype(), DType::BF16 | DType::F16);
+    let (atol, rtol) = if half { (1e-2, 1.6e-2) } else { (1e-5, 1e-4) };
     let (g, w) = (got.to_vec::<f32>(), want.to_vec::<f32>());
     for (i, (x, y)) in g.iter().zip(&w).enumerate() {
         let ok = x == y || x.is_nan() && y.is_nan() || (x - y).abs() <= atol + rtol * y.abs();

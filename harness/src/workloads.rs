@@ -234,7 +234,11 @@ fn gpt_bench_config(shrink: usize) -> gpt::Config {
 
 /// GPT-2's heads of 64 dims where the width allows, else one head.
 fn gpt_heads(width: usize) -> usize {
-    if width % 64 == 0 { width / 64 } else { 1 }
+    if width.is_multiple_of(64) {
+        width / 64
+    } else {
+        1
+    }
 }
 
 /// The sizes of a `gpt_block` workload from its input `x` (`[batch, seq, width]`) and its
