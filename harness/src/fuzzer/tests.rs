@@ -207,7 +207,7 @@ fn the_generator_reaches_its_whole_vocabulary() {
 }
 
 #[test]
-fn generated_programs_agree_in_every_host_mode() {
+fn generated_programs_agree_in_every_mode() {
     for i in 0..60 {
         let p = generate(3, i);
         if let Err(f) = check(&p.steps, &Mode::available()) {
