@@ -12,8 +12,8 @@
 //! and criterion's flags (`--sample-size`, `--measurement-time`, a name filter) override.
 
 use criterion::{BatchSize, Bencher, Criterion, Throughput, criterion_group, criterion_main};
-use smelt::frontend::{Generator, Tensor};
 use smelt::{DType, Mode};
+use smelt::{Generator, Tensor};
 use smelt_harness::{measure, workloads};
 use std::time::Duration;
 

@@ -4,9 +4,9 @@
 //! crate alone.
 //! The measuring itself lives in `smelt_harness::measure`, shared with `cargo bench` and the demo.
 
+use smelt::Device;
 use smelt::Mode;
-use smelt::frontend::Device;
-use smelt::frontend::Tensor;
+use smelt::Tensor;
 use smelt_harness::measure;
 use smelt_harness::workloads;
 use std::process::ExitCode;
@@ -497,7 +497,7 @@ pub fn run(args: &[String]) -> ExitCode {
             eprintln!("smelt bench: {}", e.message);
             return ExitCode::from(2);
         }
-        None => smelt::frontend::get_default_device(),
+        None => smelt::get_default_device(),
     };
     let flags_with_values = ["--reps", "--shrink", "--device"];
     let names: Vec<String> = args
@@ -523,7 +523,7 @@ pub fn run(args: &[String]) -> ExitCode {
             }
         },
     };
-    smelt::frontend::with_default_device(device, || {
+    smelt::with_default_device(device, || {
         run_on(&names, &modes, &mut stream, json, warm, reps, shrink)
     })
 }

@@ -136,7 +136,7 @@ fn info() -> ExitCode {
     }
     println!(
         "default device: {} (SMELT_DEVICE)",
-        smelt::frontend::device::device_from_env()
+        smelt::Device::from_env()
             .map_or_else(|e| format!("cpu ({})", e.message), |d| d.to_string())
     );
     ExitCode::SUCCESS

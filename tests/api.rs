@@ -342,7 +342,7 @@ fn exp2_is_two_to_the_power() {
     assert_eq!(i.exp2().dtype(), DType::F32);
     assert_eq!(i.exp2().to_vec::<f32>(), vec![8.0, 0.25]);
     assert_eq!(
-        smelt::frontend::UnaryOp::from_name("exp2").map(|o| o.name()),
+        smelt::UnaryOp::from_name("exp2").map(|o| o.name()),
         Some("exp2")
     );
 }

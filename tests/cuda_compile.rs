@@ -46,7 +46,7 @@ fn collect_kernels() -> BTreeMap<String, (String, Kernel)> {
     }
     for name in smelt_harness::workloads::NAMES {
         let w = smelt_harness::workloads::build(name, 16).expect("known workload");
-        let (result, ks) = record_kernels(|| smelt::frontend::realize(&[&w.output]));
+        let (result, ks) = record_kernels(|| smelt::realize(&[&w.output]));
         result.unwrap_or_else(|e| panic!("{name}: {e}"));
         kernels.extend(ks.into_iter().map(|k| (name.to_string(), k)));
     }
@@ -64,7 +64,7 @@ fn collect_kernels() -> BTreeMap<String, (String, Kernel)> {
                 a.prod(Some(0), false, None),
                 a.maximum(&a).to_dtype(DType::F16),
             ];
-            smelt::frontend::realize(&outs.iter().collect::<Vec<_>>())
+            smelt::realize(&outs.iter().collect::<Vec<_>>())
         });
         result.unwrap_or_else(|e| panic!("{dtype}: {e}"));
         kernels.extend(ks.into_iter().map(|k| (format!("dtype {dtype}"), k)));

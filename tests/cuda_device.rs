@@ -26,14 +26,13 @@ fn without_a_gpu_cuda_is_a_device_error_never_a_panic() {
     assert_eq!(e.kind, ErrorKind::Device, "{e}");
     assert!(e.message.contains("unavailable"), "{e}");
     // Host data made on a default CUDA device must be copied there: the same error.
-    let e = smelt::frontend::with_default_device(Device::Cuda(0), || {
+    let e = smelt::with_default_device(Device::Cuda(0), || {
         Tensor::try_from_scalars(&values(4, 0), &[2, 2], DType::F32)
     })
     .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Device, "{e}");
     // A factory records lazily on the default device; realising it is the error.
-    let z =
-        smelt::frontend::with_default_device(Device::Cuda(0), || Tensor::zeros(&[3], None) + 1.0);
+    let z = smelt::with_default_device(Device::Cuda(0), || Tensor::zeros(&[3], None) + 1.0);
     assert_eq!(z.device(), Device::Cuda(0));
     let e = z.try_to_scalars().unwrap_err();
     assert_eq!(e.kind, ErrorKind::Device, "{e}");

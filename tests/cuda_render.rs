@@ -18,7 +18,7 @@ fn golden_dir() -> PathBuf {
 
 /// The kernels realizing `t` runs (its inputs already realized).
 fn kernels_of(t: &Tensor) -> Vec<Kernel> {
-    let (result, kernels) = record_kernels(|| smelt::frontend::realize(&[t]));
+    let (result, kernels) = record_kernels(|| smelt::realize(&[t]));
     result.unwrap_or_else(|e| panic!("realisation failed: {e}"));
     kernels
 }

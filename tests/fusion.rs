@@ -3,9 +3,9 @@
 //! Then multi-output kernels: several tensors realised together, their kernel counts, bytes
 //! and values on every backend against the unfused reference run.
 
-use smelt::frontend::{Target, realize_with};
 use smelt::prelude::{DType, Generator, Tensor};
 use smelt::{Explain, Mode, explain_mode};
+use smelt::{Target, realize_with};
 use smelt_harness::workloads::{NAMES, build};
 mod common;
 use common::assert_no_jit_refusals;
@@ -107,8 +107,11 @@ fn a_copying_reshape_fuses_into_its_consumer() {
 /// Builds the program's outputs afresh (same data every call).
 type Program = fn() -> Vec<Tensor>;
 
+/// Realized random inputs (a draw left lazy would fuse into the programs under test).
 fn data(seed: u64, shape: &[usize]) -> Tensor {
-    Generator::new(seed).randn(shape, Some(DType::F32))
+    let t = Generator::new(seed).randn(shape, Some(DType::F32));
+    t.realize();
+    t
 }
 
 /// The values of `program`'s outputs realised together in `mode` on `backend`.

@@ -3,8 +3,8 @@
 //! a cached plan, `SMELT_DEVICE` (the default device) makes tensors elsewhere whose plans are
 //! the same, and `SMELT_CHECK=1` still compares a hit with the reference. One test in its own binary: it sets environment variables.
 
-use smelt::frontend::{PlanCacheStats, plan_cache_stats};
 use smelt::prelude::*;
+use smelt::{PlanCacheStats, plan_cache_stats};
 use smelt_runtime::record::record_kernels;
 
 /// Hits and misses on this thread while `f` runs.
@@ -120,7 +120,7 @@ fn plan_cache_respects_environment_configuration() {
     }
     // An unknown device name leaves the host as the default (`smelt info` says why).
     set("SMELT_DEVICE", Some("tpu"));
-    let device = std::thread::spawn(smelt::frontend::get_default_device)
+    let device = std::thread::spawn(smelt::get_default_device)
         .join()
         .unwrap();
     set("SMELT_DEVICE", None);

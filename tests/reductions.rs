@@ -303,7 +303,7 @@ fn results_do_not_depend_on_thread_count() {
 /// dim gave a dense output strides of 0, which `compose_views` divided by.
 #[test]
 fn reductions_over_empty_rows_broadcast_back_to_empty_outputs() {
-    use smelt::frontend::{Target, realize_with};
+    use smelt::{Target, realize_with};
     for backend in Target::HOST {
         for shape in [&[0][..], &[3, 0]] {
             let x = Tensor::zeros(&shape.iter().map(|&s| s as i64).collect::<Vec<_>>(), None);
@@ -334,7 +334,7 @@ fn reductions_over_empty_rows_broadcast_back_to_empty_outputs() {
 /// were never written, and `logsumexp` over an empty row read outside its input.
 #[test]
 fn epilogues_of_empty_rows_and_outputs_beside_empty_loops_are_written() {
-    use smelt::frontend::{DType, Scalar, Target, realize_with};
+    use smelt::{DType, Scalar, Target, realize_with};
     for backend in Target::HOST {
         let on = |what: &str| format!("{what} on {}", backend.name());
         let p = Tensor::from_scalars(&[], &[0, 1], DType::I8).prod(None::<i64>, false, None);

@@ -8,7 +8,7 @@ use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, format_strides, permuted_strides};
 use smelt_ir::{DType, Error, MemoryFormat, Result, Scalar, View};
-use smelt_runtime::HostBuffer;
+use smelt_runtime::{Device, HostBuffer};
 
 /// Nested host data (`[[1.0, 2.0], [3.0, 4.0]]`, `vec![…]`, a scalar) for [`Tensor::new`].
 pub trait TensorData {
@@ -19,6 +19,7 @@ pub trait TensorData {
         depth: usize,
         out: &mut Vec<Scalar>,
     ) -> Result<()>;
+    /// The dtype of the elements (`f32` → float32, `i64` → int64, `bool` → bool …).
     fn dtype_hint() -> DType;
 }
 
@@ -100,8 +101,29 @@ impl<T: TensorData> TensorData for &[T] {
     }
 }
 
-fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
-    shape
+/// The `n` host values `value(i)` of a factory that computes its elements on the host (`arange`,
+/// `linspace`, `eye`), for a tensor of `shape` and `dtype`. Errors: a `value` error when the size
+/// overflows, a `memory` error when the host cannot hold the values.
+fn host_values(
+    shape: &[usize],
+    dtype: DType,
+    value: impl Fn(usize) -> Scalar,
+) -> Result<Vec<Scalar>> {
+    smelt_ir::view::check_sizes(shape, dtype.size())?;
+    let n: usize = shape.iter().product();
+    let mut values = Vec::new();
+    values.try_reserve_exact(n).map_err(|_| {
+        Error::memory(format!(
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate {} bytes.",
+            n.saturating_mul(dtype.size())
+        ))
+    })?;
+    values.extend((0..n).map(value));
+    Ok(values)
+}
+
+pub(crate) fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
+    let sizes = shape
         .iter()
         .map(|&s| {
             if s < 0 {
@@ -113,31 +135,70 @@ fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
                 Ok(s as usize)
             }
         })
-        .collect()
+        .collect::<Result<Vec<usize>>>()?;
+    smelt_ir::view::check_sizes(&sizes, 1)?;
+    Ok(sizes)
 }
 
-/// A fresh contiguous tensor of `dtype` whose elements are `value` (lazy).
+/// A fresh tensor of `dtype` with `strides` (dense) whose elements are `value` (lazy), on the
+/// default device.
 #[track_caller]
 fn filled(shape: &[usize], strides: Dims<isize>, value: Scalar, dtype: DType) -> Tensor {
-    Tensor::computed(
+    filled_on(
+        shape,
+        strides,
+        value,
+        dtype,
+        crate::device::get_default_device(),
+    )
+}
+
+/// [`filled`] on `device`.
+#[track_caller]
+pub(crate) fn filled_on(
+    shape: &[usize],
+    strides: Dims<isize>,
+    value: Scalar,
+    dtype: DType,
+    device: Device,
+) -> Tensor {
+    let out = View::new(shape, strides, 0);
+    let len = out
+        .address_range()
+        .map(|(_, hi)| hi as usize + 1)
+        .unwrap_or(0);
+    Tensor::from_node(LazyNode::pending_on(
+        device,
         Op::Fill {
             value: value.cast(dtype),
         },
         dtype,
-        shape,
-        strides,
+        len,
+        out,
         vec![],
-    )
+    ))
 }
 
 impl Tensor {
-    /// A tensor from nested host data; the dtype is the element type's
-    /// (`f32` → float32, `i64` → int64, `bool` → bool …).
+    /// `torch.tensor(data)`: a tensor from nested host data (arrays, `Vec`s, slices, a scalar) on
+    /// the default device; the dtype is the element type's (`f32` → float32, `i64` → int64, `bool`
+    /// → bool …; an unsuffixed integer literal is `i32`, so int32). Panics where
+    /// [`Tensor::try_new`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let t = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+    /// assert_eq!((t.shape(), t.dtype()), (&[2, 2][..], DType::F32));
+    /// assert_eq!(Tensor::new(vec![true, false]).dtype(), DType::Bool);
+    /// ```
     #[track_caller]
     pub fn new<D: TensorData>(data: D) -> Tensor {
         ok(Tensor::try_new(data))
     }
 
+    /// [`Tensor::new`] returning a `Result`: a `shape` error for ragged data (rows of different
+    /// lengths), a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_new<D: TensorData>(data: D) -> Result<Tensor> {
         let mut shape = vec![];
@@ -146,12 +207,17 @@ impl Tensor {
         Tensor::try_from_scalars(&values, &shape, D::dtype_hint())
     }
 
-    /// A tensor from a flat vector and a shape.
+    /// A tensor from a flat vector and a shape, adopting the vector's allocation on the host
+    /// (no copy: PyTorch's `torch.from_numpy`); copied to the default device when that is not
+    /// the host.
+    /// Panics where [`Tensor::try_from_vec`] returns an error.
     #[track_caller]
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
         ok(Tensor::try_from_vec(data, shape))
     }
 
+    /// [`Tensor::from_vec`] returning a `Result`: a `shape` error when `data.len()` is not the
+    /// product of `shape`, a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
         let numel: usize = shape.iter().product();
@@ -162,17 +228,18 @@ impl Tensor {
                 smelt_ir::view::fmt_list(shape)
             )));
         }
-        let values: Vec<Scalar> = data.into_iter().map(Element::to_scalar).collect();
-        Tensor::try_from_scalars(&values, shape, T::DTYPE)
+        Tensor::try_from_buffer(T::into_buffer(data), View::contiguous(shape))
     }
 
-    /// A tensor of `dtype` from scalars (each cast to `dtype`), on the default device.
+    /// A tensor of `dtype` and `shape` from row-major scalars (each cast to `dtype`), on the
+    /// default device. Panics where [`Tensor::try_from_scalars`] returns an error.
     #[track_caller]
     pub fn from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Tensor {
         ok(Tensor::try_from_scalars(values, shape, dtype))
     }
 
-    /// [`Tensor::from_scalars`]; a `device` error when the default device is unusable.
+    /// [`Tensor::from_scalars`] returning a `Result`: a `shape` error when `values.len()` is not
+    /// the product of `shape`, a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
         let numel: usize = shape.iter().product();
@@ -183,20 +250,30 @@ impl Tensor {
                 smelt_ir::view::fmt_list(shape)
             )));
         }
-        Tensor::try_from_buffer(
-            HostBuffer::from_scalars(dtype, values),
-            View::contiguous(shape),
-        )
+        let mut buffer = HostBuffer::from_scalars(dtype, values);
+        if smelt_runtime::flush_denormal() && dtype.is_float() {
+            // torch.tensor under set_flush_denormal(True): a denormal element reads as 0.
+            for i in 0..buffer.len() {
+                let x = buffer.get(i).as_f64();
+                if x != 0.0 && x.abs() < dtype_min_normal(dtype) {
+                    buffer.set(i, Scalar::Float(0.0f64.copysign(x)));
+                }
+            }
+        }
+        Tensor::try_from_buffer(buffer, View::contiguous(shape))
     }
 
-    /// A 0-dim tensor holding `value` in `dtype`.
+    /// A 0-dim tensor holding `value` cast to `dtype` (`torch.tensor(value, dtype=dtype)`). Panics
+    /// when the default device is unusable.
     #[track_caller]
     pub fn scalar(value: impl Into<Scalar>, dtype: DType) -> Tensor {
         Tensor::from_scalars(&[value.into()], &[], dtype)
     }
 
-    /// `torch.full(size, fill_value, dtype=…)`: without a dtype, bool fills give bool, int fills
-    /// int64, float fills the default dtype.
+    /// `torch.full(size, fill_value, dtype=dtype)`: a contiguous tensor of `shape` whose elements
+    /// are `value`. Without a dtype, bool fills give bool, integer fills int64, float fills the
+    /// default dtype. Lazy: nothing is allocated until it is realized. Errors: a `value` error for
+    /// a negative size.
     #[track_caller]
     pub fn try_full(
         shape: &[i64],
@@ -206,46 +283,68 @@ impl Tensor {
         let shape = check_shape(shape, "full")?;
         let value = value.into();
         let dtype = dtype.unwrap_or_else(|| value.wrapped_dtype(get_default_dtype()));
+        smelt_ir::view::check_sizes(&shape, dtype.size())?;
         Ok(filled(&shape, contiguous_strides(&shape), value, dtype))
     }
 
+    /// `torch.full(size, fill_value, dtype=dtype)`; panics where [`Tensor::try_full`] returns an
+    /// error. [`Tensor::full_dtype`] takes the dtype without an `Option`.
     #[track_caller]
     pub fn full(shape: &[i64], value: impl Into<Scalar>, dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_full(shape, value, dtype))
     }
 
+    /// `torch.zeros(size, dtype=dtype)`: a contiguous tensor of zeros, of the default dtype without
+    /// `dtype`. Errors: a `value` error for a negative size.
     #[track_caller]
     pub fn try_zeros(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         Tensor::try_full(shape, 0, Some(dtype.unwrap_or_else(get_default_dtype)))
     }
 
+    /// `torch.zeros(size, dtype=dtype)`; panics where [`Tensor::try_zeros`] returns an error.
+    /// [`Tensor::zeros_dtype`] takes the dtype without an `Option`.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let z = Tensor::zeros(&[2, 3], None); // the default dtype, float32
+    /// assert_eq!((z.dtype(), z.numel()), (DType::F32, 6));
+    /// ```
     #[track_caller]
     pub fn zeros(shape: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_zeros(shape, dtype))
     }
 
+    /// `torch.ones(size, dtype=dtype)`: a contiguous tensor of ones, of the default dtype without
+    /// `dtype`. Errors: a `value` error for a negative size.
     #[track_caller]
     pub fn try_ones(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         Tensor::try_full(shape, 1, Some(dtype.unwrap_or_else(get_default_dtype)))
     }
 
+    /// `torch.ones(size, dtype=dtype)`; panics where [`Tensor::try_ones`] returns an error.
+    /// [`Tensor::ones_dtype`] takes the dtype without an `Option`.
     #[track_caller]
     pub fn ones(shape: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_ones(shape, dtype))
     }
 
-    /// `torch.empty`: contiguous; its values are unspecified (smelt gives zeros).
+    /// `torch.empty(size, dtype=dtype)`: a contiguous tensor whose values PyTorch leaves
+    /// unspecified (smelt gives zeros). Errors: a `value` error for a negative size.
     #[track_caller]
     pub fn try_empty(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         Tensor::try_zeros(shape, dtype)
     }
 
+    /// `torch.empty(size, dtype=dtype)`; panics where [`Tensor::try_empty`] returns an error.
     #[track_caller]
     pub fn empty(shape: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_empty(shape, dtype))
     }
 
-    /// `torch.empty(…, memory_format=…)`.
+    /// `torch.empty(size, dtype=dtype, memory_format=format)`: [`Tensor::try_empty`] laid out in
+    /// `format`. Errors: a `value` error for a negative size or a format needing another rank
+    /// (`ChannelsLast` needs 4 dims).
     #[track_caller]
     pub fn try_empty_format(
         shape: &[i64],
@@ -254,15 +353,14 @@ impl Tensor {
     ) -> Result<Tensor> {
         let shape = check_shape(shape, "empty")?;
         let strides = format_strides(&shape, format)?;
-        Ok(filled(
-            &shape,
-            strides,
-            Scalar::Int(0),
-            dtype.unwrap_or_else(get_default_dtype),
-        ))
+        let dtype = dtype.unwrap_or_else(get_default_dtype);
+        smelt_ir::view::check_sizes(&shape, dtype.size())?;
+        Ok(filled(&shape, strides, Scalar::Int(0), dtype))
     }
 
-    /// `torch.empty_strided(size, stride)`.
+    /// `torch.empty_strided(size, stride, dtype=dtype)`: a tensor with exactly these strides over a
+    /// fresh storage (filled with zeros). Errors: a `value` error for a negative size or stride, a
+    /// `shape` error when `strides` and `shape` differ in length.
     #[track_caller]
     pub fn try_empty_strided(
         shape: &[i64],
@@ -282,8 +380,29 @@ impl Tensor {
                 "empty_strided: negative strides are not supported",
             ));
         }
-        let strides: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
         let dtype = dtype.unwrap_or_else(get_default_dtype);
+        // The storage holds 1 + Σ (size − 1)·stride elements (none for an empty tensor).
+        let storage = if shape.contains(&0) {
+            Some(0)
+        } else {
+            shape.iter().zip(strides).try_fold(1usize, |n, (&d, &s)| {
+                ((d - 1) as u64)
+                    .checked_mul(s as u64)
+                    .and_then(|x| usize::try_from(x).ok())
+                    .and_then(|x| n.checked_add(x))
+            })
+        };
+        if storage
+            .and_then(|n| n.checked_mul(dtype.size()))
+            .is_none_or(|b| b > i64::MAX as usize)
+        {
+            return Err(Error::value(format!(
+                "empty_strided: Storage size calculation overflowed with sizes={} and strides={}",
+                smelt_ir::view::fmt_list(&shape),
+                smelt_ir::view::fmt_list(strides)
+            )));
+        }
+        let strides: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
         let view = View::new(shape.clone(), strides, 0);
         let len = view
             .address_range()
@@ -306,12 +425,17 @@ impl Tensor {
         })
     }
 
+    /// `torch.empty_strided(size, stride, dtype=dtype)`; panics where
+    /// [`Tensor::try_empty_strided`] returns an error.
     #[track_caller]
     pub fn empty_strided(shape: &[i64], strides: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_empty_strided(shape, strides, dtype))
     }
 
-    /// `torch.empty_permuted(size, physical_layout)`.
+    /// `torch.empty_permuted(size, physical_layout, dtype=dtype)`: a tensor whose dims are laid out
+    /// in memory in the order `physical_layout` gives (outermost first). Errors: a `value` error
+    /// for a negative size or a repeated dim, a `shape` error when `physical_layout` does not list
+    /// every dim, an `index` error for a dim out of range.
     #[track_caller]
     pub fn try_empty_permuted(
         shape: &[i64],
@@ -320,21 +444,22 @@ impl Tensor {
     ) -> Result<Tensor> {
         let shape = check_shape(shape, "empty_permuted")?;
         let strides = permuted_strides(&shape, physical_layout)?;
-        Ok(filled(
-            &shape,
-            strides.into(),
-            Scalar::Int(0),
-            dtype.unwrap_or_else(get_default_dtype),
-        ))
+        let dtype = dtype.unwrap_or_else(get_default_dtype);
+        smelt_ir::view::check_sizes(&shape, dtype.size())?;
+        Ok(filled(&shape, strides.into(), Scalar::Int(0), dtype))
     }
 
+    /// `torch.empty_permuted(size, physical_layout, dtype=dtype)`; panics where
+    /// [`Tensor::try_empty_permuted`] returns an error.
     #[track_caller]
     pub fn empty_permuted(shape: &[i64], physical_layout: &[i64], dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_empty_permuted(shape, physical_layout, dtype))
     }
 
-    /// `torch.full_like(self, value, dtype, memory_format)` (preserve format by default);
-    /// keeps self's names, as every `*_like` does.
+    /// `torch.full_like(self, fill_value, dtype=dtype, memory_format=format)`: a tensor of
+    /// `self`'s shape, device and dim names filled with `value`; `self`'s dtype without `dtype`,
+    /// its strides (when dense) without `format`. Errors: a `value` error for a format needing
+    /// another rank.
     #[track_caller]
     pub fn try_full_like(
         &self,
@@ -347,17 +472,18 @@ impl Tensor {
             .like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
         // On self's device, as PyTorch's `*_like` factories.
         let value = value.into();
-        let t = crate::device::with_default_device(self.device(), || {
-            filled(
-                &self.view.shape,
-                strides,
-                value,
-                dtype.unwrap_or(self.dtype()),
-            )
-        });
+        let t = filled_on(
+            &self.view.shape,
+            strides,
+            value,
+            dtype.unwrap_or(self.dtype()),
+            self.device(),
+        );
         Ok(t.with_dim_names(self.dim_names()))
     }
 
+    /// `torch.full_like(self, fill_value, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_full_like`] returns an error.
     #[track_caller]
     pub fn full_like(
         &self,
@@ -368,6 +494,8 @@ impl Tensor {
         ok(self.try_full_like(value, dtype, format))
     }
 
+    /// `torch.zeros_like(self, dtype=dtype, memory_format=format)`: [`Tensor::try_full_like`] with
+    /// zeros.
     #[track_caller]
     pub fn try_zeros_like(
         &self,
@@ -376,10 +504,14 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.try_full_like(0, dtype, format)
     }
+    /// `torch.zeros_like(self, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_zeros_like`] returns an error (`zeros_like(None, None)` never does).
     #[track_caller]
     pub fn zeros_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Tensor {
         ok(self.try_zeros_like(dtype, format))
     }
+    /// `torch.ones_like(self, dtype=dtype, memory_format=format)`: [`Tensor::try_full_like`] with
+    /// ones.
     #[track_caller]
     pub fn try_ones_like(
         &self,
@@ -388,10 +520,14 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.try_full_like(1, dtype, format)
     }
+    /// `torch.ones_like(self, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_ones_like`] returns an error (`ones_like(None, None)` never does).
     #[track_caller]
     pub fn ones_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Tensor {
         ok(self.try_ones_like(dtype, format))
     }
+    /// `torch.empty_like(self, dtype=dtype, memory_format=format)`: [`Tensor::try_zeros_like`]
+    /// (PyTorch leaves the values unspecified; smelt gives zeros).
     #[track_caller]
     pub fn try_empty_like(
         &self,
@@ -400,12 +536,16 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.try_full_like(0, dtype, format)
     }
+    /// `torch.empty_like(self, dtype=dtype, memory_format=format)`; panics where
+    /// [`Tensor::try_empty_like`] returns an error.
     #[track_caller]
     pub fn empty_like(&self, dtype: Option<DType>, format: Option<MemoryFormat>) -> Tensor {
         ok(self.try_empty_like(dtype, format))
     }
 
-    /// `torch.arange(start, end, step)`: int64 when all three are ints, else the default dtype.
+    /// `torch.arange(start, end, step, dtype=dtype)`: the values `start, start + step, …` short of
+    /// `end`; int64 when all three are integers, else the default dtype, without `dtype`. Errors: a
+    /// `value` error for a zero step, a non-finite bound, or a step pointing away from `end`.
     #[track_caller]
     pub fn try_arange(
         start: impl Into<Scalar>,
@@ -435,29 +575,41 @@ impl Tensor {
             ));
         }
         let n = if all_int {
-            let (si, ei, sti) = (start.as_i64(), end.as_i64(), step.as_i64());
+            // In i128: no range of int64s overflows the count.
+            let (si, ei, sti) = (
+                i128::from(start.as_i64()),
+                i128::from(end.as_i64()),
+                i128::from(step.as_i64()),
+            );
             ((ei - si) + sti - sti.signum()) / sti
         } else {
-            ((e - s) / st).ceil() as i64
+            ((e - s) / st).ceil().min(i128::MAX as f64) as i128
         };
-        let n = n.max(0) as usize;
-        let values: Vec<Scalar> = if !dtype.is_float() {
+        let n = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
+        let values = if !dtype.is_float() {
             // Integer results accumulate in int64: start and step truncate first, as in ATen.
-            (0..n)
-                .map(|i| {
-                    Scalar::Int(
-                        start
-                            .as_i64()
-                            .wrapping_add((i as i64).wrapping_mul(step.as_i64())),
-                    )
-                })
-                .collect()
+            host_values(&[n], dtype, |i| {
+                Scalar::Int(
+                    start
+                        .as_i64()
+                        .wrapping_add((i as i64).wrapping_mul(step.as_i64())),
+                )
+            })?
         } else {
-            (0..n).map(|i| Scalar::Float(s + i as f64 * st)).collect()
+            host_values(&[n], dtype, |i| Scalar::Float(s + i as f64 * st))?
         };
-        Ok(Tensor::from_scalars(&values, &[n], dtype))
+        Tensor::try_from_scalars(&values, &[n], dtype)
     }
 
+    /// `torch.arange(start, end, step, dtype=dtype)`; panics where [`Tensor::try_arange`] returns
+    /// an error. [`Tensor::arange_dtype`] takes the dtype without an `Option`.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// assert_eq!(Tensor::arange(0, 5, 2, None).to_vec::<i64>(), [0, 2, 4]);
+    /// assert_eq!(Tensor::arange(0.0, 1.0, 0.5, None).dtype(), DType::F32);
+    /// ```
     #[track_caller]
     pub fn arange(
         start: impl Into<Scalar>,
@@ -468,7 +620,9 @@ impl Tensor {
         ok(Tensor::try_arange(start, end, step, dtype))
     }
 
-    /// `torch.linspace(start, end, steps)`: symmetric evaluation from both ends, as ATen does.
+    /// `torch.linspace(start, end, steps, dtype=dtype)`: `steps` evenly spaced values from `start`
+    /// to `end` inclusive (evaluated from both ends, as ATen does), of the default dtype without
+    /// `dtype`. Errors: a `value` error for a negative `steps`.
     #[track_caller]
     pub fn try_linspace(
         start: impl Into<Scalar>,
@@ -484,35 +638,28 @@ impl Tensor {
         let dtype = dtype.unwrap_or_else(get_default_dtype);
         let (s, e) = (start.into().as_f64(), end.into().as_f64());
         let n = steps as usize;
-        let values: Vec<Scalar> = if dtype.is_float() {
-            let step = if n > 1 {
-                (e - s) / (n as f64 - 1.0)
-            } else {
-                0.0
-            };
-            let half = if n == 1 { 1 } else { n / 2 };
-            (0..n)
-                .map(|i| {
-                    Scalar::Float(if i < half {
-                        s + step * i as f64
-                    } else {
-                        e - step * (n - 1 - i) as f64
-                    })
-                })
-                .collect()
+        let step = if n > 1 {
+            (e - s) / (n as f64 - 1.0)
         } else {
-            let step = if n > 1 {
-                (e - s) / (n as f64 - 1.0)
-            } else {
-                0.0
-            };
-            (0..n)
-                .map(|i| Scalar::Int((s + step * i as f64) as i64))
-                .collect()
+            0.0
         };
-        Ok(Tensor::from_scalars(&values, &[n], dtype))
+        let values = if dtype.is_float() {
+            let half = if n == 1 { 1 } else { n / 2 };
+            host_values(&[n], dtype, |i| {
+                Scalar::Float(if i < half {
+                    s + step * i as f64
+                } else {
+                    e - step * (n - 1 - i) as f64
+                })
+            })?
+        } else {
+            host_values(&[n], dtype, |i| Scalar::Int((s + step * i as f64) as i64))?
+        };
+        Tensor::try_from_scalars(&values, &[n], dtype)
     }
 
+    /// `torch.linspace(start, end, steps, dtype=dtype)`; panics where [`Tensor::try_linspace`]
+    /// returns an error.
     #[track_caller]
     pub fn linspace(
         start: impl Into<Scalar>,
@@ -523,7 +670,8 @@ impl Tensor {
         ok(Tensor::try_linspace(start, end, steps, dtype))
     }
 
-    /// `torch.logspace(start, end, steps, base)`.
+    /// `torch.logspace(start, end, steps, base, dtype=dtype)`: `base` to the power of each value of
+    /// [`Tensor::linspace`]`(start, end, steps)`. Errors: a `value` error for a negative `steps`.
     #[track_caller]
     pub fn try_logspace(
         start: impl Into<Scalar>,
@@ -538,9 +686,11 @@ impl Tensor {
             .iter()
             .map(|x| Scalar::Float(base.powf(x.as_f64())))
             .collect();
-        Ok(Tensor::from_scalars(&values, &[values.len()], dtype))
+        Tensor::try_from_scalars(&values, &[values.len()], dtype)
     }
 
+    /// `torch.logspace(start, end, steps, base, dtype=dtype)`; panics where
+    /// [`Tensor::try_logspace`] returns an error.
     #[track_caller]
     pub fn logspace(
         start: impl Into<Scalar>,
@@ -552,7 +702,8 @@ impl Tensor {
         ok(Tensor::try_logspace(start, end, steps, base, dtype))
     }
 
-    /// `torch.eye(n, m)`.
+    /// `torch.eye(n, m, dtype=dtype)`: an `n × m` (`n × n` without `m`) tensor with ones on the
+    /// diagonal and zeros elsewhere. Errors: a `value` error for a negative `n` or `m`.
     #[track_caller]
     pub fn try_eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Result<Tensor> {
         let m = m.unwrap_or(n);
@@ -563,99 +714,25 @@ impl Tensor {
         }
         let dtype = dtype.unwrap_or_else(get_default_dtype);
         let (n, m) = (n as usize, m as usize);
-        let values: Vec<Scalar> = (0..n * m)
-            .map(|i| Scalar::Bool(i / m.max(1) == i % m.max(1)))
-            .collect();
-        Ok(Tensor::from_scalars(&values, &[n, m], dtype))
+        let values = host_values(&[n, m], dtype, |i| {
+            Scalar::Bool(i / m.max(1) == i % m.max(1))
+        })?;
+        Tensor::try_from_scalars(&values, &[n, m], dtype)
     }
 
+    /// `torch.eye(n, m, dtype=dtype)`; panics where [`Tensor::try_eye`] returns an error.
     #[track_caller]
     pub fn eye(n: i64, m: Option<i64>, dtype: Option<DType>) -> Tensor {
         ok(Tensor::try_eye(n, m, dtype))
     }
 }
 
-/// A seeded pseudo-random generator (xoshiro256**), explicit so results are reproducible.
-#[derive(Clone, Debug)]
-pub struct Generator {
-    s: [u64; 4],
-}
-
-impl Generator {
-    pub fn new(seed: u64) -> Generator {
-        // splitmix64 expands the seed into the state.
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Generator {
-            s: [next(), next(), next(), next()],
-        }
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform in [0, 1) with 53 random bits.
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// `torch.rand(shape, generator=self)`: uniform [0, 1).
-    #[track_caller]
-    pub fn rand(&mut self, shape: &[usize], dtype: Option<DType>) -> Tensor {
-        let dtype = dtype.unwrap_or_else(get_default_dtype);
-        let n: usize = shape.iter().product();
-        let values: Vec<Scalar> = (0..n).map(|_| Scalar::Float(self.next_f64())).collect();
-        Tensor::from_scalars(&values, shape, dtype)
-    }
-
-    /// `torch.randn`: standard normal (Box–Muller).
-    #[track_caller]
-    pub fn randn(&mut self, shape: &[usize], dtype: Option<DType>) -> Tensor {
-        let dtype = dtype.unwrap_or_else(get_default_dtype);
-        let n: usize = shape.iter().product();
-        let values: Vec<Scalar> = (0..n)
-            .map(|_| {
-                let u1 = 1.0 - self.next_f64();
-                let u2 = self.next_f64();
-                Scalar::Float((-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos())
-            })
-            .collect();
-        Tensor::from_scalars(&values, shape, dtype)
-    }
-
-    /// `torch.randint(low, high, shape)`: int64 in [low, high).
-    #[track_caller]
-    pub fn try_randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
-        if high <= low {
-            return Err(Error::value(format!(
-                "random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-            )));
-        }
-        let span = (high - low) as u64;
-        let n: usize = shape.iter().product();
-        let values: Vec<Scalar> = (0..n)
-            .map(|_| Scalar::Int(low + (self.next_u64() % span) as i64))
-            .collect();
-        Ok(Tensor::from_scalars(&values, shape, DType::I64))
-    }
-
-    #[track_caller]
-    pub fn randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Tensor {
-        ok(self.try_randint(low, high, shape))
+/// The smallest positive normal value of a float dtype.
+fn dtype_min_normal(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => 6.103_515_625e-5,
+        DType::BF16 | DType::F32 => f64::from(f32::MIN_POSITIVE),
+        DType::F64 => f64::MIN_POSITIVE,
+        DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => 0.0,
     }
 }

@@ -13,7 +13,9 @@ pub fn get_default_dtype() -> DType {
     DEFAULT_DTYPE.with(|d| d.get())
 }
 
-/// Sets the current thread's default floating dtype; only floating dtypes are accepted.
+/// Sets the current thread's default floating dtype: what float scalars, integer inputs of
+/// float ops (`exp`, `div` …) and factories without a dtype use. Errors: a `dtype` error for a
+/// dtype that is not floating.
 pub fn try_set_default_dtype(dtype: DType) -> Result<()> {
     if !dtype.is_float() {
         return Err(Error::dtype(format!(
@@ -24,12 +26,23 @@ pub fn try_set_default_dtype(dtype: DType) -> Result<()> {
     Ok(())
 }
 
+/// `torch.set_default_dtype(dtype)` for the current thread; panics where
+/// [`try_set_default_dtype`] returns an error (a dtype that is not floating).
 #[track_caller]
 pub fn set_default_dtype(dtype: DType) {
     crate::tensor::ok(try_set_default_dtype(dtype))
 }
 
-/// Runs `f` with `dtype` as the default dtype, restoring the previous one afterwards.
+/// Runs `f` with `dtype` as the current thread's default dtype, restoring the previous one
+/// afterwards (also when `f` panics). Panics for a dtype that is not floating.
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// let x = with_default_dtype(DType::F64, || Tensor::new([1, 2]).exp());
+/// assert_eq!(x.dtype(), DType::F64);
+/// assert_eq!(get_default_dtype(), DType::F32);
+/// ```
 pub fn with_default_dtype<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
     struct Restore(DType);
     impl Drop for Restore {
@@ -40,4 +53,45 @@ pub fn with_default_dtype<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
     let _restore = Restore(get_default_dtype());
     crate::tensor::ok(try_set_default_dtype(dtype));
     f()
+}
+
+/// `torch.set_default_tensor_type(t)` (deprecated in PyTorch for `set_default_dtype` and
+/// `set_default_device`): `"torch.FloatTensor"`, `"torch.DoubleTensor"`, `"torch.HalfTensor"`
+/// or `"torch.BFloat16Tensor"` set this thread's default dtype; a `"torch.cuda."` type sets the
+/// default device to `cuda:0` as well. Errors: a `dtype` error for an integer or bool tensor
+/// type (PyTorch's "only floating-point types are supported as the default type"), a `value`
+/// error for a name that is not a tensor type.
+pub fn try_set_default_tensor_type(t: &str) -> Result<()> {
+    let (cuda, name) = match t.strip_prefix("torch.cuda.") {
+        Some(rest) => (true, rest),
+        None => (false, t.strip_prefix("torch.").unwrap_or(t)),
+    };
+    let dtype = match name {
+        "FloatTensor" => DType::F32,
+        "DoubleTensor" => DType::F64,
+        "HalfTensor" => DType::F16,
+        "BFloat16Tensor" => DType::BF16,
+        "ByteTensor" | "CharTensor" | "ShortTensor" | "IntTensor" | "LongTensor" | "BoolTensor" => {
+            return Err(Error::dtype(format!(
+                "set_default_tensor_type: only floating-point types are supported as the \
+                 default type, got {t}"
+            )));
+        }
+        _ => {
+            return Err(Error::value(format!(
+                "set_default_tensor_type: invalid type: '{t}'"
+            )));
+        }
+    };
+    try_set_default_dtype(dtype)?;
+    if cuda {
+        crate::device::set_default_device(smelt_runtime::Device::Cuda(0));
+    }
+    Ok(())
+}
+
+/// [`try_set_default_tensor_type`]; panics where it returns an error.
+#[track_caller]
+pub fn set_default_tensor_type(t: &str) {
+    crate::tensor::ok(try_set_default_tensor_type(t))
 }

@@ -18,14 +18,6 @@ thread_local! {
     static DEFAULT_DEVICE: Cell<Option<Device>> = const { Cell::new(None) };
 }
 
-/// The device `SMELT_DEVICE` names (`cpu` when unset or empty).
-pub fn device_from_env() -> Result<Device> {
-    match std::env::var("SMELT_DEVICE") {
-        Ok(s) if !s.trim().is_empty() => Device::parse(&s),
-        Ok(_) | Err(_) => Ok(Device::Cpu),
-    }
-}
-
 /// The current thread's default device: where factories and host data put new tensors. Starts
 /// as `SMELT_DEVICE` (the host when unset; an unknown name counts as the host, and
 /// `smelt info` says so).
@@ -33,7 +25,7 @@ pub fn get_default_device() -> Device {
     DEFAULT_DEVICE.with(|d| match d.get() {
         Some(device) => device,
         None => {
-            let device = device_from_env().unwrap_or(Device::Cpu);
+            let device = Device::from_env().unwrap_or(Device::Cpu);
             d.set(Some(device));
             device
         }
@@ -93,6 +85,7 @@ pub(crate) fn different_devices(op: &str, a: Device, b: Device) -> Error {
 
 /// `t` where `device` runs an op: itself when it is there, else (a 0-dim host tensor joining
 /// a device op) a copy on `device`.
+#[track_caller]
 pub(crate) fn on_device(t: &Tensor, device: Device) -> Result<Tensor> {
     if t.device() == device {
         Ok(t.clone())
@@ -132,6 +125,15 @@ impl Tensor {
         )
     }
 
+    /// `tensor.to(device)`; panics where [`Tensor::try_to`] returns an error.
+    ///
+    /// ```no_run
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([1.0f32, 2.0]).to(Device::Cuda(0)); // needs a GPU
+    /// let y = (&x * 2.0).exp(); // recorded and run on cuda:0
+    /// assert_eq!(y.cpu().device(), Device::Cpu);
+    /// ```
     #[track_caller]
     pub fn to(&self, device: Device) -> Tensor {
         ok(self.try_to(device))
@@ -143,6 +145,7 @@ impl Tensor {
         self.try_to(Device::Cpu)
     }
 
+    /// `tensor.cpu()`; panics where [`Tensor::try_cpu`] returns an error.
     #[track_caller]
     pub fn cpu(&self) -> Tensor {
         ok(self.try_cpu())
@@ -163,6 +166,7 @@ mod tests {
 
     /// A pending tensor recorded on `device` without touching it: device rules are checked
     /// when an op is recorded, before anything runs, so no GPU is needed to test them.
+    #[track_caller]
     fn placed(device: Device, shape: &[usize]) -> Tensor {
         Tensor::from_node(LazyNode::pending_on(
             device,
@@ -260,7 +264,7 @@ mod tests {
     fn the_default_device_is_per_thread_and_scoped() {
         assert_eq!(
             get_default_device(),
-            device_from_env().unwrap_or(Device::Cpu)
+            Device::from_env().unwrap_or(Device::Cpu)
         );
         let inside = with_default_device(Device::Cuda(3), get_default_device);
         assert_eq!(inside, Device::Cuda(3));

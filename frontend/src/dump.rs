@@ -20,6 +20,7 @@ impl GraphDump {
     pub fn dot(&self) -> String {
         self.graph.to_dot()
     }
+    /// The graph itself (`smelt_ir::Graph`), for tools that walk it.
     pub fn graph(&self) -> &smelt_ir::Graph {
         &self.graph
     }

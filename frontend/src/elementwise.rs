@@ -205,14 +205,28 @@ fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
     })
 }
 
+/// Generates a unary op and its `try_` form. The doc lines given document the plain form; the
+/// string after the op says when the `try_` form returns an error.
 macro_rules! unary_ops {
-    ($($name:ident, $try_name:ident => $op:expr;)*) => {
+    ($(
+        $(#[doc = $doc:expr])*
+        $name:ident, $try_name:ident => $op:expr, $errors:expr;
+    )*) => {
         impl Tensor {
             $(
+                #[doc = concat!(
+                    "[`Tensor::", stringify!($name), "`] returning a `Result`: ", $errors, "."
+                )]
                 #[track_caller]
                 pub fn $try_name(&self) -> Result<Tensor> {
                     self.try_unary($op)
                 }
+
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!(
+                    "Panics where [`Tensor::", stringify!($try_name), "`] returns an error."
+                )]
                 #[track_caller]
                 pub fn $name(&self) -> Tensor {
                     ok(self.$try_name())
@@ -223,34 +237,98 @@ macro_rules! unary_ops {
 }
 
 unary_ops! {
-    neg, try_neg => UnaryOp::Neg;
-    abs, try_abs => UnaryOp::Abs;
-    sign, try_sign => UnaryOp::Sign;
-    exp, try_exp => UnaryOp::Exp;
-    expm1, try_expm1 => UnaryOp::Expm1;
-    log, try_log => UnaryOp::Log;
-    log2, try_log2 => UnaryOp::Log2;
-    log1p, try_log1p => UnaryOp::Log1p;
-    exp2, try_exp2 => UnaryOp::Exp2;
-    sqrt, try_sqrt => UnaryOp::Sqrt;
-    rsqrt, try_rsqrt => UnaryOp::Rsqrt;
-    reciprocal, try_reciprocal => UnaryOp::Reciprocal;
-    square, try_square => UnaryOp::Square;
-    sin, try_sin => UnaryOp::Sin;
-    cos, try_cos => UnaryOp::Cos;
-    tan, try_tan => UnaryOp::Tan;
-    tanh, try_tanh => UnaryOp::Tanh;
-    sigmoid, try_sigmoid => UnaryOp::Sigmoid;
-    relu, try_relu => UnaryOp::Relu;
-    erf, try_erf => UnaryOp::Erf;
-    floor, try_floor => UnaryOp::Floor;
-    ceil, try_ceil => UnaryOp::Ceil;
-    trunc, try_trunc => UnaryOp::Trunc;
-    logical_not, try_logical_not => UnaryOp::LogicalNot;
-    bitwise_not, try_bitwise_not => UnaryOp::BitwiseNot;
-    isnan, try_isnan => UnaryOp::IsNan;
-    isinf, try_isinf => UnaryOp::IsInf;
-    isfinite, try_isfinite => UnaryOp::IsFinite;
+    /// `torch.neg`: `-x` for each element, in the input's dtype (also the `-` operator).
+    neg, try_neg => UnaryOp::Neg,
+        "a `dtype` error for a bool tensor (use `logical_not`)";
+    /// `torch.abs`: the absolute value of each element, in the input's dtype.
+    abs, try_abs => UnaryOp::Abs, "a `dtype` error for a bool tensor";
+    /// `torch.sign`: -1, 0 or 1 by each element's sign (NaN stays NaN), in the input's dtype.
+    sign, try_sign => UnaryOp::Sign, "never an error: every dtype is accepted";
+    /// `torch.exp`: e to the power of each element; integer and bool inputs compute in the
+    /// default float dtype.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([0, 1]);
+    /// let y = x.exp(); // an integer input: a result in the default dtype, float32
+    /// assert_eq!(y.dtype(), DType::F32);
+    /// assert_eq!(y.to_vec::<f32>()[0], 1.0);
+    /// ```
+    exp, try_exp => UnaryOp::Exp, "never an error: every dtype is accepted";
+    /// `torch.expm1`: `e^x - 1` for each element, accurate near 0; integer and bool inputs
+    /// compute in the default float dtype.
+    expm1, try_expm1 => UnaryOp::Expm1, "never an error: every dtype is accepted";
+    /// `torch.log`: the natural logarithm of each element (-inf at 0, NaN below); integer and
+    /// bool inputs compute in the default float dtype.
+    log, try_log => UnaryOp::Log, "never an error: every dtype is accepted";
+    /// `torch.log2`: the base-2 logarithm of each element; integer and bool inputs compute in
+    /// the default float dtype.
+    log2, try_log2 => UnaryOp::Log2, "never an error: every dtype is accepted";
+    /// `torch.log1p`: `ln(1 + x)` for each element, accurate near 0; integer and bool inputs
+    /// compute in the default float dtype.
+    log1p, try_log1p => UnaryOp::Log1p, "never an error: every dtype is accepted";
+    /// `torch.exp2`: 2 to the power of each element; integer and bool inputs compute in the
+    /// default float dtype.
+    exp2, try_exp2 => UnaryOp::Exp2, "never an error: every dtype is accepted";
+    /// `torch.sqrt`: the square root of each element (NaN below 0); integer and bool inputs
+    /// compute in the default float dtype.
+    sqrt, try_sqrt => UnaryOp::Sqrt, "never an error: every dtype is accepted";
+    /// `torch.rsqrt`: `1 / sqrt(x)` for each element; integer and bool inputs compute in the
+    /// default float dtype.
+    rsqrt, try_rsqrt => UnaryOp::Rsqrt, "never an error: every dtype is accepted";
+    /// `torch.reciprocal`: `1 / x` for each element; integer and bool inputs compute in the
+    /// default float dtype.
+    reciprocal, try_reciprocal => UnaryOp::Reciprocal, "never an error: every dtype is accepted";
+    /// `torch.square`: `x * x` for each element, in the input's dtype (bool gives int64).
+    square, try_square => UnaryOp::Square, "never an error: every dtype is accepted";
+    /// `torch.sin`: the sine of each element (radians); integer and bool inputs compute in the
+    /// default float dtype.
+    sin, try_sin => UnaryOp::Sin, "never an error: every dtype is accepted";
+    /// `torch.cos`: the cosine of each element (radians); integer and bool inputs compute in
+    /// the default float dtype.
+    cos, try_cos => UnaryOp::Cos, "never an error: every dtype is accepted";
+    /// `torch.tan`: the tangent of each element (radians); integer and bool inputs compute in
+    /// the default float dtype.
+    tan, try_tan => UnaryOp::Tan, "never an error: every dtype is accepted";
+    /// `torch.tanh`: the hyperbolic tangent of each element; integer and bool inputs compute
+    /// in the default float dtype.
+    tanh, try_tanh => UnaryOp::Tanh, "never an error: every dtype is accepted";
+    /// `torch.sigmoid`: `1 / (1 + e^-x)` for each element; integer and bool inputs compute in
+    /// the default float dtype.
+    sigmoid, try_sigmoid => UnaryOp::Sigmoid, "never an error: every dtype is accepted";
+    /// `torch.relu`: `max(x, 0)` for each element, in the input's dtype (NaN stays NaN).
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([-1.0f32, 0.5]);
+    /// assert_eq!(x.relu().to_vec::<f32>(), [0.0, 0.5]);
+    /// ```
+    relu, try_relu => UnaryOp::Relu, "a `dtype` error for a bool tensor";
+    /// `torch.erf`: the Gauss error function of each element; integer and bool inputs compute
+    /// in the default float dtype.
+    erf, try_erf => UnaryOp::Erf, "never an error: every dtype is accepted";
+    /// `torch.floor`: the largest integer not above each element, in the input's dtype
+    /// (integers are unchanged).
+    floor, try_floor => UnaryOp::Floor, "a `dtype` error for a bool tensor";
+    /// `torch.ceil`: the smallest integer not below each element, in the input's dtype
+    /// (integers are unchanged).
+    ceil, try_ceil => UnaryOp::Ceil, "a `dtype` error for a bool tensor";
+    /// `torch.trunc`: each element rounded toward zero, in the input's dtype (integers are
+    /// unchanged).
+    trunc, try_trunc => UnaryOp::Trunc, "a `dtype` error for a bool tensor";
+    /// `torch.logical_not`: a bool tensor, true where the element is zero.
+    logical_not, try_logical_not => UnaryOp::LogicalNot, "never an error: every dtype is accepted";
+    /// `torch.bitwise_not`: `!x` for each element of an integer tensor (logical not for bool),
+    /// in the input's dtype.
+    bitwise_not, try_bitwise_not => UnaryOp::BitwiseNot, "a `dtype` error for a float tensor";
+    /// `torch.isnan`: a bool tensor, true where the element is NaN.
+    isnan, try_isnan => UnaryOp::IsNan, "never an error: every dtype is accepted";
+    /// `torch.isinf`: a bool tensor, true where the element is +inf or -inf.
+    isinf, try_isinf => UnaryOp::IsInf, "never an error: every dtype is accepted";
+    /// `torch.isfinite`: a bool tensor, true where the element is neither infinite nor NaN.
+    isfinite, try_isfinite => UnaryOp::IsFinite, "never an error: every dtype is accepted";
 }
 
 /// Integer division by zero is an error in PyTorch. smelt checks it eagerly whenever the
@@ -324,7 +402,9 @@ fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DTy
 }
 
 impl Tensor {
-    /// A unary elementwise op with PyTorch's dtype rules.
+    /// Applies the unary elementwise op `op` with PyTorch's dtype rules: what [`Tensor::exp`] and
+    /// its siblings call, for code that picks the op at run time. Errors: a `dtype` error for a
+    /// dtype the op refuses (bool for `neg`, `abs`, `relu`, rounding; float for `bitwise_not`).
     #[track_caller]
     pub fn try_unary(&self, op: UnaryOp) -> Result<Tensor> {
         Ok(self.unary_unnamed(op)?.with_dim_names(self.dim_names()))
@@ -344,7 +424,12 @@ impl Tensor {
         record(Op::Unary { op, compute }, out, compute, &[self])
     }
 
-    /// A binary elementwise op with broadcasting, promotion and PyTorch's dtype rules.
+    /// Applies the binary elementwise op `op` with broadcasting, type promotion and PyTorch's dtype
+    /// rules: what [`Tensor::add`] and its siblings call, for code that picks the op at run time.
+    /// Errors: a `shape` error when the shapes do not broadcast, a `names` error when the dim names
+    /// do not match (or the op refuses named tensors), a `device` error for tensors on different
+    /// devices, a `dtype` error for a dtype the op refuses, a `value` error for an integer division
+    /// by a known zero or an integer tensor to a negative integer scalar power.
     #[track_caller]
     pub fn try_binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
         let a = self;
@@ -375,7 +460,10 @@ impl Tensor {
         Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
     }
 
-    /// `self + alpha * other`.
+    /// `torch.add(self, other, alpha=alpha)` (`op` = [`BinaryOp::Add`]) or `torch.sub(…, alpha)`
+    /// (`op` = [`BinaryOp::Sub`]): `self op alpha * other`. Errors: those of
+    /// [`Tensor::try_binary`], and a `dtype` error for a float `alpha` with integer operands or an
+    /// integer `alpha` other than 0 and 1 with bool ones.
     #[track_caller]
     pub fn try_add_scaled(
         &self,
@@ -415,13 +503,16 @@ impl Tensor {
         Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
     }
 
-    /// `torch.where(condition, self, other)` as a method of the condition.
+    /// `condition.where(a, b)`: [`Tensor::try_where`] with `self` as the condition.
     #[track_caller]
     pub fn try_where_(&self, a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Tensor> {
         Tensor::try_where(self, a, b)
     }
 
-    /// `torch.where(condition, a, b)`.
+    /// `torch.where(condition, a, b)`: `a` where `condition` is true, else `b`. The three
+    /// broadcast; the result's dtype promotes `a` and `b`. Errors: a `dtype` error for a condition
+    /// neither bool nor uint8, a `shape` error when the shapes do not broadcast, a `names` error
+    /// for a named operand, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_where(
         condition: &Tensor,
@@ -441,12 +532,26 @@ impl Tensor {
         record(Op::Where, dtype, dtype, &[&c, &a, &b])
     }
 
+    /// `torch.where(condition, a, b)`: `a` where `condition` is true, else `b` (see
+    /// [`Tensor::try_where`], whose errors it panics with).
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let c = Tensor::new([true, false]);
+    /// let r = Tensor::r#where(&c, 1.0f32, &Tensor::new([5.0f32, 6.0]));
+    /// assert_eq!(r.to_vec::<f32>(), [1.0, 6.0]);
+    /// ```
     #[track_caller]
     pub fn r#where(condition: &Tensor, a: impl Into<Operand>, b: impl Into<Operand>) -> Tensor {
         ok(Tensor::try_where(condition, a, b))
     }
 
-    /// `clamp(min, max)`: when `min > max` every element becomes `max`.
+    /// `torch.clamp(self, min, max)`: each element limited to `[min, max]` (either bound may be
+    /// `None`, not both; a bound is a scalar or a tensor that broadcasts). When `min > max` every
+    /// element becomes `max`; NaN stays NaN. Errors: a `value` error when both bounds are `None`,
+    /// a `dtype` error for bool input with bool bounds, a `shape` error when the shapes do not
+    /// broadcast, a `names` error when the dim names do not match.
     #[track_caller]
     pub fn try_clamp(&self, min: Option<Operand>, max: Option<Operand>) -> Result<Tensor> {
         if min.is_none() && max.is_none() {
@@ -503,12 +608,22 @@ impl Tensor {
         Ok(t.relayout(&shape, strides).with_dim_names(names))
     }
 
+    /// `torch.clamp(self, min, max)`; panics where [`Tensor::try_clamp`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([-2.0f32, 0.5, 3.0]);
+    /// let y = x.clamp(Some(0.0.into()), Some(1.0.into()));
+    /// assert_eq!(y.to_vec::<f32>(), [0.0, 0.5, 1.0]);
+    /// ```
     #[track_caller]
     pub fn clamp(&self, min: Option<Operand>, max: Option<Operand>) -> Tensor {
         ok(self.try_clamp(min, max))
     }
 
     /// Re-targets the output layout of a freshly computed, unshared tensor.
+    #[track_caller]
     pub(crate) fn relayout(self, shape: &[usize], strides: Dims<isize>) -> Tensor {
         if self.view.strides == strides {
             return self;
@@ -521,7 +636,10 @@ impl Tensor {
         Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)
     }
 
-    /// `round(decimals)`: half to even, after scaling by 10^decimals.
+    /// `torch.round(self, decimals=decimals)`: each element rounded half to even, after scaling by
+    /// 10^decimals (integers are unchanged when `decimals` is 0). Errors: a `dtype` error for bool
+    /// input, or for integer input with `decimals != 0`; a `names` error for a named tensor with
+    /// `decimals != 0`.
     #[track_caller]
     pub fn try_round(&self, decimals: i64) -> Result<Tensor> {
         if decimals == 0 {
@@ -540,13 +658,16 @@ impl Tensor {
             .try_div(scale)
     }
 
+    /// `torch.round`: each element rounded half to even, in the input's dtype; panics where
+    /// [`Tensor::try_round`] (with `decimals = 0`) returns an error (bool input).
     #[track_caller]
     pub fn round(&self) -> Tensor {
         ok(self.try_round(0))
     }
 
-    /// `to(dtype)`: self when the dtype is unchanged (unless `copy`), else a converted copy
-    /// with preserve-format strides.
+    /// `tensor.to(dtype, copy=copy)`: `self` when the dtype is unchanged and `copy` is false, else
+    /// a converted copy with preserve-format strides (floats to integers truncate toward zero).
+    /// Never an error today; `Result` for symmetry with the other conversions.
     #[track_caller]
     pub fn try_to_dtype(&self, dtype: DType, copy: bool) -> Result<Tensor> {
         if dtype == self.dtype() && !copy {
@@ -563,12 +684,29 @@ impl Tensor {
         .with_dim_names(self.dim_names()))
     }
 
+    /// `tensor.clone(memory_format=format)`; panics where [`Tensor::try_clone_format`] returns
+    /// an error.
+    #[track_caller]
+    pub fn clone_format(&self, format: MemoryFormat) -> Tensor {
+        ok(self.try_clone_format(format))
+    }
+
+    /// `tensor.to(dtype)`: the elements converted to `dtype` (`self` when it already has it).
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([1.7f32, -1.7]);
+    /// assert_eq!(x.to_dtype(DType::I64).to_vec::<i64>(), [1, -1]);
+    /// ```
     #[track_caller]
     pub fn to_dtype(&self, dtype: DType) -> Tensor {
         ok(self.try_to_dtype(dtype, false))
     }
 
-    /// `clone(memory_format)`: a fresh copy (preserve format by default).
+    /// `tensor.clone(memory_format=format)`: a fresh copy of the data laid out in `format`
+    /// ([`MemoryFormat::Preserve`] keeps a dense layout's strides). Errors: a `value` error (as
+    /// PyTorch's) when `format` needs a rank the tensor lacks (`ChannelsLast` needs 4 dims).
     #[track_caller]
     pub fn try_clone_format(&self, format: MemoryFormat) -> Result<Tensor> {
         let strides = self.view.like_strides(format)?;
@@ -582,13 +720,16 @@ impl Tensor {
         .with_dim_names(self.dim_names()))
     }
 
-    /// A copy of the data (PyTorch's `clone()`; `Clone::clone` copies only the handle).
+    /// `tensor.clone()`: a copy of the data with the same strides when dense (`Clone::clone` copies
+    /// only the handle). Never panics.
     #[track_caller]
     pub fn deep_clone(&self) -> Tensor {
         ok(self.try_clone_format(MemoryFormat::Preserve))
     }
 
-    /// `contiguous(memory_format)`: self when already contiguous in that format.
+    /// `tensor.contiguous(memory_format=format)`: `self` when already contiguous in `format`, else
+    /// a copy laid out so. Errors: a `value` error for [`MemoryFormat::Preserve`] on a
+    /// non-contiguous tensor, or when `format` needs a rank the tensor lacks.
     #[track_caller]
     pub fn try_contiguous_format(&self, format: MemoryFormat) -> Result<Tensor> {
         if format == MemoryFormat::Preserve {
@@ -607,20 +748,40 @@ impl Tensor {
         self.try_clone_format(format)
     }
 
+    /// `tensor.contiguous()`: `self` when row-major contiguous, else a row-major copy. Never
+    /// panics.
     #[track_caller]
     pub fn contiguous(&self) -> Tensor {
         ok(self.try_contiguous_format(MemoryFormat::Contiguous))
     }
 }
 
+/// Generates a binary op and its `try_` form. The doc lines given document the plain form; the
+/// string after the op adds the op's own errors to those every binary op has.
 macro_rules! binary_ops {
-    ($($name:ident, $try_name:ident => $op:expr;)*) => {
+    ($(
+        $(#[doc = $doc:expr])*
+        $name:ident, $try_name:ident => $op:expr, $errors:expr;
+    )*) => {
         impl Tensor {
             $(
+                #[doc = concat!(
+                    "[`Tensor::", stringify!($name), "`] returning a `Result`: a `shape` error ",
+                    "when the shapes do not broadcast, a `names` error when the dim names do not ",
+                    "match, a `device` error for tensors on different devices", $errors, "."
+                )]
                 #[track_caller]
                 pub fn $try_name(&self, other: impl Into<Operand>) -> Result<Tensor> {
                     self.try_binary(other, $op)
                 }
+
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!(
+                    "`other` is a tensor or a scalar; the two broadcast, and the result's dtype ",
+                    "follows PyTorch's type promotion ([`result_type`](crate::result_type)). ",
+                    "Panics where [`Tensor::", stringify!($try_name), "`] returns an error."
+                )]
                 #[track_caller]
                 pub fn $name(&self, other: impl Into<Operand>) -> Tensor {
                     ok(self.$try_name(other))
@@ -631,40 +792,94 @@ macro_rules! binary_ops {
 }
 
 binary_ops! {
-    add, try_add => BinaryOp::Add;
-    sub, try_sub => BinaryOp::Sub;
-    mul, try_mul => BinaryOp::Mul;
-    div, try_div => BinaryOp::Div;
-    floor_divide, try_floor_divide => BinaryOp::DivFloor;
-    remainder, try_remainder => BinaryOp::Remainder;
-    fmod, try_fmod => BinaryOp::Fmod;
-    pow, try_pow => BinaryOp::Pow;
-    maximum, try_maximum => BinaryOp::Maximum;
-    minimum, try_minimum => BinaryOp::Minimum;
-    atan2, try_atan2 => BinaryOp::Atan2;
-    eq, try_eq => BinaryOp::Eq;
-    ne, try_ne => BinaryOp::Ne;
-    lt, try_lt => BinaryOp::Lt;
-    le, try_le => BinaryOp::Le;
-    gt, try_gt => BinaryOp::Gt;
-    ge, try_ge => BinaryOp::Ge;
-    logical_and, try_logical_and => BinaryOp::LogicalAnd;
-    logical_or, try_logical_or => BinaryOp::LogicalOr;
-    logical_xor, try_logical_xor => BinaryOp::LogicalXor;
-    bitwise_and, try_bitwise_and => BinaryOp::BitAnd;
-    bitwise_or, try_bitwise_or => BinaryOp::BitOr;
-    bitwise_xor, try_bitwise_xor => BinaryOp::BitXor;
+    /// `torch.add`: `self + other` elementwise (also the `+` operator).
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let a = Tensor::new([[1, 2], [3, 4]]);
+    /// let b = a.add(&Tensor::new([10, 20])); // broadcasts over rows
+    /// assert_eq!(b.to_vec::<i64>(), [11, 22, 13, 24]);
+    /// let c = &a + 0.5; // an int tensor and a float scalar: the default float dtype
+    /// assert_eq!(c.dtype(), DType::F32);
+    /// ```
+    add, try_add => BinaryOp::Add, "";
+    /// `torch.sub`: `self - other` elementwise (also the `-` operator).
+    sub, try_sub => BinaryOp::Sub, ", and a `dtype` error when either operand is bool";
+    /// `torch.mul`: `self * other` elementwise (also the `*` operator).
+    mul, try_mul => BinaryOp::Mul, "";
+    /// `torch.div`: true division `self / other` elementwise (also the `/` operator); integer
+    /// and bool operands divide in the default float dtype.
+    div, try_div => BinaryOp::Div, "";
+    /// `torch.floor_divide`: `floor(self / other)` elementwise, in the promoted dtype.
+    floor_divide, try_floor_divide => BinaryOp::DivFloor,
+        ", a `dtype` error for bool operands, and a `value` error for an integer division by a \
+        zero whose value is known (a scalar or a realized tensor)";
+    /// `torch.remainder`: Python's `%`, the remainder with the divisor's sign (also the `%`
+    /// operator).
+    remainder, try_remainder => BinaryOp::Remainder,
+        ", a `dtype` error for bool operands, a `value` error for an integer division by a \
+        zero whose value is known, and a `names` error for a named tensor";
+    /// `torch.fmod`: C's `fmod`, the remainder with the dividend's sign.
+    fmod, try_fmod => BinaryOp::Fmod,
+        ", a `dtype` error for bool operands, a `value` error for an integer division by a \
+        zero whose value is known, and a `names` error for a named tensor";
+    /// `torch.pow`: `self` to the power `other` elementwise.
+    pow, try_pow => BinaryOp::Pow,
+        ", and a `value` error for an integer tensor to a negative integer scalar power";
+    /// `torch.maximum`: the larger of the two elements (NaN if either is NaN).
+    maximum, try_maximum => BinaryOp::Maximum, ", and a `names` error for a named tensor";
+    /// `torch.minimum`: the smaller of the two elements (NaN if either is NaN).
+    minimum, try_minimum => BinaryOp::Minimum, ", and a `names` error for a named tensor";
+    /// `torch.atan2`: the angle of the point `(other, self)` in radians; integer and bool
+    /// operands compute in the default float dtype.
+    atan2, try_atan2 => BinaryOp::Atan2, "";
+    /// `torch.eq`: a bool tensor, true where `self == other` (compared in the promoted dtype).
+    eq, try_eq => BinaryOp::Eq, "";
+    /// `torch.ne`: a bool tensor, true where `self != other`.
+    ne, try_ne => BinaryOp::Ne, "";
+    /// `torch.lt`: a bool tensor, true where `self < other`.
+    lt, try_lt => BinaryOp::Lt, "";
+    /// `torch.le`: a bool tensor, true where `self <= other`.
+    le, try_le => BinaryOp::Le, "";
+    /// `torch.gt`: a bool tensor, true where `self > other`.
+    gt, try_gt => BinaryOp::Gt, "";
+    /// `torch.ge`: a bool tensor, true where `self >= other`.
+    ge, try_ge => BinaryOp::Ge, "";
+    /// `torch.logical_and`: a bool tensor, true where both elements are nonzero.
+    logical_and, try_logical_and => BinaryOp::LogicalAnd, "";
+    /// `torch.logical_or`: a bool tensor, true where either element is nonzero.
+    logical_or, try_logical_or => BinaryOp::LogicalOr, "";
+    /// `torch.logical_xor`: a bool tensor, true where exactly one element is nonzero.
+    logical_xor, try_logical_xor => BinaryOp::LogicalXor, "";
+    /// `torch.bitwise_and`: `self & other` for integer and bool operands (also the `&`
+    /// operator).
+    bitwise_and, try_bitwise_and => BinaryOp::BitAnd,
+        ", a `dtype` error for float operands, and a `names` error for a named tensor";
+    /// `torch.bitwise_or`: `self | other` for integer and bool operands (also the `|`
+    /// operator).
+    bitwise_or, try_bitwise_or => BinaryOp::BitOr,
+        ", a `dtype` error for float operands, and a `names` error for a named tensor";
+    /// `torch.bitwise_xor`: `self ^ other` for integer and bool operands (also the `^`
+    /// operator).
+    bitwise_xor, try_bitwise_xor => BinaryOp::BitXor,
+        ", a `dtype` error for float operands, and a `names` error for a named tensor";
 }
 
-/// Division rounding modes of `div`.
+/// The `rounding_mode` of `torch.div` ([`Tensor::try_div_mode`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RoundingMode {
+    /// `"trunc"`: round the quotient toward zero (C's integer division).
     Trunc,
+    /// `"floor"`: round the quotient down (Python's `//`).
     Floor,
 }
 
 impl Tensor {
-    /// `div(other, rounding_mode)`.
+    /// `torch.div(self, other, rounding_mode=mode)`: true division for `None`, else the quotient
+    /// rounded by `mode`. Errors: those of [`Tensor::try_div`] / [`Tensor::try_floor_divide`]
+    /// (a `dtype` error for bool operands with a mode, a `value` error for an integer division by a
+    /// known zero), and a `names` error for a named tensor with a mode.
     #[track_caller]
     pub fn try_div_mode(
         &self,

@@ -12,11 +12,14 @@ use std::fmt::{self, Write as _};
 /// Fused (the default pipeline) or unfused (fusion off: one kernel per op).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// The default pipeline: fusion and copy elimination on.
     Fused,
+    /// Fusion and copy elimination off: one kernel per op, a baseline for measurements.
     Unfused,
 }
 
 impl Mode {
+    /// `fused` or `unfused`.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Fused => "fused",
@@ -31,6 +34,7 @@ pub const UNFUSED_DISABLES: &[&str] = &["fuse", "eliminate_copies"];
 /// One kernel of the plan.
 #[derive(Clone, Debug)]
 pub struct KernelInfo {
+    /// The kernel's name, as the dumps and profilers show it.
     pub name: String,
     /// The graph ops it computes (`%id op @ file:line`), root first.
     pub ops: Vec<String>,
@@ -45,20 +49,27 @@ pub struct KernelInfo {
 /// A kernel boundary and the rule that made it.
 #[derive(Clone, Debug)]
 pub struct BoundaryInfo {
+    /// The op writing the buffer at the boundary (`%id op @ file:line`).
     pub producer: String,
+    /// The op reading it in another kernel.
     pub consumer: String,
+    /// The rule that kept the two apart.
     pub reason: String,
 }
 
 /// The plan for realizing one tensor (or several together).
 #[derive(Clone, Debug)]
 pub struct Explain {
+    /// Fused or unfused.
     pub mode: Mode,
     /// Where the kernels run: the realisation's storages' device. A realisation copies nothing
     /// between host and device; its buffers stay where they are.
     pub device: Device,
+    /// The kernels in schedule order.
     pub kernels: Vec<KernelInfo>,
+    /// Every kernel boundary and the rule that made it.
     pub boundaries: Vec<BoundaryInfo>,
+    /// The bytes all the kernels read and write together.
     pub bytes_moved: u64,
     /// Inputs of a device realisation that an op with a data-dependent result size
     /// (`nonzero`, `masked_select`, a bool index) computed on the host and copied over when
@@ -83,11 +94,21 @@ fn view_touched(v: &View) -> u64 {
 fn work_bytes(work: &Work) -> u64 {
     match work {
         Work::Kernel(k) => {
+            // Per argument: the widest access, or the distinct single elements read (a
+            // random draw's seed and offset) where those are all there is.
             let mut per_arg = vec![0u64; k.args.len()];
+            let mut points: Vec<Vec<isize>> = vec![vec![]; k.args.len()];
             for instr in &k.body {
                 if let Instr::Load { arg, index } | Instr::Store { arg, index, .. } = instr {
-                    per_arg[*arg] = per_arg[*arg].max(touched(&k.shape, &index.strides));
+                    let n = touched(&k.shape, &index.strides);
+                    if n == 1 && !points[*arg].contains(&index.offset) {
+                        points[*arg].push(index.offset);
+                    }
+                    per_arg[*arg] = per_arg[*arg].max(n);
                 }
+            }
+            for (n, p) in per_arg.iter_mut().zip(&points) {
+                *n = (*n).max(p.len() as u64);
             }
             k.args
                 .iter()
@@ -196,14 +217,33 @@ pub fn plan(g: &Graph, schedule: &Schedule, mode: Mode, device: Device) -> Expla
     }
 }
 
-/// The plan for realizing `t` now (nothing runs).
-pub fn explain(t: &Tensor, mode: Mode) -> Explain {
-    explain_all(&[t], mode)
+/// The fused plan for realizing `t`: kernels, what each fuses, why each boundary exists,
+/// bytes moved, kernel IR. Nothing runs.
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// let x = Tensor::new([1.0f32, -2.0, 3.0]);
+/// let y = (x.exp() + 1.0).relu();
+/// assert_eq!(smelt::explain(&y).kernels.len(), 1); // one fused kernel
+/// ```
+pub fn explain(t: &Tensor) -> Explain {
+    explain_all_mode(&[t], Mode::Fused)
 }
 
-/// The plan for realizing `tensors` together now, as [`crate::realize`] would (nothing runs):
-/// kernels whose outputs share an iteration space may store several of them.
-pub fn explain_all(tensors: &[&Tensor], mode: Mode) -> Explain {
+/// The plan for realizing `t` fused or unfused ([`Mode`]). Nothing runs.
+pub fn explain_mode(t: &Tensor, mode: Mode) -> Explain {
+    explain_all_mode(&[t], mode)
+}
+
+/// The fused plan for realizing `tensors` together ([`crate::realize`]): one compilation, and
+/// kernels whose outputs share an iteration space store several of them. Nothing runs.
+pub fn explain_all(tensors: &[&Tensor]) -> Explain {
+    explain_all_mode(tensors, Mode::Fused)
+}
+
+/// The plan for realizing `tensors` together, fused or unfused ([`Mode`]). Nothing runs.
+pub fn explain_all_mode(tensors: &[&Tensor], mode: Mode) -> Explain {
     let roots: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
     let mut graph = pending_graph(&roots);
     let mut disabled = smelt_passes::disabled_by_env();

@@ -31,8 +31,12 @@ fn at_least_1d(view: &View) -> View {
 }
 
 impl Tensor {
-    /// `gather(self, dim, index)`: `out[p] = self[p with p[dim] = index[p]]`, index int64 of
-    /// self's rank and no larger than self outside `dim`.
+    /// `torch.gather(self, dim, index)`: `out[p] = self[p with p[dim] = index[p]]`; `index` is
+    /// int64, of `self`'s rank and no larger than `self` outside `dim`; the result has `index`'s
+    /// shape. The index values are read now (a realization). Errors: a `dtype` error for an index
+    /// that is not int64, a `shape` error for an index of another rank or larger than `self`
+    /// outside `dim`, an `index` error for an index value or dim out of range, a `names` error for
+    /// a dim name or a named tensor, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_gather(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
         let dim = index_only("gather", &[dim.into()])?[0];
@@ -82,13 +86,25 @@ impl Tensor {
             inputs,
         ))
     }
+    /// `torch.gather(self, dim, index)`; panics where [`Tensor::try_gather`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([[1, 2], [3, 4]]);
+    /// let i = Tensor::new([[1i64, 0], [0, 0]]);
+    /// assert_eq!(x.gather(1, &i).to_vec::<i64>(), [2, 1, 3, 3]);
+    /// ```
     #[track_caller]
     pub fn gather(&self, dim: impl Into<Dim>, index: &Tensor) -> Tensor {
         ok(self.try_gather(dim, index))
     }
 
-    /// `index_select(self, dim, index)`: the entries `index` (1-D or 0-dim, int64/int32) along
-    /// `dim`.
+    /// `torch.index_select(self, dim, index)`: the entries `index` (1-D or 0-dim, int64 or int32)
+    /// along `dim`, in that order. The index values are read now (a realization). Errors: a `dtype`
+    /// error for another index dtype, an `index` error for an index of more than one dim, an index
+    /// value or a dim out of range, a `names` error for a dim name or a named tensor, a `device`
+    /// error for tensors on different devices.
     #[track_caller]
     pub fn try_index_select(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
         let dim = index_only("index_select", &[dim.into()])?[0];
@@ -142,12 +158,17 @@ impl Tensor {
             inputs,
         ))
     }
+    /// `torch.index_select(self, dim, index)`; panics where [`Tensor::try_index_select`] returns an
+    /// error.
     #[track_caller]
     pub fn index_select(&self, dim: impl Into<Dim>, index: &Tensor) -> Tensor {
         ok(self.try_index_select(dim, index))
     }
 
-    /// `take(self, index)`: entries of self's row-major flattening; the result has index's shape.
+    /// `torch.take(self, index)`: entries of `self`'s row-major flattening; the result has
+    /// `index`'s shape. The index values are read now (a realization). Errors: a `dtype` error for
+    /// an index that is not int64, an `index` error for an index value out of range, a `names`
+    /// error for a named tensor, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_take(&self, index: &Tensor) -> Result<Tensor> {
         refuse_named("take", [self, index])?;
@@ -180,6 +201,7 @@ impl Tensor {
             inputs,
         ))
     }
+    /// `torch.take(self, index)`; panics where [`Tensor::try_take`] returns an error.
     #[track_caller]
     pub fn take(&self, index: &Tensor) -> Tensor {
         ok(self.try_take(index))

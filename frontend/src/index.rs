@@ -181,7 +181,10 @@ impl Tensor {
         })
     }
 
-    /// `self[items]` where some item is a tensor: a contiguous copy.
+    /// Advanced indexing, `self[items]` where some item is an integer or bool tensor: a contiguous
+    /// copy (PyTorch's `index`). The index values are read now (a realization). Errors: an `index`
+    /// error for an index out of range, an index tensor of a float dtype, index tensors that do not
+    /// broadcast, a bool mask of the wrong shape, too many indices or two ellipses.
     #[track_caller]
     pub fn try_index(&self, items: &[TensorIndex]) -> Result<Tensor> {
         let plan = self.index_plan(items)?;
@@ -222,8 +225,11 @@ impl Tensor {
         ))
     }
 
-    /// `self[items] = value` where some item is a tensor (index_put): the value broadcasts to
-    /// the indexed shape and converts to self's dtype; repeated indices: the last write wins.
+    /// Advanced index assignment, `self[items] = value` where some item is a tensor (PyTorch's
+    /// `index_put_`): the value broadcasts to the indexed shape and converts to `self`'s dtype;
+    /// with repeated indices the last write wins. Errors: those of [`Tensor::try_index`], a `shape`
+    /// error for a value that does not broadcast, an `overlap` error when `self`'s elements share
+    /// memory.
     #[track_caller]
     pub fn try_index_put(&self, items: &[TensorIndex], value: Operand) -> Result<()> {
         self.index_put(items, value, false)

@@ -7,11 +7,11 @@ use crate::device::{different_devices, on_device};
 use crate::elementwise::broadcast_all;
 use crate::lazy::LazyNode;
 use crate::names::{DimNames, check_out_names, refuse_named_operands, unify_operands};
-use crate::promote::{AsOperand, Operand, result_type};
+use crate::promote::{AsOperand, Operand};
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
-use smelt_ir::view::fmt_list;
+use smelt_ir::view::{Overlap, fmt_list};
 use smelt_ir::{BinaryOp, DType, Error, Result, Scalar, UnaryOp, View};
 use smelt_runtime::{Buffer, Device};
 
@@ -77,14 +77,8 @@ impl Tensor {
         let Operand::Tensor(o) = other else {
             return Ok(());
         };
-        if !o.shares_storage(self) || o.view == self.view {
-            return Ok(());
-        }
-        if let (Some((a0, a1)), Some((b0, b1))) =
-            (self.view.address_range(), o.view.address_range())
-            && a0 <= b1
-            && b0 <= a1
-        {
+        // PyTorch's `assert_no_partial_overlap`: full overlap, none, or too hard to tell pass.
+        if o.shares_storage(self) && self.view.overlap_with(&o.view) == Overlap::Partial {
             return Err(Error::overlap(PARTIAL_OVERLAP));
         }
         Ok(())
@@ -125,7 +119,13 @@ impl Tensor {
         Ok(self)
     }
 
-    /// `self op= other` for a binary op (alpha scales `other` for add/sub).
+    /// `self op= other` in place for the binary op `op` (with `alpha` scaling `other` for add and
+    /// sub): what [`Tensor::add_`] and its siblings call. Every handle on `self`'s storage sees the
+    /// new values; returns `self`. Errors: a `shape` error when the broadcast result is not
+    /// `self`'s shape, a `dtype` error when the result's dtype cannot be cast to `self`'s (a float
+    /// result into an integer tensor), an `overlap` error when `self`'s elements share memory (an
+    /// expanded tensor) or partly overlap the operand, a `names` error when names conflict, a
+    /// `device` error for tensors on different devices, and those of [`Tensor::try_binary`].
     #[track_caller]
     pub fn try_binary_(
         &self,
@@ -202,7 +202,9 @@ impl Tensor {
         Ok(self)
     }
 
-    /// `self = op(self)` for a unary op.
+    /// `self = op(self)` in place for the unary op `op`; returns `self`. Errors: a `dtype` error
+    /// for a dtype the op refuses or a result that cannot be cast to `self`'s dtype (`exp_` on an
+    /// integer tensor), an `overlap` error when `self`'s elements share memory.
     #[track_caller]
     pub fn try_unary_(&self, op: UnaryOp) -> Result<&Tensor> {
         let r = self.try_unary(op)?;
@@ -211,30 +213,69 @@ impl Tensor {
         self.write_back(Ok(r), &format!("{}_", op.name()))
     }
 
+    /// `tensor.add_(other, alpha=alpha)`: `self += alpha * other` in place; returns `self`. Errors:
+    /// a `shape` error when the broadcast result is not `self`'s shape, a `dtype` error when the
+    /// result's dtype cannot be cast to `self`'s (a float result into an integer tensor), an
+    /// `overlap` error when `self`'s elements share memory (an expanded tensor) or partly overlap
+    /// the operand, a `names` error when names conflict, a `device` error for tensors on different
+    /// devices.
     #[track_caller]
     pub fn try_add_(&self, other: impl Into<Operand>, alpha: Option<Scalar>) -> Result<&Tensor> {
         self.try_binary_(other, BinaryOp::Add, alpha)
     }
+    /// `tensor.add_(other)`: `self += other` in place (also `+=`); panics where
+    /// [`Tensor::try_add_`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([1.0f32, 2.0]);
+    /// let view = x.clone(); // another handle on the same storage
+    /// x.add_(1.0);
+    /// assert_eq!(view.to_vec::<f32>(), [2.0, 3.0]);
+    /// ```
     #[track_caller]
     pub fn add_(&self, other: impl Into<Operand>) -> &Tensor {
         ok(self.try_add_(other, None))
     }
+    /// `tensor.sub_(other, alpha=alpha)`: `self -= alpha * other` in place; returns `self`. Errors:
+    /// a `shape` error when the broadcast result is not `self`'s shape, a `dtype` error when the
+    /// result's dtype cannot be cast to `self`'s (a float result into an integer tensor), an
+    /// `overlap` error when `self`'s elements share memory (an expanded tensor) or partly overlap
+    /// the operand, a `names` error when names conflict, a `device` error for tensors on different
+    /// devices, and a `dtype` error for bool operands.
     #[track_caller]
     pub fn try_sub_(&self, other: impl Into<Operand>, alpha: Option<Scalar>) -> Result<&Tensor> {
         self.try_binary_(other, BinaryOp::Sub, alpha)
     }
+    /// `tensor.sub_(other)`: `self -= other` in place (also `-=`); panics where
+    /// [`Tensor::try_sub_`] returns an error.
     #[track_caller]
     pub fn sub_(&self, other: impl Into<Operand>) -> &Tensor {
         ok(self.try_sub_(other, None))
     }
+    /// `tensor.mul_(other)`: `self *= other` in place; returns `self`. Errors: a `shape` error when
+    /// the broadcast result is not `self`'s shape, a `dtype` error when the result's dtype cannot
+    /// be cast to `self`'s (a float result into an integer tensor), an `overlap` error when
+    /// `self`'s elements share memory (an expanded tensor) or partly overlap the operand, a `names`
+    /// error when names conflict, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_mul_(&self, other: impl Into<Operand>) -> Result<&Tensor> {
         self.try_binary_(other, BinaryOp::Mul, None)
     }
+    /// `tensor.mul_(other)`: `self *= other` in place (also `*=`); panics where
+    /// [`Tensor::try_mul_`] returns an error.
     #[track_caller]
     pub fn mul_(&self, other: impl Into<Operand>) -> &Tensor {
         ok(self.try_mul_(other))
     }
+    /// `tensor.div_(other, rounding_mode=mode)`: `self /= other` in place, rounded by `mode` when
+    /// given; returns `self`. Errors: a `shape` error when the broadcast result is not `self`'s
+    /// shape, a `dtype` error when the result's dtype cannot be cast to `self`'s (a float result
+    /// into an integer tensor), an `overlap` error when `self`'s elements share memory (an expanded
+    /// tensor) or partly overlap the operand, a `names` error when names conflict, a `device` error
+    /// for tensors on different devices (true division of an integer tensor is a `dtype` error: its
+    /// result is float).
     #[track_caller]
     pub fn try_div_(
         &self,
@@ -252,25 +293,32 @@ impl Tensor {
         }
         self.try_binary_(other, op, None)
     }
+    /// `tensor.div_(other)`: `self /= other` in place (also `/=`); panics where
+    /// [`Tensor::try_div_`] returns an error.
     #[track_caller]
     pub fn div_(&self, other: impl Into<Operand>) -> &Tensor {
         ok(self.try_div_(other, None))
     }
 
+    /// `tensor.neg_()`: `self = -self` in place, as [`Tensor::try_unary_`].
     #[track_caller]
     pub fn try_neg_(&self) -> Result<&Tensor> {
         self.try_unary_(UnaryOp::Neg)
     }
+    /// `tensor.abs_()`: `self = |self|` in place, as [`Tensor::try_unary_`].
     #[track_caller]
     pub fn try_abs_(&self) -> Result<&Tensor> {
         self.try_unary_(UnaryOp::Abs)
     }
+    /// `tensor.exp_()`: `self = e^self` in place, as [`Tensor::try_unary_`] (a `dtype` error for an
+    /// integer tensor).
     #[track_caller]
     pub fn try_exp_(&self) -> Result<&Tensor> {
         self.try_unary_(UnaryOp::Exp)
     }
 
-    /// `clamp_(min, max)`.
+    /// `tensor.clamp_(min, max)`: [`Tensor::try_clamp`] written back into `self`; returns `self`.
+    /// Errors: those of `try_clamp`, and of an in-place op (shape, dtype cast, overlap, names).
     #[track_caller]
     pub fn try_clamp_(&self, min: Option<Operand>, max: Option<Operand>) -> Result<&Tensor> {
         let others: Vec<&Operand> = min.iter().chain(max.iter()).collect();
@@ -287,8 +335,11 @@ impl Tensor {
         Ok(self)
     }
 
-    /// `copy_(src)`: src broadcasts to self and converts to self's dtype; a source on another
-    /// device is copied to self's first (PyTorch's cross-device copy).
+    /// `tensor.copy_(src)`: `src`'s values written into `self`; `src` broadcasts to `self`'s shape
+    /// and converts to its dtype; a source on another device is copied over first (PyTorch's
+    /// cross-device copy). Returns `self`. Errors: a `shape` error when `src` does not broadcast to
+    /// `self`, an `overlap` error when `self`'s elements share memory or partly overlap `src`, a
+    /// `names` error when names conflict, a `device` error when a device is unusable.
     #[track_caller]
     pub fn try_copy_(&self, src: &Tensor) -> Result<&Tensor> {
         let moved = on_device(src, self.device())?;
@@ -306,12 +357,16 @@ impl Tensor {
         self.assign(&src_op, "copy_")?;
         Ok(self)
     }
+    /// `tensor.copy_(src)`; panics where [`Tensor::try_copy_`] returns an error.
     #[track_caller]
     pub fn copy_(&self, src: &Tensor) -> &Tensor {
         ok(self.try_copy_(src))
     }
 
-    /// `fill_(value)`: allowed on expanded tensors. A tensor value must be 0-dim.
+    /// `tensor.fill_(value)`: every element of `self` set to `value` (cast to `self`'s dtype),
+    /// allowed on expanded tensors; returns `self`. Errors: a `shape` error for a tensor value that
+    /// is not 0-dim, a `device` error for a value on another device that is not a 0-dim host
+    /// tensor.
     #[track_caller]
     pub fn try_fill_(&self, value: impl Into<Operand>) -> Result<&Tensor> {
         let value = value.into();
@@ -326,20 +381,28 @@ impl Tensor {
         self.assign(&value, "fill_")?;
         Ok(self)
     }
+    /// `tensor.fill_(value)`; panics where [`Tensor::try_fill_`] returns an error.
     #[track_caller]
     pub fn fill_(&self, value: impl Into<Operand>) -> &Tensor {
         ok(self.try_fill_(value))
     }
+    /// `tensor.zero_()`: [`Tensor::try_fill_`] with 0.
     #[track_caller]
     pub fn try_zero_(&self) -> Result<&Tensor> {
         self.try_fill_(Scalar::Int(0))
     }
+    /// `tensor.zero_()`: every element set to 0; panics where [`Tensor::try_zero_`] returns an
+    /// error.
     #[track_caller]
     pub fn zero_(&self) -> &Tensor {
         ok(self.try_zero_())
     }
 
-    /// `self[items] = value` with basic items; the value broadcasts and converts freely.
+    /// Python's `self[items] = value`: with basic items ([`TensorIndex`] ints, slices, `None`,
+    /// `...`) the selected view is filled with a scalar or copied from a tensor that broadcasts
+    /// (from any device, converted to `self`'s dtype); with tensor items it is
+    /// [`Tensor::try_index_put`]. Errors: those of [`Tensor::try_getitem`] for the items, and of
+    /// [`Tensor::try_copy_`] for the write.
     #[track_caller]
     pub fn try_setitem(&self, items: &[TensorIndex], value: impl Into<Operand>) -> Result<()> {
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
@@ -367,6 +430,15 @@ impl Tensor {
         }
         Ok(())
     }
+    /// Python's `self[items] = value`; panics where [`Tensor::try_setitem`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::zeros(&[2, 3], None);
+    /// x.setitem(&[TensorIndex::Int(1)], 5.0); // x[1] = 5
+    /// assert_eq!(x.to_vec::<f32>(), [0.0, 0.0, 0.0, 5.0, 5.0, 5.0]);
+    /// ```
     #[track_caller]
     pub fn setitem(&self, items: &[TensorIndex], value: impl Into<Operand>) {
         ok(self.try_setitem(items, value))
@@ -391,9 +463,4 @@ assign_ops! {
     SubAssign, sub_assign, BinaryOp::Sub;
     MulAssign, mul_assign, BinaryOp::Mul;
     DivAssign, div_assign, BinaryOp::Div;
-}
-
-/// `result_type` re-exported for in-place promotion checks in callers.
-pub fn inplace_result_type(a: &Tensor, b: &Operand) -> DType {
-    result_type(&[&Operand::from(a), b])
 }

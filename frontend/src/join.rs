@@ -1,16 +1,20 @@
 //! Joining tensors: `cat` and `stack`. The output is a fresh contiguous storage; each input is
 //! written into its slice by an `Assign` node, so the unfused graph is one copy per input.
 
+use crate::creation::filled_on;
 use crate::names::{Dim, DimNames, refuse_named, unify_from_right};
 use crate::promote::Operand;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim};
-use smelt_ir::{Error, Result, promote_types};
+use smelt_ir::{Error, Result, Scalar, promote_types};
 
 impl Tensor {
-    /// `torch.cat(tensors, dim)`: promotes across inputs; legacy 1-D empty tensors are skipped.
-    /// A dim name is looked up in `tensors[0]`; names unify from the right across all inputs,
-    /// checked before sizes.
+    /// `torch.cat(tensors, dim)`: the tensors joined along an existing dim; the dtype promotes
+    /// across inputs; legacy 1-D empty tensors are skipped. A dim name is looked up in
+    /// `tensors[0]`; names unify from the right across all inputs, checked before sizes. Errors: a
+    /// `value` error for an empty list or a 0-dim input, a `shape` error for inputs of different
+    /// ranks or sizes outside `dim`, an `index` error for a dim out of range, a `names` error when
+    /// names conflict, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_cat(tensors: &[Tensor], dim: impl Into<Dim>) -> Result<Tensor> {
         let dim = match (dim.into(), tensors.first()) {
@@ -43,9 +47,13 @@ impl Tensor {
         let refs: Vec<&Tensor> = tensors.iter().collect();
         let device = crate::device::common_device("cat", &refs, false)?;
         let Some(&(_, first)) = parts.first() else {
-            return crate::device::with_default_device(device, || {
-                Tensor::try_empty(&[0], Some(dtype))
-            });
+            return Ok(filled_on(
+                &[0],
+                contiguous_strides(&[0]),
+                Scalar::Int(0),
+                dtype,
+                device,
+            ));
         };
         let d = wrap_dim(dim, first.ndim())?;
         let names = cat_names(tensors)?;
@@ -70,10 +78,13 @@ impl Tensor {
             }
             shape[d] += t.shape()[d];
         }
-        let shape_i: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
-        let out = crate::device::with_default_device(device, || {
-            Tensor::try_empty(&shape_i, Some(dtype))
-        })?;
+        let out = filled_on(
+            &shape,
+            contiguous_strides(&shape),
+            Scalar::Int(0),
+            dtype,
+            device,
+        );
         debug_assert_eq!(out.stride(), contiguous_strides(&shape));
         let mut start = 0i64;
         for &(_, t) in &parts {
@@ -85,12 +96,24 @@ impl Tensor {
         Ok(out.with_dim_names(names))
     }
 
+    /// `torch.cat(tensors, dim)`; panics where [`Tensor::try_cat`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let a = Tensor::new([[1, 2]]);
+    /// let b = Tensor::new([[3, 4]]);
+    /// assert_eq!(Tensor::cat(&[a.clone(), b.clone()], 0).shape(), &[2, 2]);
+    /// assert_eq!(Tensor::stack(&[a, b], 0).shape(), &[2, 1, 2]);
+    /// ```
     #[track_caller]
     pub fn cat(tensors: &[Tensor], dim: impl Into<Dim>) -> Tensor {
         ok(Tensor::try_cat(tensors, dim))
     }
 
-    /// `torch.stack(tensors, dim)`: all shapes equal; a new dim at `dim`.
+    /// `torch.stack(tensors, dim)`: the tensors (all of one shape) joined along a new dim at `dim`.
+    /// Errors: a `value` error for an empty list, a `shape` error for different shapes, and those
+    /// of [`Tensor::try_cat`].
     #[track_caller]
     pub fn try_stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         let Some(first) = tensors.first() else {
@@ -114,6 +137,7 @@ impl Tensor {
         Tensor::try_cat(&parts, d as i64)
     }
 
+    /// `torch.stack(tensors, dim)`; panics where [`Tensor::try_stack`] returns an error.
     #[track_caller]
     pub fn stack(tensors: &[Tensor], dim: i64) -> Tensor {
         ok(Tensor::try_stack(tensors, dim))

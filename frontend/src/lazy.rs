@@ -332,7 +332,8 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
             | Op::Cast
             | Op::Assign
             | Op::Reduce { .. }
-            | Op::Library(_) => {
+            | Op::Library(_)
+            | Op::Random { .. } => {
                 if external && !is_output[i] {
                     is_output[i] = true;
                     w.outputs.push(NodeId::new(i));

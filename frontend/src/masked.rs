@@ -77,8 +77,10 @@ fn nonzero_coords(values: &[Scalar], shape: &[usize]) -> Vec<Vec<usize>> {
 }
 
 impl Tensor {
-    /// `masked_fill(self, mask, value)`: a contiguous copy of self broadcast with the mask, with
-    /// `value` (a scalar or 0-dim tensor, cast to self's dtype) where the mask is true.
+    /// `torch.masked_fill(self, mask, value)`: a contiguous copy of `self` broadcast with `mask`,
+    /// with `value` (a scalar or 0-dim tensor, cast to `self`'s dtype) where the mask is true.
+    /// Errors: a `dtype` error for a mask that is not bool, a `shape` error for a value tensor that
+    /// is not 0-dim or shapes that do not broadcast, a `names` error when names conflict.
     #[track_caller]
     pub fn try_masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
         let value = value.into();
@@ -91,13 +93,25 @@ impl Tensor {
         Ok(r.relayout(&shape, contiguous_strides(&shape))
             .with_dim_names(names))
     }
+    /// `torch.masked_fill(self, mask, value)`; panics where [`Tensor::try_masked_fill`] returns an
+    /// error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([1.0f32, 2.0, 3.0]);
+    /// let y = x.masked_fill(&x.gt(1.5), 0.0);
+    /// assert_eq!(y.to_vec::<f32>(), [1.0, 0.0, 0.0]);
+    /// ```
     #[track_caller]
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Tensor {
         ok(self.try_masked_fill(mask, value))
     }
 
-    /// `masked_fill_(mask, value)`: the mask must broadcast to self's shape. Allowed on
-    /// expanded (stride-0) tensors, as in PyTorch.
+    /// `tensor.masked_fill_(mask, value)`: [`Tensor::try_masked_fill`] in place; the mask must
+    /// broadcast to `self`'s shape. Allowed on expanded (stride-0) tensors, as in PyTorch. Returns
+    /// `self`. Errors: those of `try_masked_fill`, a `shape` error when the mask does not broadcast
+    /// to `self`'s shape.
     #[track_caller]
     pub fn try_masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<&Tensor> {
         let value = value.into();
@@ -137,13 +151,18 @@ impl Tensor {
         self.assign(&Operand::Tensor(r), "masked_fill_")?;
         Ok(self)
     }
+    /// `tensor.masked_fill_(mask, value)`; panics where [`Tensor::try_masked_fill_`] returns an
+    /// error.
     #[track_caller]
     pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> &Tensor {
         ok(self.try_masked_fill_(mask, value))
     }
 
-    /// `masked_select(self, mask)`: the elements of self (broadcast with the mask) where the
-    /// mask is true, as a 1-D tensor. A graph break.
+    /// `torch.masked_select(self, mask)`: the elements of `self` (broadcast with the mask) where
+    /// the mask is true, as a 1-D tensor. A graph break: the values are computed now (the result's
+    /// size depends on them); on a device they make a round trip through the host. Errors: a
+    /// `dtype` error for a mask that is not bool, a `shape` error when the shapes do not broadcast,
+    /// a `device` error for tensors on different devices, and those of realizing.
     #[track_caller]
     pub fn try_masked_select(&self, mask: &Tensor) -> Result<Tensor> {
         check_mask("masked_select", mask)?;
@@ -169,13 +188,17 @@ impl Tensor {
             self.device(),
         )
     }
+    /// `torch.masked_select(self, mask)`; panics where [`Tensor::try_masked_select`] returns an
+    /// error.
     #[track_caller]
     pub fn masked_select(&self, mask: &Tensor) -> Tensor {
         ok(self.try_masked_select(mask))
     }
 
-    /// `nonzero(self)`: int64 `[n, ndim]`, the coordinates of the nonzero elements in row-major
-    /// order, laid out column-major (strides `[1, n]`) as PyTorch's CPU kernel does. A graph break.
+    /// `torch.nonzero(self)`: int64 `[n, ndim]`, the coordinates of the nonzero elements in
+    /// row-major order, laid out column-major (strides `[1, n]`) as PyTorch's CPU kernel does.
+    /// A graph break: the values are computed now (the result's size depends on them); on a
+    /// device they make a round trip through the host. Errors: those of realizing `self`.
     #[track_caller]
     pub fn try_nonzero(&self) -> Result<Tensor> {
         refuse_named("nonzero", [self])?;
@@ -194,13 +217,16 @@ impl Tensor {
             self.device(),
         )
     }
+    /// `torch.nonzero(self)`; panics where [`Tensor::try_nonzero`] returns an error.
     #[track_caller]
     pub fn nonzero(&self) -> Tensor {
         ok(self.try_nonzero())
     }
 
-    /// `nonzero(self, as_tuple=True)`: one 1-D int64 tensor per dim (a 0-dim self counts as
-    /// 1-D); views of one `[n, ndim]` result. A graph break.
+    /// `torch.nonzero(self, as_tuple=True)`: one 1-D int64 tensor per dim (a 0-dim self counts as
+    /// 1-D); views of one `[n, ndim]` result. A graph break: the values are computed now (the
+    /// result's size depends on them); on a device they make a round trip through the host. Errors:
+    /// those of realizing `self`.
     #[track_caller]
     pub fn try_nonzero_tuple(&self) -> Result<Vec<Tensor>> {
         let base = if self.ndim() == 0 {
@@ -210,16 +236,20 @@ impl Tensor {
         };
         base.try_nonzero()?.try_unbind(1)
     }
+    /// `torch.nonzero(self, as_tuple=True)`; panics where [`Tensor::try_nonzero_tuple`] returns an
+    /// error.
     #[track_caller]
     pub fn nonzero_tuple(&self) -> Vec<Tensor> {
         ok(self.try_nonzero_tuple())
     }
 
-    /// One-argument `torch.where(condition)`: `nonzero(condition, as_tuple=True)`.
+    /// One-argument `torch.where(condition)`: [`Tensor::try_nonzero_tuple`] of the condition.
     #[track_caller]
     pub fn try_where_nonzero(condition: &Tensor) -> Result<Vec<Tensor>> {
         condition.try_nonzero_tuple()
     }
+    /// One-argument `torch.where(condition)`; panics where [`Tensor::try_where_nonzero`] returns an
+    /// error.
     #[track_caller]
     pub fn where_nonzero(condition: &Tensor) -> Vec<Tensor> {
         ok(Tensor::try_where_nonzero(condition))

@@ -198,29 +198,51 @@ fn expect_ndim(op: &str, what: &str, t: &Tensor, ndim: usize) -> Result<()> {
 }
 
 impl Tensor {
-    /// `matmul(self, other)` / `@`: dot, mv, mm, or a batched product with broadcast batch dims.
+    /// `torch.matmul(self, other)` (Python's `@`): the dot product for two vectors, `mv`/`mm` for
+    /// matrices, else a batched product whose batch dims broadcast (a vector operand gains and then
+    /// loses a dim). Errors: a `shape` error for a 0-dim operand or inner sizes that differ or
+    /// batch dims that do not broadcast, a `dtype` error for operands of different dtypes or bool
+    /// ones, a `names` error when batch or output names conflict, a `device` error for tensors on
+    /// different devices.
     #[track_caller]
     pub fn try_matmul(&self, other: &Tensor) -> Result<Tensor> {
         named_product("matmul", self, other)
     }
+    /// `torch.matmul(self, other)`; panics where [`Tensor::try_matmul`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let a = Tensor::new([[1.0f32, 2.0], [3.0, 4.0]]);
+    /// let v = Tensor::new([1.0f32, 1.0]);
+    /// assert_eq!(a.matmul(&v).to_vec::<f32>(), [3.0, 7.0]);
+    /// assert_eq!(a.matmul(&a).shape(), &[2, 2]);
+    /// ```
     #[track_caller]
     pub fn matmul(&self, other: &Tensor) -> Tensor {
         ok(self.try_matmul(other))
     }
 
-    /// `mm(self, mat2)`: 2-D × 2-D.
+    /// `torch.mm(self, mat2)`: the product of two 2-D matrices. Errors: a `shape` error for another
+    /// rank or inner sizes that differ, a `dtype` error for operands of different dtypes or bool
+    /// ones, a `names` error when batch or output names conflict, a `device` error for tensors on
+    /// different devices.
     #[track_caller]
     pub fn try_mm(&self, mat2: &Tensor) -> Result<Tensor> {
         expect_ndim("mm", "self", self, 2)?;
         expect_ndim("mm", "mat2", mat2, 2)?;
         named_product("mm", self, mat2)
     }
+    /// `torch.mm(self, mat2)`; panics where [`Tensor::try_mm`] returns an error.
     #[track_caller]
     pub fn mm(&self, mat2: &Tensor) -> Tensor {
         ok(self.try_mm(mat2))
     }
 
-    /// `bmm(self, mat2)`: 3-D × 3-D with equal batch sizes (no broadcasting).
+    /// `torch.bmm(self, mat2)`: batched products of 3-D tensors with equal batch sizes (no
+    /// broadcasting). Errors: a `shape` error for another rank, batch sizes or inner sizes that
+    /// differ, a `dtype` error for operands of different dtypes or bool ones, a `names` error when
+    /// batch or output names conflict, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_bmm(&self, mat2: &Tensor) -> Result<Tensor> {
         expect_ndim("bmm", "batch1", self, 3)?;
@@ -234,24 +256,31 @@ impl Tensor {
         }
         named_product("bmm", self, mat2)
     }
+    /// `torch.bmm(self, mat2)`; panics where [`Tensor::try_bmm`] returns an error.
     #[track_caller]
     pub fn bmm(&self, mat2: &Tensor) -> Tensor {
         ok(self.try_bmm(mat2))
     }
 
-    /// `mv(self, vec)`: 2-D × 1-D.
+    /// `torch.mv(self, vec)`: a 2-D matrix times a 1-D vector. Errors: a `shape` error for other
+    /// ranks or sizes that differ, a `dtype` error for operands of different dtypes or bool ones, a
+    /// `names` error when batch or output names conflict, a `device` error for tensors on different
+    /// devices.
     #[track_caller]
     pub fn try_mv(&self, vec: &Tensor) -> Result<Tensor> {
         expect_ndim("mv", "self", self, 2)?;
         expect_ndim("mv", "vec", vec, 1)?;
         named_product("mv", self, vec)
     }
+    /// `torch.mv(self, vec)`; panics where [`Tensor::try_mv`] returns an error.
     #[track_caller]
     pub fn mv(&self, vec: &Tensor) -> Tensor {
         ok(self.try_mv(vec))
     }
 
-    /// `dot(self, tensor)`: 1-D · 1-D, a 0-dim result.
+    /// `torch.dot(self, tensor)`: the inner product of two 1-D tensors as a 0-dim tensor. Errors: a
+    /// `shape` error for another rank or lengths that differ, a `dtype` error for different
+    /// dtypes, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_dot(&self, tensor: &Tensor) -> Result<Tensor> {
         if self.ndim() != 1 || tensor.ndim() != 1 {
@@ -270,12 +299,14 @@ impl Tensor {
         }
         named_product("dot", self, tensor)
     }
+    /// `torch.dot(self, tensor)`; panics where [`Tensor::try_dot`] returns an error.
     #[track_caller]
     pub fn dot(&self, tensor: &Tensor) -> Tensor {
         ok(self.try_dot(tensor))
     }
 
-    /// `outer(self, vec2)`: `self[:, None] * vec2`, with type promotion; contiguous.
+    /// `torch.outer(self, vec2)`: `self[:, None] * vec2` for two 1-D tensors, with type promotion;
+    /// contiguous. Errors: a `shape` error for another rank, a `names` error for a named `self`.
     #[track_caller]
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
         // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused (by the
@@ -295,13 +326,17 @@ impl Tensor {
         Ok(r.relayout(&shape, contiguous_strides(&shape))
             .with_dim_names(names))
     }
+    /// `torch.outer(self, vec2)`; panics where [`Tensor::try_outer`] returns an error.
     #[track_caller]
     pub fn outer(&self, vec2: &Tensor) -> Tensor {
         ok(self.try_outer(vec2))
     }
 
-    /// `addmm(self, mat1, mat2, beta, alpha)` = `beta·self + alpha·(mat1 @ mat2)`; self
-    /// broadcasts to the product's shape and is ignored (NaNs included) when beta is 0.
+    /// `torch.addmm(self, mat1, mat2, beta=beta, alpha=alpha)`: `beta·self + alpha·(mat1 @ mat2)`;
+    /// `self` broadcasts to the product's shape and is ignored (NaNs included) when `beta` is 0.
+    /// Errors: those of [`Tensor::try_mm`], a `shape` error when `self` does not broadcast to the
+    /// product, a `dtype` error when `self`'s dtype differs or for a float `beta`/`alpha` with
+    /// integer tensors.
     #[track_caller]
     pub fn try_addmm(
         &self,
@@ -364,6 +399,8 @@ impl Tensor {
         Ok(r.relayout(&shape, contiguous_strides(&shape))
             .with_dim_names(names))
     }
+    /// `torch.addmm(self, mat1, mat2)`: `self + mat1 @ mat2` (`beta = alpha = 1`); panics where
+    /// [`Tensor::try_addmm`] returns an error.
     #[track_caller]
     pub fn addmm(&self, mat1: &Tensor, mat2: &Tensor) -> Tensor {
         ok(self.try_addmm(mat1, mat2, Scalar::Int(1), Scalar::Int(1)))

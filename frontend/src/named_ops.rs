@@ -11,14 +11,15 @@ use crate::tensor::{Tensor, ok};
 use crate::views::shape_i64;
 use smelt_ir::view::wrap_dim;
 use smelt_ir::{Error, Result, View};
-use std::collections::BTreeMap;
 
 fn owned(names: &[Option<&str>]) -> Vec<Option<String>> {
     names.iter().map(|n| n.map(str::to_string)).collect()
 }
 
 impl Tensor {
-    /// Sets this tensor's names in place (Python's `t.names = [...]`; `None` drops them).
+    /// Sets this tensor's dim names in place (Python's `t.names = [...]`; `None` drops them); every
+    /// handle sharing this one's name cell sees them. Errors: a `names` error for an invalid or
+    /// duplicate name or a list of the wrong length.
     pub fn try_set_names(&self, names: Option<&[Option<&str>]>) -> Result<()> {
         let stored = match names {
             None => None,
@@ -28,19 +29,31 @@ impl Tensor {
         Ok(())
     }
 
-    /// Builder for factories (`names=` of `tensor`, `zeros`, `ones`, `full`, `empty`):
-    /// `Tensor::zeros(&[2, 3], None).try_named(&[Some("N"), Some("C")])`.
+    /// The tensor with these dim names: the `names=` argument of the factories (`tensor`, `zeros`,
+    /// `ones`, `full`, `empty`), as a builder. Errors: a `names` error for an invalid or duplicate
+    /// name or a list of the wrong length.
+    #[track_caller]
     pub fn try_named(self, names: &[Option<&str>]) -> Result<Tensor> {
         let stored = normalise(parse_names(&owned(names))?, self.ndim())?;
         Ok(self.with_dim_names(stored))
     }
+    /// The tensor with these dim names; panics where [`Tensor::try_named`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::zeros(&[2, 3], None).named(&[Some("N"), Some("C")]);
+    /// assert_eq!(x.sum_dim("C").names(), [Some("N".to_string())]);
+    /// ```
     #[track_caller]
     pub fn named(self, names: &[Option<&str>]) -> Tensor {
         ok(self.try_named(names))
     }
 
-    /// `refine_names(*names)`: an alias whose unnamed dims take the given names; a named dim
-    /// must keep its name. One `"..."` stands for a run of dims that keep theirs.
+    /// `tensor.refine_names(*names)`: an alias whose unnamed dims take the given names; a named dim
+    /// must keep its name. One `"..."` stands for a run of dims that keep theirs. Errors: a `names`
+    /// error for a named dim given another name, a list of the wrong length, or an invalid name.
+    #[track_caller]
     pub fn try_refine_names(&self, names: &[Option<&str>]) -> Result<Tensor> {
         let current = self.names();
         let wanted = parse_names(&resolve_ellipsis(names, &current, "refine_names")?)?;
@@ -78,6 +91,7 @@ impl Tensor {
         let stored = normalise(wanted, self.ndim())?;
         Ok(self.alias().with_dim_names(stored))
     }
+    /// `tensor.refine_names(*names)`; panics where [`Tensor::try_refine_names`] returns an error.
     #[track_caller]
     pub fn refine_names(&self, names: &[Option<&str>]) -> Tensor {
         ok(self.try_refine_names(names))
@@ -97,65 +111,81 @@ impl Tensor {
         normalise(parse_names(&resolved)?, self.ndim())
     }
 
-    /// The names `rename(**mapping)` gives: each `old` dim takes the `new` name (or none).
+    /// The names `rename(**mapping)` gives: each `old` dim takes the `new` name (or none), all at
+    /// once — dims are found by their names before any is renamed, so `a → b, b → a` swaps
+    /// (PyTorch's `_update_names_with_mapping`).
     fn renamed_by_mapping(
         &self,
-        mapping: &BTreeMap<String, Option<String>>,
+        mapping: &[(&str, Option<&str>)],
         op: &str,
     ) -> Result<Option<names::DimNames>> {
-        let mut current = self.names();
-        for (old, new) in mapping {
-            let Some(p) = current.iter().position(|n| n.as_deref() == Some(old)) else {
+        let before = self.names();
+        let mut current = before.clone();
+        for &(old, new) in mapping {
+            let Some(p) = before.iter().position(|n| n.as_deref() == Some(old)) else {
                 let shown: Vec<String> = self
                     .names()
                     .iter()
                     .map(|n| n.as_ref().map_or("None".to_string(), |s| format!("'{s}'")))
                     .collect();
-                let new = new.as_deref().map_or("None".to_string(), str::to_string);
+                let new = new.map_or("None".to_string(), str::to_string);
                 return Err(Error::names(format!(
                     "{op}: Tried to rename dim '{old}' to dim {new} in Tensor[({})] but dim '{old}' does not exist",
                     shown.join(", ")
                 )));
             };
-            current[p] = new.clone();
+            current[p] = new.map(str::to_string);
         }
         normalise(parse_names(&current)?, self.ndim())
     }
 
-    /// `rename(*names)`: an alias with new names (see [`Tensor::try_rename_with`]).
+    /// `tensor.rename(*names)`: an alias with new names (`[None]` drops them all; one `"..."` keeps
+    /// a run of current names). Errors: a `names` error for an invalid or duplicate name or a list
+    /// of the wrong length.
+    #[track_caller]
     pub fn try_rename(&self, names: &[Option<&str>]) -> Result<Tensor> {
         let stored = self.renamed_positional(names, "rename")?;
         Ok(self.alias().with_dim_names(stored))
     }
+    /// `tensor.rename(*names)`; panics where [`Tensor::try_rename`] returns an error.
     #[track_caller]
     pub fn rename(&self, names: &[Option<&str>]) -> Tensor {
         ok(self.try_rename(names))
     }
     /// `rename(None)`: an unnamed alias.
+    #[track_caller]
     pub fn drop_names(&self) -> Tensor {
         self.alias().with_dim_names(None)
     }
 
-    /// `rename(**mapping)`: an alias where each `old` dim is renamed to `new` (or unnamed).
+    /// `tensor.rename(**mapping)`: an alias where each `old` dim is renamed to `new` (or unnamed).
+    /// Errors: a `names` error for an `old` name the tensor lacks, or an invalid or duplicate
+    /// result.
+    #[track_caller]
     pub fn try_rename_with(&self, mapping: &[(&str, Option<&str>)]) -> Result<Tensor> {
-        let map = mapping
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
-            .collect();
-        let stored = self.renamed_by_mapping(&map, "rename")?;
+        let stored = self.renamed_by_mapping(mapping, "rename")?;
         Ok(self.alias().with_dim_names(stored))
     }
 
-    /// `rename_(*names)`: renames this tensor in place.
+    /// `tensor.rename(**mapping)`; panics where [`Tensor::try_rename_with`] returns an error.
+    #[track_caller]
+    pub fn rename_with(&self, mapping: &[(&str, Option<&str>)]) -> Tensor {
+        ok(self.try_rename_with(mapping))
+    }
+
+    /// `tensor.rename_(*names)`: renames this tensor in place, as [`Tensor::try_rename`].
+    #[track_caller]
     pub fn try_rename_(&self, names: &[Option<&str>]) -> Result<&Tensor> {
         let stored = self.renamed_positional(names, "rename_")?;
         self.names.set(stored);
         Ok(self)
     }
 
-    /// `align_to(*names)`: an alias with dims in the listed order; names the tensor lacks
+    /// `tensor.align_to(*names)`: an alias with dims in the listed order; names the tensor lacks
     /// become size-1 dims of stride 0. One `"..."` stands for the unlisted dims in their order;
-    /// without it every dim must be named and listed.
+    /// without it every dim must be named and listed. Errors: a `names` error for an unnamed dim
+    /// (without `"..."`), a dim left out, or a name listed twice.
+    #[track_caller]
     pub fn try_align_to(&self, names: &[Option<&str>]) -> Result<Tensor> {
         let ellipses: Vec<usize> = (0..names.len())
             .filter(|&i| names[i] == Some("..."))
@@ -178,20 +208,24 @@ impl Tensor {
             None => self.align_exact(&order),
         }
     }
+    /// `tensor.align_to(*names)`; panics where [`Tensor::try_align_to`] returns an error.
     #[track_caller]
     pub fn align_to(&self, names: &[Option<&str>]) -> Tensor {
         ok(self.try_align_to(names))
     }
 
-    /// `align_as(other)` = `align_to(other.names)`.
+    /// `tensor.align_as(other)`: [`Tensor::try_align_to`] with `other`'s names.
+    #[track_caller]
     pub fn try_align_as(&self, other: &Tensor) -> Result<Tensor> {
         self.align_exact(&other.names())
     }
+    /// `tensor.align_as(other)`; panics where [`Tensor::try_align_as`] returns an error.
     #[track_caller]
     pub fn align_as(&self, other: &Tensor) -> Tensor {
         ok(self.try_align_as(other))
     }
 
+    #[track_caller]
     fn align_exact(&self, order: &[Option<String>]) -> Result<Tensor> {
         let current = self.names();
         let mut shape = vec![1usize; order.len()];
@@ -216,6 +250,7 @@ impl Tensor {
         self.aligned(shape, strides, order.to_vec())
     }
 
+    #[track_caller]
     fn align_with_ellipsis(&self, order: &[Option<String>], ellipsis: usize) -> Result<Tensor> {
         let current = self.names();
         if order.iter().any(Option::is_none) {
@@ -258,6 +293,7 @@ impl Tensor {
         self.aligned(shape, strides, out)
     }
 
+    #[track_caller]
     fn aligned(
         &self,
         shape: Vec<usize>,
@@ -269,8 +305,11 @@ impl Tensor {
         Ok(self.with_view(view).with_dim_names(stored))
     }
 
-    /// `flatten(start_dim, end_dim, out_dim)`: the dims `start..=end` (positions or names)
-    /// merge into one dim named `out_dim`. Layout as for the unnamed `flatten`.
+    /// `torch.flatten(self, start_dim, end_dim, out_dim)`: the dims `start..=end` (positions or
+    /// names) merged into one dim named `out_dim`; layout as for [`Tensor::try_flatten`]. Errors:
+    /// a `value` error for `start_dim` after `end_dim`, an `index` error for a dim out of range, a
+    /// `names` error for an unknown or invalid name.
+    #[track_caller]
     pub fn try_flatten_named(
         &self,
         start_dim: impl Into<Dim>,
@@ -286,6 +325,8 @@ impl Tensor {
         }
         self.flatten_range(s, e, out_dim)
     }
+    /// `torch.flatten(self, start_dim, end_dim, out_dim)`; panics where
+    /// [`Tensor::try_flatten_named`] returns an error.
     #[track_caller]
     pub fn flatten_named(
         &self,
@@ -296,7 +337,10 @@ impl Tensor {
         ok(self.try_flatten_named(start_dim, end_dim, out_dim))
     }
 
-    /// `flatten(dims, out_dim)`: `dims` must be consecutive, in order.
+    /// `torch.flatten(self, dims, out_dim)`: the listed dims, which must be consecutive and in
+    /// order, merged into one dim named `out_dim`. Errors: a `value` error for an empty list, a
+    /// `names` error for dims that are not consecutive or an unknown or invalid name.
+    #[track_caller]
     pub fn try_flatten_dims(&self, dims: &[Dim], out_dim: &str) -> Result<Tensor> {
         let positions: Vec<usize> = dims
             .iter()
@@ -324,6 +368,7 @@ impl Tensor {
         self.flatten_range(first, first + positions.len() - 1, out_dim)
     }
 
+    #[track_caller]
     fn flatten_range(&self, s: usize, e: usize, out_dim: &str) -> Result<Tensor> {
         let out = parse_name(Some(out_dim))?;
         if self.ndim() == 0 {
@@ -342,8 +387,11 @@ impl Tensor {
         Ok(flat.alias().with_dim_names(stored))
     }
 
-    /// `unflatten(dim, sizes, names)`: splits `dim` into dims of `sizes` named `names`
-    /// (PyTorch's namedshape `zip(names, sizes)`).
+    /// `torch.unflatten(self, dim, sizes, names)`: `dim` split into dims of `sizes` named `names`
+    /// (PyTorch's namedshape `zip(names, sizes)`). Errors: a `shape` error when the sizes do not
+    /// multiply to the dim's size, a `names` error for names and sizes of different lengths or an
+    /// invalid name, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_unflatten_named(
         &self,
         dim: impl Into<Dim>,
@@ -384,6 +432,8 @@ impl Tensor {
         let stored = normalise(out, view.ndim())?;
         Ok(self.with_view(view).with_dim_names(stored))
     }
+    /// `torch.unflatten(self, dim, sizes, names)`; panics where [`Tensor::try_unflatten_named`]
+    /// returns an error.
     #[track_caller]
     pub fn unflatten_named(
         &self,

@@ -68,7 +68,9 @@ impl NameCell {
 /// `flatten`, `unflatten`; reductions, softmax and cumsum adopt it the same way).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Dim {
+    /// A position; negative counts from the end.
     Index(i64),
+    /// A dim name, looked up in the tensor's names.
     Name(String),
 }
 

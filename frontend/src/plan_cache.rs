@@ -61,7 +61,9 @@ thread_local! {
 /// Realisations that bypass the cache (dumps) count as neither.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlanCacheStats {
+    /// Realisations that reused a cached plan (no compilation).
     pub hits: u64,
+    /// Realisations that built and compiled a plan.
     pub misses: u64,
 }
 
@@ -156,6 +158,7 @@ pub(crate) fn encode_op(op: &Op, words: &mut Vec<u64>) {
             words.push(8);
             encode_library(lib, words);
         }
+        Op::Random { dist } => words.extend([9, dist.code() as u64]),
     }
 }
 
@@ -222,6 +225,7 @@ mod tests {
 
     /// `sum((x*c + 1).relu()^2, dim 1)` plus a transposed read: elementwise, reduction, view.
     /// Each test uses its own `c`, so tests running in parallel never share a plan.
+    #[track_caller]
     fn program(x: &Tensor, c: f64) -> Tensor {
         let y = (x * c + 1.0).relu();
         (&y * &y).sum(&[1], false, None) + y.t().sum(&[0], false, None)

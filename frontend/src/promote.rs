@@ -8,14 +8,19 @@ use crate::plan_cache::scalar_bits;
 use crate::tensor::Tensor;
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
-use smelt_ir::{Category, DType, Scalar, View, promote_types};
+use smelt_ir::{DType, Scalar, View, promote_types};
 use smelt_runtime::Device;
 use std::sync::Arc;
 
-/// A tensor or a scalar argument.
+/// An argument of an elementwise op: a tensor or a Python-style scalar. Ops take
+/// `impl Into<Operand>`, so `&Tensor`, `Tensor`, `Scalar`, `f64`, `f32`, `i64`, `i32` and
+/// `bool` all work: `x.add(&y)`, `x.add(1.5)`, `&x * 2`.
 #[derive(Clone, Debug)]
 pub enum Operand {
+    /// A tensor operand (broadcasts; takes part in promotion by its dtype and rank).
     Tensor(Tensor),
+    /// A Python-style scalar (promotes only across categories: an int scalar keeps an int32
+    /// tensor int32, a float scalar makes it the default float dtype).
     Scalar(Scalar),
 }
 
@@ -150,7 +155,8 @@ impl<'a> OperandRef<'a> {
 /// tinygrad interns its constants: `x = x*1.0001 + 0.5` a thousand times records two fill
 /// nodes, not two thousand, so realisation walks, keys and frees half the nodes. Only a
 /// pending fill is shared; one that got a buffer (a library call or an in-place write read it)
-/// is replaced by a fresh node. A shared fill shows, in dumps, the line that first recorded it.
+/// is replaced by a fresh node, and so is one recorded at another line: every node shows, in
+/// dumps, the line of the user's code that recorded it.
 #[track_caller]
 fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
     /// Interned fills, direct-mapped by value and dtype.
@@ -164,9 +170,14 @@ fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
     let bits = scalar_bits(value);
     let slot = (bits[1].wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize ^ dtype as usize;
     let slot = slot % SLOTS;
+    let here = std::panic::Location::caller();
     let interned = FILLS.with_borrow(|fills| match &fills[slot] {
         Some((d, b, node))
-            if *d == dtype && *b == bits && node.device == device && node.buffer().is_none() =>
+            if *d == dtype
+                && *b == bits
+                && node.device == device
+                && *node.location == *here
+                && node.buffer().is_none() =>
         {
             Some(node.clone())
         }
@@ -205,7 +216,17 @@ fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
     }
 }
 
-/// `torch.result_type` over several operands.
+/// `torch.result_type` over several operands: the dtype an elementwise op over them computes
+/// in. Tensors with dims outrank 0-dim tensors, which outrank scalars; a lower group counts
+/// only when its category (bool < integer < float) is higher.
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// let i = Operand::from(Tensor::new([1i32, 2]));
+/// assert_eq!(smelt::result_type(&[&i, &Operand::from(3)]), DType::I32);
+/// assert_eq!(smelt::result_type(&[&i, &Operand::from(0.5)]), DType::F32);
+/// ```
 pub fn result_type(operands: &[&Operand]) -> DType {
     result_type_of(operands.iter().map(|o| o.operand()))
 }
@@ -226,15 +247,6 @@ pub(crate) fn result_type_of<'a>(operands: impl IntoIterator<Item = OperandRef<'
     combine(dim, combine(zero, wrapped)).unwrap_or_else(get_default_dtype)
 }
 
-/// The category of a dtype, for messages.
-pub fn category_name(c: Category) -> &'static str {
-    match c {
-        Category::Bool => "bool",
-        Category::Integer => "integer",
-        Category::Floating => "floating",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -243,24 +255,28 @@ mod tests {
 
     #[test]
     fn scalar_fills_are_shared_while_pending_and_kept_apart_by_bits_and_dtype() {
-        let a = scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu);
-        assert!(Arc::ptr_eq(
-            &a,
-            &scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu)
-        ));
+        // Fills are interned per recording line: one closure is one line.
+        let fill = |value, dtype| scalar_fill(value, dtype, Device::Cpu);
+        let a = fill(Scalar::Float(1.5), DType::F32);
+        assert!(Arc::ptr_eq(&a, &fill(Scalar::Float(1.5), DType::F32)));
         for (value, dtype) in [
             (Scalar::Float(1.5), DType::F64),
             (Scalar::Float(-1.5), DType::F32),
             (Scalar::Int(1), DType::F32),
         ] {
-            assert!(!Arc::ptr_eq(&a, &scalar_fill(value, dtype, Device::Cpu)));
+            assert!(!Arc::ptr_eq(&a, &fill(value, dtype)));
         }
-        let zero = scalar_fill(Scalar::Float(0.0), DType::F32, Device::Cpu);
-        let negative_zero = scalar_fill(Scalar::Float(-0.0), DType::F32, Device::Cpu);
+        // Another line records its own fill, so each node names where it was written.
+        assert!(!Arc::ptr_eq(
+            &a,
+            &scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu)
+        ));
+        let zero = fill(Scalar::Float(0.0), DType::F32);
+        let negative_zero = fill(Scalar::Float(-0.0), DType::F32);
         assert!(!Arc::ptr_eq(&zero, &negative_zero));
         // A fill that got a buffer is not handed out again.
         *a.state() = NodeState::Realized(HostBuffer::F32(vec![1.5].into()).into());
-        let b = scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu);
+        let b = fill(Scalar::Float(1.5), DType::F32);
         assert!(!Arc::ptr_eq(&a, &b));
         assert!(b.buffer().is_none());
     }

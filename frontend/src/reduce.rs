@@ -23,11 +23,12 @@ use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
 use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
 
 /// The `dim` argument of the reductions that accept a list of dims (`sum`, `mean`, `var`,
-/// `std`, `logsumexp`, `all`, `any`, `amax`, `amin`, `count_nonzero`): positions
-/// (`&[1, -1]`, `&[]` = every dim) or, where PyTorch has a Dimname overload, names
+/// `std`, `logsumexp`, `all`, `any`, `amax`, `amin`, `count_nonzero`): one position (`1`),
+/// positions (`&[1, -1]`, `&[]` = every dim) or, where PyTorch has a Dimname overload, names
 /// (`"C"`, `Dim::from("C")`, a `Vec` or slice of `Dim`s: `vec![Dim::from("N"), "C".into()]`).
 /// Arrays are taken only of `i64`, so that `&[]` and `&[0, 1]` infer without annotations.
 pub trait IntoDims {
+    /// The dims as a list ([`Dim::Index`] or [`Dim::Name`] each).
     fn into_dims(self) -> Vec<Dim>;
 }
 
@@ -69,6 +70,21 @@ impl IntoDims for Vec<Dim> {
 impl IntoDims for Dim {
     fn into_dims(self) -> Vec<Dim> {
         vec![self]
+    }
+}
+impl IntoDims for i64 {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![Dim::from(self)]
+    }
+}
+impl IntoDims for i32 {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![Dim::from(self)]
+    }
+}
+impl IntoDims for usize {
+    fn into_dims(self) -> Vec<Dim> {
+        vec![Dim::from(self)]
     }
 }
 impl IntoDims for &str {
@@ -248,8 +264,11 @@ impl Tensor {
 
     // ---- sum, prod ---------------------------------------------------------------------------
 
-    /// `sum(dim, keepdim, dtype)`: `dim` empty reduces every dim. bool/int inputs sum to int64
-    /// unless `dtype` is given; an empty reduction is 0.
+    /// `torch.sum(self, dim, keepdim, dtype=dtype)`: the sum over `dim` (an empty list reduces
+    /// every dim). Bool and integer inputs sum to int64 unless `dtype` is given (the input is cast
+    /// to `dtype` first); an empty reduction is 0. Reduced dims lose their names unless `keepdim`.
+    /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
+    /// `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_sum(
         &self,
@@ -266,12 +285,25 @@ impl Tensor {
             .with_dim_names(names))
     }
 
+    /// `torch.sum(self, dim, keepdim, dtype=dtype)`; panics where [`Tensor::try_sum`] returns an
+    /// error. Short forms: [`Tensor::sum_all`], [`Tensor::sum_dim`], [`Tensor::sum_keepdim`].
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([[1, 2], [3, 4]]);
+    /// assert_eq!(x.sum(&[0], false, None).to_vec::<i64>(), [4, 6]);
+    /// assert_eq!(x.sum(&[], false, Some(DType::F32)).to_vec::<f32>(), [10.0]);
+    /// ```
     #[track_caller]
     pub fn sum(&self, dim: impl IntoDims, keepdim: bool, dtype: Option<DType>) -> Tensor {
         ok(self.try_sum(dim, keepdim, dtype))
     }
 
-    /// `prod(dim=None|int, keepdim, dtype)`: bool/int → int64 unless `dtype`; empty → 1.
+    /// `torch.prod(self, dim, keepdim, dtype=dtype)`: the product over one dim, or every element
+    /// for `dim = None`. Bool and integer inputs multiply in int64 unless `dtype` is given; an
+    /// empty reduction is 1. Errors: an `index` error for a dim out of range, a `names` error for
+    /// an unknown dim name.
     #[track_caller]
     pub fn try_prod(
         &self,
@@ -291,6 +323,8 @@ impl Tensor {
             .with_dim_names(names))
     }
 
+    /// `torch.prod(self, dim, keepdim, dtype=dtype)`; panics where [`Tensor::try_prod`] returns an
+    /// error. (Without a dim, name the dim type: `prod(None::<i64>, false, None)`.)
     #[track_caller]
     pub fn prod(&self, dim: Option<impl Into<Dim>>, keepdim: bool, dtype: Option<DType>) -> Tensor {
         ok(self.try_prod(dim, keepdim, dtype))
@@ -298,6 +332,7 @@ impl Tensor {
 
     // ---- amax, amin, max, min ----------------------------------------------------------------
 
+    #[track_caller]
     fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         refuse_named(name, [self])?;
         let plan = self.reduction_plan(dim, keepdim)?;
@@ -305,51 +340,64 @@ impl Tensor {
         Ok(self.reduce_with(&plan, op, self.dtype()))
     }
 
-    /// `amax(dim, keepdim)`: keeps the dtype; NaN propagates; an empty reduced dim is an error.
+    /// `torch.amax(self, dim, keepdim)`: the largest value over `dim` (an empty list reduces every
+    /// dim), in the input's dtype; NaN propagates. Errors: a `shape` error for an empty reduced dim
+    /// (there is no identity), an `index` error for a dim out of range, a `value` error for a
+    /// repeated dim, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_amax(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         self.extreme("amax", ReduceOp::Max, dim, keepdim)
     }
 
+    /// `torch.amax(self, dim, keepdim)`; panics where [`Tensor::try_amax`] returns an error. Short
+    /// forms: [`Tensor::amax_dim`], [`Tensor::amax_keepdim`].
     #[track_caller]
     pub fn amax(&self, dim: &[i64], keepdim: bool) -> Tensor {
         ok(self.try_amax(dim, keepdim))
     }
 
-    /// `amin(dim, keepdim)`.
+    /// `torch.amin(self, dim, keepdim)`: the smallest value over `dim`, as [`Tensor::try_amax`]
+    /// (its errors too).
     #[track_caller]
     pub fn try_amin(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         self.extreme("amin", ReduceOp::Min, dim, keepdim)
     }
 
+    /// `torch.amin(self, dim, keepdim)`; panics where [`Tensor::try_amin`] returns an error. Short
+    /// forms: [`Tensor::amin_dim`], [`Tensor::amin_keepdim`].
     #[track_caller]
     pub fn amin(&self, dim: &[i64], keepdim: bool) -> Tensor {
         ok(self.try_amin(dim, keepdim))
     }
 
+    #[track_caller]
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
         let plan = self.reduction_plan(&[], false)?;
         self.check_nonempty(&plan, name, false)?;
         Ok(self.reduce_with(&plan, op, self.dtype()))
     }
 
-    /// `max()`: the largest element as a 0-dim tensor (NaN if any); error on an empty input.
+    /// `torch.max(self)`: the largest element as a 0-dim tensor (NaN if any). Errors: a `shape`
+    /// error for an empty tensor.
     #[track_caller]
     pub fn try_max(&self) -> Result<Tensor> {
         self.extreme_all("max", ReduceOp::Max)
     }
 
+    /// `torch.max(self)`; panics where [`Tensor::try_max`] returns an error.
     #[track_caller]
     pub fn max(&self) -> Tensor {
         ok(self.try_max())
     }
 
-    /// `min()`.
+    /// `torch.min(self)`: the smallest element as a 0-dim tensor (NaN if any). Errors: a `shape`
+    /// error for an empty tensor.
     #[track_caller]
     pub fn try_min(&self) -> Result<Tensor> {
         self.extreme_all("min", ReduceOp::Min)
     }
 
+    /// `torch.min(self)`; panics where [`Tensor::try_min`] returns an error.
     #[track_caller]
     pub fn min(&self) -> Tensor {
         ok(self.try_min())
@@ -358,6 +406,7 @@ impl Tensor {
     /// Values and indices along one dim: two nodes reading the same input, a `Reduce` for
     /// the values and an arg-reduce library call for the int64 indices. Both treat NaN as the
     /// extreme, so the index is that of the first NaN whenever the value is NaN.
+    #[track_caller]
     fn extreme_dim(
         &self,
         name: &str,
@@ -377,23 +426,31 @@ impl Tensor {
         ))
     }
 
-    /// `max(dim, keepdim)` → `(values, indices)`; first occurrence on ties.
+    /// `torch.max(self, dim, keepdim)`: `(values, indices)` along one dim (a position or a name);
+    /// the index of the first occurrence on ties, of the first NaN when there is one. Errors: a
+    /// `shape` error for an empty dim, an `index` error for a dim out of range, a `names` error for
+    /// an unknown dim name.
     #[track_caller]
     pub fn try_max_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> Result<(Tensor, Tensor)> {
         self.extreme_dim("max", true, dim.into(), keepdim)
     }
 
+    /// `torch.max(self, dim, keepdim)`; panics where [`Tensor::try_max_dim`] returns an error.
+    /// Short form: [`Tensor::max_keepdim`].
     #[track_caller]
     pub fn max_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> (Tensor, Tensor) {
         ok(self.try_max_dim(dim, keepdim))
     }
 
-    /// `min(dim, keepdim)` → `(values, indices)`.
+    /// `torch.min(self, dim, keepdim)`: `(values, indices)` along one dim, as
+    /// [`Tensor::try_max_dim`] (its errors too).
     #[track_caller]
     pub fn try_min_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> Result<(Tensor, Tensor)> {
         self.extreme_dim("min", false, dim.into(), keepdim)
     }
 
+    /// `torch.min(self, dim, keepdim)`; panics where [`Tensor::try_min_dim`] returns an error.
+    /// Short form: [`Tensor::min_keepdim`].
     #[track_caller]
     pub fn min_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> (Tensor, Tensor) {
         ok(self.try_min_dim(dim, keepdim))
@@ -401,6 +458,7 @@ impl Tensor {
 
     // ---- argmax, argmin ----------------------------------------------------------------------
 
+    #[track_caller]
     fn arg_extreme(
         &self,
         name: &str,
@@ -420,24 +478,29 @@ impl Tensor {
         Ok(self.arg_reduce_with(&plan, max))
     }
 
-    /// `argmax(dim, keepdim)`: int64; without `dim`, the index into the row-major flattening.
-    /// First occurrence on ties; NaN counts as the largest value.
+    /// `torch.argmax(self, dim, keepdim)`: int64 indices of the largest value along `dim`; without
+    /// `dim`, the index into the row-major flattening. First occurrence on ties; NaN counts as the
+    /// largest value. Errors: a `dtype` error for bool input, a `shape` error for an empty
+    /// reduction, an `index` error for a dim out of range, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
         self.arg_extreme("argmax", true, dim, keepdim)
     }
 
+    /// `torch.argmax(self, dim, keepdim)`; panics where [`Tensor::try_argmax`] returns an error.
     #[track_caller]
     pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Tensor {
         ok(self.try_argmax(dim, keepdim))
     }
 
-    /// `argmin(dim, keepdim)`: as `argmax`, for the smallest value (NaN still wins).
+    /// `torch.argmin(self, dim, keepdim)`: as [`Tensor::try_argmax`], for the smallest value (NaN
+    /// still wins), with its errors.
     #[track_caller]
     pub fn try_argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
         self.arg_extreme("argmin", false, dim, keepdim)
     }
 
+    /// `torch.argmin(self, dim, keepdim)`; panics where [`Tensor::try_argmin`] returns an error.
     #[track_caller]
     pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Tensor {
         ok(self.try_argmin(dim, keepdim))
@@ -447,6 +510,7 @@ impl Tensor {
 
     /// all/any: a dim name is refused (no Dimname overload); with dims, a named self is
     /// refused; without, the result is 0-dim (unnamed).
+    #[track_caller]
     fn logical_reduce(
         &self,
         name: &str,
@@ -467,29 +531,37 @@ impl Tensor {
         Ok(self.reduce_with(&plan, op, dtype))
     }
 
-    /// `all(dim, keepdim)`: bool (uint8 for uint8 input); empty → true.
+    /// `torch.all(self, dim, keepdim)`: true where every element over `dim` is nonzero (an empty
+    /// list reduces every dim); bool (uint8 for uint8 input); an empty reduction is true. Errors: a
+    /// `names` error for a dim name (no Dimname overload) or a named tensor with dims, an `index`
+    /// error for a dim out of range, a `value` error for a repeated dim.
     #[track_caller]
     pub fn try_all(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
         self.logical_reduce("all", ReduceOp::All, &dim.into_dims(), keepdim)
     }
 
+    /// `torch.all(self, dim, keepdim)`; panics where [`Tensor::try_all`] returns an error.
     #[track_caller]
     pub fn all(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_all(dim, keepdim))
     }
 
-    /// `any(dim, keepdim)`: bool (uint8 for uint8 input); empty → false.
+    /// `torch.any(self, dim, keepdim)`: true where some element over `dim` is nonzero; bool (uint8
+    /// for uint8 input); an empty reduction is false. Errors: as [`Tensor::try_all`].
     #[track_caller]
     pub fn try_any(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
         self.logical_reduce("any", ReduceOp::Any, &dim.into_dims(), keepdim)
     }
 
+    /// `torch.any(self, dim, keepdim)`; panics where [`Tensor::try_any`] returns an error.
     #[track_caller]
     pub fn any(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_any(dim, keepdim))
     }
 
-    /// `count_nonzero(dim)`: int64 count of elements `!= 0` (NaN counts).
+    /// `torch.count_nonzero(self, dim)`: int64 count of the elements `!= 0` over `dim` (NaN counts;
+    /// an empty list counts every element). Errors: an `index` error for a dim out of range, a
+    /// `value` error for a repeated dim, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_count_nonzero(&self, dim: &[i64]) -> Result<Tensor> {
         refuse_named("count_nonzero", [self])?;
@@ -499,6 +571,8 @@ impl Tensor {
         mask.try_sum(dim, false, Some(DType::I64))
     }
 
+    /// `torch.count_nonzero(self, dim)`; panics where [`Tensor::try_count_nonzero`] returns an
+    /// error.
     #[track_caller]
     pub fn count_nonzero(&self, dim: &[i64]) -> Tensor {
         ok(self.try_count_nonzero(dim))

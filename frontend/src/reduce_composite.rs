@@ -12,8 +12,11 @@ use smelt_ir::view::{contiguous_strides, wrap_dim};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
 
 impl Tensor {
-    /// `mean(dim, keepdim, dtype)`: `sum / count` in a floating dtype (`dtype`, else the
-    /// input's); bool/int input without a floating `dtype` is an error; empty → NaN.
+    /// `torch.mean(self, dim, keepdim, dtype=dtype)`: `sum / count` over `dim` (an empty list
+    /// reduces every dim) in a floating dtype, `dtype` or else the input's; an empty reduction is
+    /// NaN. Errors: a `dtype` error for bool or integer input without a floating `dtype`, an
+    /// `index` error for a dim out of range, a `value` error for a repeated dim, a `names` error
+    /// for an unknown dim name.
     #[track_caller]
     pub fn try_mean(
         &self,
@@ -26,6 +29,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn mean_at(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = dtype.unwrap_or(self.dtype());
         if !out.is_float() {
@@ -44,14 +48,19 @@ impl Tensor {
         sum.try_binary(Scalar::Float(plan.count as f64), BinaryOp::Div)
     }
 
+    /// `torch.mean(self, dim, keepdim, dtype=dtype)`; panics where [`Tensor::try_mean`] returns an
+    /// error. Short forms: [`Tensor::mean_all`], [`Tensor::mean_dim`], [`Tensor::mean_keepdim`].
     #[track_caller]
     pub fn mean(&self, dim: impl IntoDims, keepdim: bool, dtype: Option<DType>) -> Tensor {
         ok(self.try_mean(dim, keepdim, dtype))
     }
 
-    /// `var(dim, correction, keepdim)`: `Σ(x - mean)² / max(0, n - correction)`, two passes
-    /// (mean first, then squared deviations). Floating input only. `n - correction <= 0`
-    /// divides by zero (inf, or NaN when every deviation is 0).
+    /// `torch.var(self, dim, correction=correction, keepdim=keepdim)`: `Σ(x - mean)² / max(0, n -
+    /// correction)` over `dim`, in two passes (the mean first, then the squared deviations);
+    /// `correction = 1` is the sample variance. `n - correction <= 0` divides by zero (inf, or NaN
+    /// when every deviation is 0). Errors: a `dtype` error for bool or integer input, an `index`
+    /// error for a dim out of range, a `value` error for a repeated dim, a `names` error for an
+    /// unknown dim name.
     #[track_caller]
     pub fn try_var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
         let dim = self.resolve_dims(&dim.into_dims())?;
@@ -59,6 +68,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn var_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if !dtype.is_float() {
@@ -82,12 +92,16 @@ impl Tensor {
             .try_to_dtype(dtype, false)
     }
 
+    /// `torch.var(self, dim, correction=correction, keepdim=keepdim)`; panics where
+    /// [`Tensor::try_var`] returns an error. Short forms: [`Tensor::var_all`], [`Tensor::var_dim`],
+    /// [`Tensor::var_keepdim`].
     #[track_caller]
     pub fn var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Tensor {
         ok(self.try_var(dim, correction, keepdim))
     }
 
-    /// `std(dim, correction, keepdim)`: `sqrt(var)`.
+    /// `torch.std(self, dim, correction=correction, keepdim=keepdim)`: `sqrt(var)`, as
+    /// [`Tensor::try_var`] (its errors too).
     #[track_caller]
     pub fn try_std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
         let dim = self.resolve_dims(&dim.into_dims())?;
@@ -95,6 +109,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn std_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if !dtype.is_float() {
@@ -109,14 +124,19 @@ impl Tensor {
             .try_to_dtype(dtype, false)
     }
 
+    /// `torch.std(self, dim, correction=correction, keepdim=keepdim)`; panics where
+    /// [`Tensor::try_std`] returns an error. Short forms: [`Tensor::std_all`], [`Tensor::std_dim`],
+    /// [`Tensor::std_keepdim`].
     #[track_caller]
     pub fn std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Tensor {
         ok(self.try_std(dim, correction, keepdim))
     }
 
-    /// `logsumexp(dim, keepdim)`: `log(Σ exp(x - m)) + m` with `m = amax(x)` replaced by 0
-    /// where it is infinite (so all -inf gives -inf and +inf gives +inf, not NaN). Integer
-    /// input computes in the default float dtype; an empty reduction gives -inf.
+    /// `torch.logsumexp(self, dim, keepdim)`: `log(Σ exp(x - m)) + m` over `dim`, with `m =
+    /// amax(x)` replaced by 0 where it is infinite (so all -inf gives -inf and +inf gives +inf, not
+    /// NaN). Integer input computes in the default float dtype; an empty reduction gives -inf.
+    /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
+    /// `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
         let dim = self.resolve_dims(&dim.into_dims())?;
@@ -124,6 +144,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn logsumexp_at(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         let dtype = if self.dtype().is_float() {
             self.dtype()
@@ -149,6 +170,8 @@ impl Tensor {
             .try_to_dtype(dtype, false)
     }
 
+    /// `torch.logsumexp(self, dim, keepdim)`; panics where [`Tensor::try_logsumexp`] returns an
+    /// error.
     #[track_caller]
     pub fn logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_logsumexp(dim, keepdim))
@@ -156,6 +179,7 @@ impl Tensor {
 
     /// The shared front of softmax/log_softmax: dtype checks, and `x - amax(x, dim)` in the
     /// compute dtype. `None` for an empty input (nothing to compute).
+    #[track_caller]
     fn softmax_shift(
         &self,
         name: &str,
@@ -184,14 +208,17 @@ impl Tensor {
 
     /// Finishes a softmax-like result: cast to `dtype` and lay out contiguously (PyTorch's
     /// softmax output is row-major whatever the input's strides).
+    #[track_caller]
     fn softmax_finish(&self, r: Tensor, dtype: DType) -> Result<Tensor> {
         let r = r.try_to_dtype(dtype, false)?;
         let shape = self.shape().to_vec();
         Ok(r.relayout(&shape, contiguous_strides(&shape)))
     }
 
-    /// `softmax(dim, dtype)`: `exp(x - max) · (1 / Σ exp(x - max))` along `dim`; the input is
-    /// cast to `dtype` first; floating only.
+    /// `torch.softmax(self, dim, dtype=dtype)`: `exp(x - max) · (1 / Σ exp(x - max))` along `dim`
+    /// (a position or a name); the input is cast to `dtype` first. The result is contiguous.
+    /// Errors: a `dtype` error for bool or integer input without a floating `dtype`, an `index`
+    /// error for a dim out of range, a `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
         let dim = dim.into().resolve(self)?;
@@ -199,6 +226,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    #[track_caller]
     fn softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
@@ -212,12 +240,15 @@ impl Tensor {
         self.softmax_finish(e.try_binary(&inv, BinaryOp::Mul)?, out)
     }
 
+    /// `torch.softmax(self, dim, dtype=dtype)`; panics where [`Tensor::try_softmax`] returns an
+    /// error. Short form: [`Tensor::softmax_dim`].
     #[track_caller]
     pub fn softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_softmax(dim, dtype))
     }
 
-    /// `log_softmax(dim, dtype)`: `(x - max) - log Σ exp(x - max)` along `dim`.
+    /// `torch.log_softmax(self, dim, dtype=dtype)`: `(x - max) - log Σ exp(x - max)` along `dim`,
+    /// as [`Tensor::try_softmax`] (its errors too).
     #[track_caller]
     pub fn try_log_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
         let dim = dim.into().resolve(self)?;
@@ -225,6 +256,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    #[track_caller]
     fn log_softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("log_softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
@@ -236,6 +268,8 @@ impl Tensor {
         self.softmax_finish(r, out)
     }
 
+    /// `torch.log_softmax(self, dim, dtype=dtype)`; panics where [`Tensor::try_log_softmax`]
+    /// returns an error. Short form: [`Tensor::log_softmax_dim`].
     #[track_caller]
     pub fn log_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_log_softmax(dim, dtype))

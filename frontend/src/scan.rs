@@ -46,8 +46,10 @@ impl Tensor {
         ))
     }
 
-    /// `cumsum(dim, dtype)`: inclusive prefix sums; bool/int → int64 unless `dtype`; the input
-    /// is cast to `dtype` first.
+    /// `torch.cumsum(self, dim, dtype=dtype)`: inclusive prefix sums along `dim` (a position or a
+    /// name). Bool and integer inputs sum in int64 unless `dtype` is given (the input is cast to
+    /// `dtype` first); the result is contiguous. Errors: an `index` error for a dim out of range, a
+    /// `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_cumsum(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
         let dim = dim.into().resolve(self)?;
@@ -58,12 +60,22 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    /// `torch.cumsum(self, dim, dtype=dtype)`; panics where [`Tensor::try_cumsum`] returns an
+    /// error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([1, 2, 3]);
+    /// assert_eq!(x.cumsum(0, None).to_vec::<i64>(), [1, 3, 6]);
+    /// ```
     #[track_caller]
     pub fn cumsum(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_cumsum(dim, dtype))
     }
 
-    /// `cumprod(dim, dtype)`: inclusive prefix products, dtypes as `cumsum`.
+    /// `torch.cumprod(self, dim, dtype=dtype)`: inclusive prefix products along `dim`, dtypes and
+    /// errors as [`Tensor::try_cumsum`].
     #[track_caller]
     pub fn try_cumprod(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
         let dim = dim.into().resolve(self)?;
@@ -74,13 +86,17 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    /// `torch.cumprod(self, dim, dtype=dtype)`; panics where [`Tensor::try_cumprod`] returns an
+    /// error.
     #[track_caller]
     pub fn cumprod(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Tensor {
         ok(self.try_cumprod(dim, dtype))
     }
 
-    /// `sort(dim, descending)` → `(values, indices)`: stable (equal values keep their order),
-    /// NaN sorts as the largest value; indices are int64 positions along `dim`.
+    /// `torch.sort(self, dim, descending, stable=True)`: `(values, indices)` along `dim`; stable
+    /// (equal values keep their order), NaN sorts as the largest value; indices are int64 positions
+    /// along `dim`. Errors: an `index` error for a dim out of range, a `names` error for a named
+    /// tensor.
     #[track_caller]
     pub fn try_sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
         refuse_named("sort", [self])?;
@@ -99,6 +115,7 @@ impl Tensor {
         Ok((values, indices))
     }
 
+    /// `torch.sort(self, dim, descending)`; panics where [`Tensor::try_sort`] returns an error.
     #[track_caller]
     pub fn sort(&self, dim: i64, descending: bool) -> (Tensor, Tensor) {
         ok(self.try_sort(dim, descending))

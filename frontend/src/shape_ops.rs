@@ -8,6 +8,7 @@ use crate::tensor::{Tensor, ok};
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, wrap_dim, wrap_dims};
 use smelt_ir::{DType, Error, Result, Scalar, View};
+use smelt_runtime::HostBuffer;
 
 impl Tensor {
     /// A contiguous copy of what `view` (over self's storage) shows.
@@ -23,7 +24,9 @@ impl Tensor {
         )
     }
 
-    /// `flip(dims)`: reverses the listed dims (a copy read through negative strides).
+    /// `torch.flip(self, dims)`: a copy (laid out as `self` when dense) with the listed dims
+    /// reversed. Errors: an `index` error for a dim out of range, a `value` error for a
+    /// repeated dim, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_flip(&self, dims: &[i64]) -> Result<Tensor> {
         refuse_named("flip", [self])?;
@@ -44,12 +47,16 @@ impl Tensor {
             vec![(self.storage.current(), v)],
         ))
     }
+    /// `torch.flip(self, dims)`; panics where [`Tensor::try_flip`] returns an error.
     #[track_caller]
     pub fn flip(&self, dims: &[i64]) -> Tensor {
         ok(self.try_flip(dims))
     }
 
-    /// `roll(shifts, dims)`; with no dims the flattened tensor rolls and keeps its shape.
+    /// `torch.roll(self, shifts, dims)`: a copy with the elements shifted cyclically by `shifts[i]`
+    /// along `dims[i]`; with no dims the flattened tensor rolls and keeps its shape. Errors: a
+    /// `value` error when `shifts` and `dims` do not align, an `index` error for a dim out of
+    /// range, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
         refuse_named("roll", [self])?;
@@ -92,12 +99,15 @@ impl Tensor {
         }
         Ok(cur)
     }
+    /// `torch.roll(self, shifts, dims)`; panics where [`Tensor::try_roll`] returns an error.
     #[track_caller]
     pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Tensor {
         ok(self.try_roll(shifts, dims))
     }
 
-    /// `repeat(repeats)`: tiles the tensor; extra leading repeats add dims.
+    /// `tensor.repeat(repeats)`: a copy tiling the tensor `repeats[i]` times along dim `i`; extra
+    /// leading repeats add dims. Errors: a `value` error for fewer repeats than dims or a negative
+    /// repeat, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_repeat(&self, repeats: &[i64]) -> Result<Tensor> {
         refuse_named("repeat", [self])?;
@@ -112,6 +122,14 @@ impl Tensor {
             )));
         }
         let pad = repeats.len() - self.ndim();
+        let out: Vec<usize> = repeats
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                (r as usize).saturating_mul(if i < pad { 1 } else { self.view.shape[i - pad] })
+            })
+            .collect();
+        smelt_ir::view::check_sizes(&out, self.dtype().size())?;
         let mut shape = vec![];
         let mut strides = vec![];
         for (i, &r) in repeats.iter().enumerate() {
@@ -124,13 +142,9 @@ impl Tensor {
             strides.extend([0, stride]);
         }
         let copy = self.copy_of_view(View::new(shape, strides, self.view.offset));
-        let out: Vec<usize> = repeats
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| r as usize * if i < pad { 1 } else { self.view.shape[i - pad] })
-            .collect();
         Ok(copy.with_view(View::contiguous(&out)))
     }
+    /// `tensor.repeat(repeats)`; panics where [`Tensor::try_repeat`] returns an error.
     #[track_caller]
     pub fn repeat(&self, repeats: &[i64]) -> Tensor {
         ok(self.try_repeat(repeats))
@@ -149,9 +163,11 @@ impl Tensor {
         let mask: Vec<Scalar> = (0..rows * cols)
             .map(|i| Scalar::Bool(keep((i / cols) as i64, (i % cols) as i64)))
             .collect();
-        let mask = crate::device::with_default_device(self.device(), || {
-            Tensor::try_from_scalars(&mask, &[rows, cols], DType::Bool)
-        })?;
+        let mask = Tensor::try_from_buffer_on(
+            HostBuffer::from_scalars(DType::Bool, &mask),
+            View::contiguous(&[rows, cols]),
+            self.device(),
+        )?;
         let t = record(
             Op::Where,
             self.dtype(),
@@ -166,20 +182,26 @@ impl Tensor {
         Ok(t.relayout(&shape, contiguous_strides(&shape)))
     }
 
-    /// `tril(diagonal)`: the lower triangle of the last two dims.
+    /// `torch.tril(self, diagonal)`: a copy keeping the lower triangle of the last two dims (on and
+    /// below the `diagonal`-th diagonal), zeros above. Errors: a `shape` error for fewer than 2
+    /// dims.
     #[track_caller]
     pub fn try_tril(&self, diagonal: i64) -> Result<Tensor> {
         self.triangle("tril", |r, c| c - r <= diagonal)
     }
+    /// `torch.tril(self, diagonal)`; panics where [`Tensor::try_tril`] returns an error.
     #[track_caller]
     pub fn tril(&self, diagonal: i64) -> Tensor {
         ok(self.try_tril(diagonal))
     }
-    /// `triu(diagonal)`: the upper triangle of the last two dims.
+    /// `torch.triu(self, diagonal)`: a copy keeping the upper triangle of the last two dims (on and
+    /// above the `diagonal`-th diagonal), zeros below. Errors: a `shape` error for fewer than 2
+    /// dims.
     #[track_caller]
     pub fn try_triu(&self, diagonal: i64) -> Result<Tensor> {
         self.triangle("triu", |r, c| c - r >= diagonal)
     }
+    /// `torch.triu(self, diagonal)`; panics where [`Tensor::try_triu`] returns an error.
     #[track_caller]
     pub fn triu(&self, diagonal: i64) -> Tensor {
         ok(self.try_triu(diagonal))

@@ -10,9 +10,13 @@ use smelt_runtime::{Buffer, Device, HostBuffer, Target};
 use std::fmt;
 use std::sync::Arc;
 
-/// A tensor: a view over a storage, with optional dim names. Cloning the handle copies no
-/// data and yields the same tensor (an in-place op that names one names both); views share
-/// storage but have their own names.
+/// A tensor: a cheap handle `{storage, view, names}` onto a lazily computed storage, with
+/// PyTorch's semantics. Ops record graph nodes and return at once; values are computed when
+/// read ([`Tensor::to_vec`], [`Tensor::item`], printing) or on [`Tensor::realize`].
+///
+/// Cloning the handle copies no data and yields the same tensor (an in-place op on one is seen
+/// through both; [`Tensor::deep_clone`] is PyTorch's `clone()`); views share storage but have
+/// their own names.
 #[derive(Clone)]
 pub struct Tensor {
     pub(crate) storage: Arc<Storage>,
@@ -31,6 +35,7 @@ pub(crate) fn ok<T>(r: Result<T>) -> T {
 
 impl Tensor {
     /// A tensor viewing the whole output of a fresh node.
+    #[track_caller]
     pub(crate) fn from_node(node: Arc<LazyNode>) -> Tensor {
         let view = node.out.clone();
         Tensor {
@@ -44,12 +49,23 @@ impl Tensor {
     /// values are copied there when it is not the host).
     #[track_caller]
     pub(crate) fn try_from_buffer(buffer: HostBuffer, view: View) -> Result<Tensor> {
-        let buffer = Buffer::from(buffer).to_device(crate::device::get_default_device())?;
+        Tensor::try_from_buffer_on(buffer, view, crate::device::get_default_device())
+    }
+
+    /// [`Tensor::try_from_buffer`] on `device`.
+    #[track_caller]
+    pub(crate) fn try_from_buffer_on(
+        buffer: HostBuffer,
+        view: View,
+        device: Device,
+    ) -> Result<Tensor> {
+        let buffer = Buffer::from(buffer).to_device(device)?;
         Ok(Tensor::from_node(LazyNode::realized(buffer, view)))
     }
 
     /// A new, unnamed handle on the same storage with another view (a view op sets the
     /// result's names itself with [`Tensor::with_dim_names`]).
+    #[track_caller]
     pub(crate) fn with_view(&self, view: View) -> Tensor {
         Tensor {
             storage: self.storage.clone(),
@@ -60,6 +76,7 @@ impl Tensor {
 
     /// This handle's storage and view under new names (a new tensor object). A handle whose
     /// name cell no other handle shares (a fresh op result) keeps its cell: no one can tell.
+    #[track_caller]
     pub(crate) fn with_dim_names(mut self, names: Option<DimNames>) -> Tensor {
         let Err(names) = self.names.set_unshared(names) else {
             return self;
@@ -72,6 +89,7 @@ impl Tensor {
     }
 
     /// A new handle with the same view and names (an alias, PyTorch's `alias()`).
+    #[track_caller]
     pub(crate) fn alias(&self) -> Tensor {
         self.with_view(self.view.clone())
             .with_dim_names(self.dim_names())
@@ -155,6 +173,7 @@ impl Tensor {
 
     // ---- metadata -------------------------------------------------------------------------
 
+    /// The element type (`tensor.dtype`).
     pub fn dtype(&self) -> DType {
         self.storage.dtype
     }
@@ -162,6 +181,7 @@ impl Tensor {
     pub fn device(&self) -> Device {
         self.storage.device
     }
+    /// The size of each dim (`tensor.shape`).
     pub fn shape(&self) -> &[usize] {
         &self.view.shape
     }
@@ -169,27 +189,36 @@ impl Tensor {
     pub fn size(&self) -> Vec<usize> {
         self.view.shape.to_vec()
     }
+    /// Elements to step in storage per index of each dim (`tensor.stride()`).
     pub fn stride(&self) -> Vec<isize> {
         self.view.strides.to_vec()
     }
+    /// Where element `[0, 0, …]` sits in the storage (`tensor.storage_offset()`).
     pub fn storage_offset(&self) -> usize {
         self.view.offset
     }
+    /// Shape, strides and offset together: the view this handle reads its storage through.
     pub fn view_meta(&self) -> &View {
         &self.view
     }
+    /// The number of dims (`tensor.dim()`).
     pub fn dim(&self) -> usize {
         self.view.ndim()
     }
+    /// The number of dims (`tensor.ndim`).
     pub fn ndim(&self) -> usize {
         self.view.ndim()
     }
+    /// The number of elements (`tensor.numel()`).
     pub fn numel(&self) -> usize {
         self.view.numel()
     }
+    /// Is the tensor row-major contiguous (`tensor.is_contiguous()`; size-1 dims' strides do not
+    /// count)?
     pub fn is_contiguous(&self) -> bool {
         self.view.is_contiguous()
     }
+    /// `tensor.is_contiguous(memory_format=format)`.
     pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
         self.view.is_contiguous_as(format)
     }
@@ -208,6 +237,7 @@ impl Tensor {
     pub(crate) fn dim_names(&self) -> Option<DimNames> {
         self.names.get()
     }
+    /// Does the view cover a dense block of storage, each element once, in some dim order?
     pub fn is_non_overlapping_and_dense(&self) -> bool {
         self.view.is_non_overlapping_and_dense()
     }
@@ -227,12 +257,18 @@ impl Tensor {
 
     // ---- materialisation ------------------------------------------------------------------
 
-    /// Computes this tensor's storage now (and everything it depends on).
+    /// Computes this tensor's storage now, with everything it depends on, and returns `self`.
+    /// Errors: a `device` error when the tensor's device is unusable, a `compile` error when
+    /// code generation fails.
+    #[track_caller]
     pub fn try_realize(&self) -> Result<&Tensor> {
         realize_nodes(&[self.storage.current()])?;
         Ok(self)
     }
 
+    /// Computes this tensor now ([`Tensor::try_realize`], panicking with its error). Reading values
+    /// realizes on its own; call this to control where the work happens, or [`realize`] to compute
+    /// several tensors in one graph.
     #[track_caller]
     pub fn realize(&self) -> &Tensor {
         ok(self.try_realize())
@@ -251,7 +287,8 @@ impl Tensor {
             .ok_or_else(|| Error::device("realisation produced no buffer"))
     }
 
-    /// All elements in logical row-major order as scalars.
+    /// All elements in logical row-major order as [`Scalar`]s, realizing first. Errors: those of
+    /// [`Tensor::try_realize`].
     pub fn try_to_scalars(&self) -> Result<Vec<Scalar>> {
         let mut out = Vec::with_capacity(self.numel());
         let buffer = self.realized_buffer()?;
@@ -279,18 +316,31 @@ impl Tensor {
         }
     }
 
+    /// All elements in logical row-major order as [`Scalar`]s; panics where
+    /// [`Tensor::try_to_scalars`] returns an error.
     #[track_caller]
     pub fn to_scalars(&self) -> Vec<Scalar> {
         ok(self.try_to_scalars())
     }
 
-    /// Elements converted to `T` in logical row-major order.
+    /// All elements in logical row-major order converted to `T` (as PyTorch's `.to(dtype)`
+    /// converts: floats to integers truncate), realizing first (`tensor.tolist()`, flattened).
+    /// Panics where [`Tensor::try_to_scalars`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([[1, 2], [3, 4]]).t();
+    /// assert_eq!(x.to_vec::<i64>(), [1, 3, 2, 4]);
+    /// assert_eq!(x.to_vec::<f32>(), [1.0, 3.0, 2.0, 4.0]);
+    /// ```
     #[track_caller]
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
         self.to_scalars().into_iter().map(T::from_scalar).collect()
     }
 
-    /// The value of a one-element tensor.
+    /// `tensor.item()`: the value of a one-element tensor. Errors: a `value` error for any other
+    /// number of elements, those of [`Tensor::try_realize`].
     pub fn try_item(&self) -> Result<Scalar> {
         if self.numel() != 1 {
             return Err(Error::value(format!(
@@ -301,31 +351,54 @@ impl Tensor {
         Ok(self.try_to_scalars()?[0])
     }
 
+    /// `tensor.item()`; panics where [`Tensor::try_item`] returns an error.
     #[track_caller]
     pub fn item(&self) -> Scalar {
         ok(self.try_item())
     }
 }
 
-/// Realizes several tensors in one graph, fused or not, on a given target (benchmarks and
-/// checks; [`realize`] uses the default pipeline and the target of the tensors' device). The
-/// target must run where the tensors live: the host backends for host tensors.
+/// Realizes several tensors in one graph, fused or not ([`Mode`](crate::Mode)), on a given
+/// [`Target`] (benchmarks and checks; [`realize`] uses the default pipeline and the target of
+/// the tensors' device). The target must run where the tensors live: the host backends for host
+/// tensors. Errors: as [`realize`].
 pub fn realize_with(tensors: &[&Tensor], mode: crate::explain::Mode, target: Target) -> Result<()> {
     let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
     crate::lazy::realize_nodes_with(&nodes, mode == crate::explain::Mode::Unfused, Some(target))
 }
 
-/// Realizes several tensors in one graph (one compilation, shared work).
+/// Realizes several tensors in one graph: one compilation, shared work computed once, and
+/// outputs over the same iteration space stored by the same kernel. Errors: a `device` error
+/// when the tensors' device is unusable, a `compile` error when code generation fails.
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// let x = Tensor::new([1.0f32, 2.0, 3.0]);
+/// let (s, m) = (x.exp().sum_all(), x.exp().amax_dim(0));
+/// smelt::realize(&[&s, &m]).unwrap();
+/// assert!(s.is_realized() && m.is_realized());
+/// ```
 pub fn realize(tensors: &[&Tensor]) -> Result<()> {
     let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
     realize_nodes(&nodes)
 }
 
-/// Host element types a tensor can be built from or read into.
+/// Host element types a tensor can be built from or read into: `bool`, `u8`, `i8`, `i16`,
+/// `i32`, `i64`, `half::f16`, `half::bf16`, `f32`, `f64`.
 pub trait Element: Copy {
+    /// The dtype of tensors built from this type.
     const DTYPE: DType;
+    /// The value as a [`Scalar`].
     fn to_scalar(self) -> Scalar;
+    /// The value of `s` converted to this type (as a cast to [`Element::DTYPE`] would).
     fn from_scalar(s: Scalar) -> Self;
+    /// A host buffer of [`Self::DTYPE`] holding `data`: the built-in element types adopt the
+    /// vector's allocation (no copy); this default converts element by element.
+    fn into_buffer(data: Vec<Self>) -> HostBuffer {
+        let values: Vec<Scalar> = data.into_iter().map(Self::to_scalar).collect();
+        HostBuffer::from_scalars(Self::DTYPE, &values)
+    }
 }
 
 macro_rules! element {
@@ -339,6 +412,9 @@ macro_rules! element {
             fn from_scalar(s: Scalar) -> Self {
                 let f: fn(Scalar) -> $t = $from;
                 f(s.cast($dt))
+            }
+            fn into_buffer(data: Vec<$t>) -> HostBuffer {
+                smelt_runtime::HostElement::wrap(smelt_runtime::memory::Memory::adopt(data))
             }
         }
     };

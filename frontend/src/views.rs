@@ -7,7 +7,18 @@ use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{view_strides, wrap_dim};
 use smelt_ir::{Error, MemoryFormat, Result, View};
 
-/// One item of a Python-style index `x[a, b, …]`.
+/// One item of a Python-style index `x[a, b, …]` ([`Tensor::getitem`], [`Tensor::setitem`]).
+///
+/// ```
+/// # use smelt_frontend as smelt;
+/// use smelt::prelude::*;
+/// use TensorIndex::{Ellipsis, Int, Slice};
+/// let x = Tensor::arange(0, 6, 1, None).view(&[2, 3]);
+/// // x[1, ::2]
+/// assert_eq!(x.getitem(&[Int(1), Slice(None, None, Some(2))]).to_vec::<i64>(), [3, 5]);
+/// // x[..., 0]
+/// assert_eq!(x.getitem(&[Ellipsis, Int(0)]).to_vec::<i64>(), [0, 3]);
+/// ```
 #[derive(Clone, Debug)]
 pub enum TensorIndex {
     /// Select (negative counts from the end).
@@ -30,11 +41,19 @@ enum NameRule {
     Refuse(&'static str),
 }
 
+/// Generates a view op and its `try_` form. The doc lines given document the plain form; the
+/// string after the body says when the `try_` form returns an error.
 macro_rules! view_ops {
-    ($( $(#[$doc:meta])* fn $name:ident / $try_name:ident ( $($arg:ident : $ty:ty),* ) [$rule:expr] => |$v:ident| $body:expr; )*) => {
+    ($(
+        $(#[doc = $doc:expr])*
+        fn $name:ident / $try_name:ident ( $($arg:ident : $ty:ty),* ) [$rule:expr]
+            => |$v:ident| $body:expr, $errors:expr;
+    )*) => {
         impl Tensor {
             $(
-                $(#[$doc])*
+                #[doc = concat!(
+                    "[`Tensor::", stringify!($name), "`] returning a `Result`: ", $errors, "."
+                )]
                 pub fn $try_name(&self, $($arg: $ty),*) -> Result<Tensor> {
                     let rule: NameRule = $rule;
                     if let NameRule::Refuse(op) = rule {
@@ -43,7 +62,13 @@ macro_rules! view_ops {
                     let $v = &self.view;
                     Ok(self.with_view($body?).with_dim_names(self.dim_names()))
                 }
-                $(#[$doc])*
+
+                $(#[doc = $doc])*
+                #[doc = ""]
+                #[doc = concat!(
+                    "A view: shares `self`'s storage, copies nothing. Panics where [`Tensor::",
+                    stringify!($try_name), "`] returns an error."
+                )]
                 #[track_caller]
                 pub fn $name(&self, $($arg: $ty),*) -> Tensor {
                     ok(self.$try_name($($arg),*))
@@ -54,26 +79,62 @@ macro_rules! view_ops {
 }
 
 view_ops! {
-    /// `slice(dim, start, end, step)` with Python's clamping.
-    fn slice / try_slice(dim: i64, start: Option<i64>, end: Option<i64>, step: i64) [NameRule::Keep] => |v| v.slice(dim, start, end, step);
-    /// `narrow(dim, start, length)`.
-    fn narrow / try_narrow(dim: i64, start: i64, length: i64) [NameRule::Keep] => |v| v.narrow(dim, start, length);
-    /// `unsqueeze(dim)`.
-    fn unsqueeze / try_unsqueeze(dim: i64) [NameRule::Refuse("unsqueeze")] => |v| v.unsqueeze(dim);
-    /// `squeeze(dims)`: drops the listed dims that have size 1.
-    fn squeeze_dims / try_squeeze_dims(dims: &[i64]) [NameRule::Refuse("squeeze.dims")] => |v| v.squeeze(Some(dims));
-    /// `permute(dims)`.
-    fn permute / try_permute(dims: &[i64]) [NameRule::Refuse("permute")] => |v| v.permute(dims);
-    /// `movedim(source, destination)`.
-    fn movedim / try_movedim(source: &[i64], destination: &[i64]) [NameRule::Refuse("movedim")] => |v| v.movedim(source, destination);
-    /// `unfold(dimension, size, step)`.
-    fn unfold / try_unfold(dim: i64, size: i64, step: i64) [NameRule::Refuse("unfold")] => |v| v.unfold(dim, size, step);
-    /// `view(shape)`: fails with a `stride` error when the strides forbid it.
-    fn view / try_view(shape: &[i64]) [NameRule::Refuse("view")] => |v| v.view(shape);
+    /// `tensor[..., start:end:step]` along `dim` (PyTorch's `slice`): bounds are clamped as
+    /// in Python, `None` meaning the start or end of the dim; dim names are kept.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::arange(0, 6, 1, None);
+    /// assert_eq!(x.slice(0, Some(1), None, 2).to_vec::<i64>(), [1, 3, 5]);
+    /// ```
+    fn slice / try_slice(dim: i64, start: Option<i64>, end: Option<i64>, step: i64)
+        [NameRule::Keep] => |v| v.slice(dim, start, end, step),
+        "an `index` error for a dim out of range or a 0-dim tensor, a `value` error for a step \
+        below 1";
+    /// `torch.narrow(self, dim, start, length)`: elements `start .. start + length` of `dim`.
+    fn narrow / try_narrow(dim: i64, start: i64, length: i64) [NameRule::Keep]
+        => |v| v.narrow(dim, start, length),
+        "an `index` error for a dim or start out of range or a length running past the end, a \
+        `value` error for a negative length";
+    /// `torch.unsqueeze(self, dim)`: a new size-1 dim inserted at `dim`.
+    fn unsqueeze / try_unsqueeze(dim: i64) [NameRule::Refuse("unsqueeze")]
+        => |v| v.unsqueeze(dim),
+        "an `index` error for a dim out of range, a `names` error for a named tensor";
+    /// `torch.squeeze(self, dims)`: drops the listed dims that have size 1 (others stay).
+    fn squeeze_dims / try_squeeze_dims(dims: &[i64]) [NameRule::Refuse("squeeze.dims")]
+        => |v| v.squeeze(Some(dims)),
+        "an `index` error for a dim out of range, a `names` error for a named tensor";
+    /// `torch.permute(self, dims)`: the dims reordered, `dims[i]` becoming dim `i`.
+    fn permute / try_permute(dims: &[i64]) [NameRule::Refuse("permute")]
+        => |v| v.permute(dims),
+        "a `shape` error when `dims` does not list every dim, a `value` error for a repeated \
+        dim, an `index` error for a dim out of range, a `names` error for a named tensor";
+    /// `torch.movedim(self, source, destination)`: the dims in `source` moved to the
+    /// positions in `destination`, the others keeping their order.
+    fn movedim / try_movedim(source: &[i64], destination: &[i64]) [NameRule::Refuse("movedim")]
+        => |v| v.movedim(source, destination),
+        "a `value` error for lists of different lengths or a repeated dim, an `index` error \
+        for a dim out of range, a `names` error for a named tensor";
+    /// `tensor.unfold(dimension, size, step)`: every window of `size` elements along `dim`,
+    /// `step` apart, as a new last dim.
+    fn unfold / try_unfold(dim: i64, size: i64, step: i64) [NameRule::Refuse("unfold")]
+        => |v| v.unfold(dim, size, step),
+        "a `shape` error for a window larger than the dim, a `value` error for a negative size \
+        or a step below 1, an `index` error for a dim out of range, a `names` error for a named tensor";
+    /// `tensor.view(shape)`: the same elements with another shape (one size may be `-1`),
+    /// without a copy.
+    fn view / try_view(shape: &[i64]) [NameRule::Refuse("view")] => |v| v.view(shape),
+        "a `stride` error when the strides forbid a view (use `reshape`), a `shape` error when \
+        the sizes do not multiply to the element count, a `value` error for more than one \
+        `-1`, a `names` error for a named tensor";
 }
 
 impl Tensor {
-    /// `select(dim, index)`: drops `dim` (a position or a name) and its name.
+    /// `torch.select(self, dim, index)` (`x[..., index]` along `dim`): drops `dim` (a position or a
+    /// name) and its name. Errors: an `index` error for a dim out of range or an index out of
+    /// range, a `names` error for an unknown name.
+    #[track_caller]
     pub fn try_select(&self, dim: impl Into<Dim>, index: i64) -> Result<Tensor> {
         let dim = dim.into();
         let d = dim.position(self)?;
@@ -90,12 +151,15 @@ impl Tensor {
             .with_view(v)
             .with_dim_names(drop_dims(self.dim_names(), &[d])))
     }
+    /// `torch.select(self, dim, index)`: a view without `dim`; panics where [`Tensor::try_select`]
+    /// returns an error.
     #[track_caller]
     pub fn select(&self, dim: impl Into<Dim>, index: i64) -> Tensor {
         ok(self.try_select(dim, index))
     }
 
-    /// `squeeze()`: drops every size-1 dim and its name.
+    /// `torch.squeeze(self)`: drops every size-1 dim and its name. Never an error today.
+    #[track_caller]
     pub fn try_squeeze(&self) -> Result<Tensor> {
         let ones: Vec<usize> = (0..self.ndim())
             .filter(|&d| self.view.shape[d] == 1)
@@ -105,13 +169,16 @@ impl Tensor {
             .with_view(v)
             .with_dim_names(drop_dims(self.dim_names(), &ones)))
     }
+    /// `torch.squeeze(self)`: a view without size-1 dims.
     #[track_caller]
     pub fn squeeze(&self) -> Tensor {
         ok(self.try_squeeze())
     }
 
-    /// `squeeze(dim)`: drops `dim` when its size is 1. Otherwise an alias which, on a named
-    /// tensor, is unnamed (PyTorch 2.11 quirk).
+    /// `torch.squeeze(self, dim)`: drops `dim` when its size is 1; otherwise an alias which, on a
+    /// named tensor, is unnamed (PyTorch 2.11 quirk). Errors: an `index` error for a dim out of
+    /// range, a `names` error for an unknown name.
+    #[track_caller]
     pub fn try_squeeze_dim(&self, dim: impl Into<Dim>) -> Result<Tensor> {
         let d = dim.into().position(self)?;
         let v = self.view.squeeze(Some(&[d as i64]))?;
@@ -122,12 +189,16 @@ impl Tensor {
         };
         Ok(self.with_view(v).with_dim_names(names))
     }
+    /// `torch.squeeze(self, dim)`; panics where [`Tensor::try_squeeze_dim`] returns an error.
     #[track_caller]
     pub fn squeeze_dim(&self, dim: impl Into<Dim>) -> Tensor {
         ok(self.try_squeeze_dim(dim))
     }
 
-    /// `transpose(dim0, dim1)` (also `swapaxes`, `swapdims`): names move with their dims.
+    /// `torch.transpose(self, dim0, dim1)` (also `swapaxes`, `swapdims`): a view with the two dims
+    /// swapped; names move with their dims. Errors: an `index` error for a dim out of range, a
+    /// `names` error for an unknown name.
+    #[track_caller]
     pub fn try_transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Result<Tensor> {
         let a = dim0.into().resolve(self)?;
         let b = dim1.into().resolve(self)?;
@@ -145,30 +216,40 @@ impl Tensor {
         });
         Ok(self.with_view(v).with_dim_names(names))
     }
+    /// `torch.transpose(self, dim0, dim1)`; panics where [`Tensor::try_transpose`] returns an
+    /// error.
     #[track_caller]
     pub fn transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Tensor {
         ok(self.try_transpose(dim0, dim1))
     }
-    /// `t()`.
+    /// `tensor.t()`: a 2-D tensor transposed (0-D and 1-D returned as they are). Errors: a `shape`
+    /// error for more than 2 dims.
+    #[track_caller]
     pub fn try_t(&self) -> Result<Tensor> {
         self.view.t()?;
         self.try_transpose(0, if self.ndim() < 2 { 0 } else { 1 })
     }
+    /// `tensor.t()`; panics where [`Tensor::try_t`] returns an error.
     #[track_caller]
     pub fn t(&self) -> Tensor {
         ok(self.try_t())
     }
-    /// `mT`: the last two dims swapped.
+    /// `tensor.mT`: the last two dims swapped. Errors: a `shape` error for fewer than 2 dims.
+    #[track_caller]
     pub fn try_mt(&self) -> Result<Tensor> {
         self.view.mt()?;
         self.try_transpose(-2, -1)
     }
+    /// `tensor.mT`; panics where [`Tensor::try_mt`] returns an error.
     #[track_caller]
     pub fn mt(&self) -> Tensor {
         ok(self.try_mt())
     }
 
-    /// `expand(sizes)` (`-1` keeps a dim); new leading dims are unnamed.
+    /// `tensor.expand(sizes)`: size-1 dims repeated to `sizes` (`-1` keeps a dim; new leading dims
+    /// are unnamed) by stride 0, without a copy. Errors: a `shape` error for fewer sizes than dims
+    /// or a size that does not match a non-1 dim, a `value` error for `-1` in a new leading dim.
+    #[track_caller]
     pub fn try_expand(&self, sizes: &[i64]) -> Result<Tensor> {
         let v = self.view.expand(sizes)?;
         let names = self.dim_names().map(|n| {
@@ -178,12 +259,24 @@ impl Tensor {
         });
         Ok(self.with_view(v).with_dim_names(names))
     }
+    /// `tensor.expand(sizes)`; panics where [`Tensor::try_expand`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::new([[1], [2]]).expand(&[2, 3]);
+    /// assert_eq!(x.to_vec::<i64>(), [1, 1, 1, 2, 2, 2]);
+    /// assert_eq!(x.stride(), [1, 0]);
+    /// ```
     #[track_caller]
     pub fn expand(&self, sizes: &[i64]) -> Tensor {
         ok(self.try_expand(sizes))
     }
 
-    /// `diagonal(offset, dim1, dim2)`: drops both dims and appends an unnamed one.
+    /// `torch.diagonal(self, offset, dim1, dim2)`: the diagonal of the `dim1`×`dim2` planes as a
+    /// new last dim (above the main one for `offset > 0`); both dims and their names go. Errors: a
+    /// `value` error for `dim1 == dim2`, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_diagonal(
         &self,
         offset: i64,
@@ -192,11 +285,16 @@ impl Tensor {
     ) -> Result<Tensor> {
         self.diagonal_impl(offset, dim1.into(), dim2.into(), None)
     }
+    /// `torch.diagonal(self, offset, dim1, dim2)`; panics where [`Tensor::try_diagonal`] returns an
+    /// error.
     #[track_caller]
     pub fn diagonal(&self, offset: i64, dim1: impl Into<Dim>, dim2: impl Into<Dim>) -> Tensor {
         ok(self.try_diagonal(offset, dim1, dim2))
     }
-    /// `diagonal(outdim=…, dim1=…, dim2=…, offset=…)`: the new last dim is named `outdim`.
+    /// `torch.diagonal(self, outdim=outdim, dim1=dim1, dim2=dim2, offset=offset)`: as
+    /// [`Tensor::try_diagonal`], the new last dim named `outdim`. Errors: those of `try_diagonal`,
+    /// and a `names` error for an invalid or duplicate name.
+    #[track_caller]
     pub fn try_diagonal_named(
         &self,
         offset: i64,
@@ -207,6 +305,7 @@ impl Tensor {
         self.diagonal_impl(offset, dim1.into(), dim2.into(), Some(outdim))
     }
 
+    #[track_caller]
     fn diagonal_impl(
         &self,
         offset: i64,
@@ -233,7 +332,11 @@ impl Tensor {
         Ok(self.with_view(v).with_dim_names(stored))
     }
 
-    /// `unflatten(dim, sizes)`; a named tensor needs [`Tensor::try_unflatten_named`].
+    /// `torch.unflatten(self, dim, sizes)`: `dim` split into dims of `sizes` (one may be `-1`).
+    /// Errors: a `shape` error when the sizes do not multiply to the dim's size, a `value` error
+    /// for empty `sizes`, an `index` error for a dim out of range, a `names` error for a named
+    /// tensor (use [`Tensor::try_unflatten_named`]).
+    #[track_caller]
     pub fn try_unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Result<Tensor> {
         let d = dim.into().resolve(self)?;
         if self.has_names() {
@@ -243,6 +346,8 @@ impl Tensor {
         }
         Ok(self.with_view(self.view.unflatten(d, sizes)?))
     }
+    /// `torch.unflatten(self, dim, sizes)`; panics where [`Tensor::try_unflatten`] returns an
+    /// error.
     #[track_caller]
     pub fn unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Tensor {
         ok(self.try_unflatten(dim, sizes))
@@ -250,61 +355,78 @@ impl Tensor {
 }
 
 impl Tensor {
-    /// `swapaxes` = `transpose`.
+    /// `torch.swapaxes`: [`Tensor::transpose`].
     #[track_caller]
     pub fn swapaxes(&self, a: i64, b: i64) -> Tensor {
         self.transpose(a, b)
     }
-    /// `swapdims` = `transpose`.
+    /// `torch.swapdims`: [`Tensor::transpose`].
     #[track_caller]
     pub fn swapdims(&self, a: i64, b: i64) -> Tensor {
         self.transpose(a, b)
     }
-    /// `adjoint()` = `mT` for real dtypes.
+    /// `tensor.adjoint()`: [`Tensor::mt`] (every dtype is real).
     #[track_caller]
     pub fn adjoint(&self) -> Tensor {
         self.mt()
     }
 
-    /// `T`: all dims reversed.
+    /// `tensor.T`: all dims reversed. Errors: a `names` error for a named tensor.
+    #[track_caller]
     pub fn try_big_t(&self) -> Result<Tensor> {
         let dims: Vec<i64> = (0..self.ndim() as i64).rev().collect();
         self.try_permute(&dims)
     }
+    /// `tensor.T`; panics where [`Tensor::try_big_t`] returns an error.
     #[track_caller]
     pub fn big_t(&self) -> Tensor {
         ok(self.try_big_t())
     }
 
+    /// `tensor.expand_as(other)`: [`Tensor::try_expand`] to `other`'s shape.
+    #[track_caller]
     pub fn try_expand_as(&self, other: &Tensor) -> Result<Tensor> {
         self.try_expand(&shape_i64(other.shape()))
     }
+    /// `tensor.expand_as(other)`; panics where [`Tensor::try_expand_as`] returns an error.
     #[track_caller]
     pub fn expand_as(&self, other: &Tensor) -> Tensor {
         ok(self.try_expand_as(other))
     }
+    /// `torch.broadcast_to(self, shape)`: [`Tensor::try_expand`].
+    #[track_caller]
     pub fn try_broadcast_to(&self, shape: &[i64]) -> Result<Tensor> {
         self.try_expand(shape)
     }
+    /// `torch.broadcast_to(self, shape)`; panics where [`Tensor::try_broadcast_to`] returns an
+    /// error.
     #[track_caller]
     pub fn broadcast_to(&self, shape: &[i64]) -> Tensor {
         ok(self.try_broadcast_to(shape))
     }
+    /// `tensor.view_as(other)`: [`Tensor::try_view`] to `other`'s shape.
+    #[track_caller]
     pub fn try_view_as(&self, other: &Tensor) -> Result<Tensor> {
         self.try_view(&shape_i64(other.shape()))
     }
+    /// `tensor.view_as(other)`; panics where [`Tensor::try_view_as`] returns an error.
     #[track_caller]
     pub fn view_as(&self, other: &Tensor) -> Tensor {
         ok(self.try_view_as(other))
     }
 
-    /// `detach()`: shares storage, metadata and names.
+    /// `tensor.detach()`: a new handle sharing storage, metadata and names (smelt has no autograd,
+    /// so this is an alias).
+    #[track_caller]
     pub fn detach(&self) -> Tensor {
         self.alias()
     }
 
-    /// `as_strided(size, stride, storage_offset)`; the offset defaults to self's. The result
-    /// is unnamed (PyTorch 2.11 quirk).
+    /// `torch.as_strided(self, size, stride, storage_offset)`: a view of `self`'s storage with
+    /// exactly this geometry; the offset defaults to `self`'s. The result is unnamed (PyTorch 2.11
+    /// quirk). Errors: a `shape` error when `size` and `stride` differ in length, a `value` error
+    /// for a negative stride or offset, an `index` error when the view reaches past the storage.
+    #[track_caller]
     pub fn try_as_strided(
         &self,
         size: &[i64],
@@ -315,12 +437,16 @@ impl Tensor {
         let v = View::as_strided(size, stride, offset, self.storage.len, self.dtype().size())?;
         Ok(self.with_view(v))
     }
+    /// `torch.as_strided(self, size, stride, storage_offset)`; panics where
+    /// [`Tensor::try_as_strided`] returns an error.
     #[track_caller]
     pub fn as_strided(&self, size: &[i64], stride: &[i64], offset: Option<i64>) -> Tensor {
         ok(self.try_as_strided(size, stride, offset))
     }
 
-    /// `reshape(shape)`: a view when possible, else a contiguous copy.
+    /// `torch.reshape(self, shape)`: a view when the strides allow, else a contiguous copy (one
+    /// size may be `-1`). Errors: a `shape` error when the sizes do not multiply to the element
+    /// count, a `value` error for more than one `-1`, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_reshape(&self, shape: &[i64]) -> Result<Tensor> {
         refuse_named("view", [self])?;
@@ -333,20 +459,35 @@ impl Tensor {
             }
         }
     }
+    /// `torch.reshape(self, shape)`; panics where [`Tensor::try_reshape`] returns an error.
+    ///
+    /// ```
+    /// # use smelt_frontend as smelt;
+    /// use smelt::prelude::*;
+    /// let x = Tensor::arange(0, 6, 1, None).reshape(&[2, -1]);
+    /// assert_eq!(x.shape(), &[2, 3]);
+    /// assert!(x.t().reshape(&[6]).is_contiguous()); // a copy: no view of a transpose is flat
+    /// ```
     #[track_caller]
     pub fn reshape(&self, shape: &[i64]) -> Tensor {
         ok(self.try_reshape(shape))
     }
+    /// `tensor.reshape_as(other)`: [`Tensor::try_reshape`] to `other`'s shape.
     #[track_caller]
     pub fn try_reshape_as(&self, other: &Tensor) -> Result<Tensor> {
         self.try_reshape(&shape_i64(other.shape()))
     }
+    /// `tensor.reshape_as(other)`; panics where [`Tensor::try_reshape_as`] returns an error.
     #[track_caller]
     pub fn reshape_as(&self, other: &Tensor) -> Tensor {
         ok(self.try_reshape_as(other))
     }
 
-    /// `flatten(start_dim, end_dim)`: self when `start == end`, `[1]` for a 0-dim tensor.
+    /// `torch.flatten(self, start_dim, end_dim)`: dims `start_dim..=end_dim` merged into one (a
+    /// view when possible, as [`Tensor::try_reshape`]); `self` when they are equal, `[1]` for a
+    /// 0-dim tensor. Errors: an `index` error for a dim out of range, a `value` error for
+    /// `start_dim` after `end_dim`, a `names` error for a named tensor (use
+    /// [`Tensor::try_flatten_named`]).
     #[track_caller]
     pub fn try_flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
         if self.ndim() == 0 {
@@ -367,16 +508,31 @@ impl Tensor {
         shape.extend(shape_i64(&self.view.shape[e + 1..]));
         self.try_reshape(&shape)
     }
+    /// `torch.flatten(self, start_dim, end_dim)`; panics where [`Tensor::try_flatten`] returns an
+    /// error.
     #[track_caller]
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Tensor {
         ok(self.try_flatten(start_dim, end_dim))
     }
+    /// `torch.ravel(self)`: the elements as one contiguous dim — `self.contiguous().view(-1)`, so
+    /// a copy whenever self is not contiguous, even a 1-D self (expanded or stepped), and a view
+    /// otherwise. Errors: a `names` error for a named tensor (as `view`).
+    #[track_caller]
+    pub fn try_ravel(&self) -> Result<Tensor> {
+        refuse_named("view", [self])?;
+        let flat = self.try_contiguous_format(MemoryFormat::Contiguous)?;
+        let n = flat.numel();
+        Ok(flat.with_view(View::new(vec![n], vec![1], flat.view.offset)))
+    }
+
+    /// `torch.ravel(self)`; panics where [`Tensor::try_ravel`] returns an error.
     #[track_caller]
     pub fn ravel(&self) -> Tensor {
-        self.reshape(&[-1])
+        ok(self.try_ravel())
     }
 
     /// Pieces of a split: each keeps self's names.
+    #[track_caller]
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
         let names = self.dim_names();
         Ok(r?
@@ -385,42 +541,71 @@ impl Tensor {
             .collect())
     }
 
+    /// `torch.split(self, split_size, dim)`: views of `split_size` elements along `dim` (the last
+    /// may be shorter), each keeping `self`'s names. Errors: a `value` error for a 0-dim tensor or
+    /// a negative `split_size` (or 0 on a non-empty dim), an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.split(split_size, dim))
     }
+    /// `torch.split(self, split_size, dim)`; panics where [`Tensor::try_split`] returns an error.
     #[track_caller]
     pub fn split(&self, split_size: i64, dim: i64) -> Vec<Tensor> {
         ok(self.try_split(split_size, dim))
     }
+    /// `torch.split(self, sizes, dim)` with a list: views of the given sizes along `dim`. Errors: a
+    /// `value` error when the sizes do not add up to the dim's size, an `index` error for a dim out
+    /// of range.
+    #[track_caller]
     pub fn try_split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.split_with_sizes(sizes, dim))
     }
+    /// `torch.split(self, sizes, dim)` with a list; panics where [`Tensor::try_split_with_sizes`]
+    /// returns an error.
     #[track_caller]
     pub fn split_with_sizes(&self, sizes: &[i64], dim: i64) -> Vec<Tensor> {
         ok(self.try_split_with_sizes(sizes, dim))
     }
+    /// `torch.chunk(self, chunks, dim)`: at most `chunks` views of equal size along `dim` (the last
+    /// may be shorter). Errors: a `value` error for a 0-dim tensor or `chunks < 1`,
+    /// an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.chunk(chunks, dim))
     }
+    /// `torch.chunk(self, chunks, dim)`; panics where [`Tensor::try_chunk`] returns an error.
     #[track_caller]
     pub fn chunk(&self, chunks: i64, dim: i64) -> Vec<Tensor> {
         ok(self.try_chunk(chunks, dim))
     }
+    /// `torch.tensor_split(self, sections, dim)`: exactly `sections` views along `dim`, the first
+    /// `size % sections` one element longer. Errors: a `value` error for a 0-dim tensor or
+    /// `sections < 1`, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.tensor_split_sections(sections, dim))
     }
+    /// `torch.tensor_split(self, sections, dim)`; panics where [`Tensor::try_tensor_split`]
+    /// returns an error.
     #[track_caller]
     pub fn tensor_split(&self, sections: i64, dim: i64) -> Vec<Tensor> {
         ok(self.try_tensor_split(sections, dim))
     }
+    /// `torch.tensor_split(self, indices, dim)` with a list: views split before each index along
+    /// `dim`. Errors: a `value` error for a 0-dim tensor, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.tensor_split_indices(indices, dim))
     }
+    /// `torch.tensor_split(self, indices, dim)` with a list; panics where
+    /// [`Tensor::try_tensor_split_indices`] returns an error.
     #[track_caller]
     pub fn tensor_split_indices(&self, indices: &[i64], dim: i64) -> Vec<Tensor> {
         ok(self.try_tensor_split_indices(indices, dim))
     }
-    /// `hsplit(sections)`: dim 1 (dim 0 for 1-D); sections must divide the dim.
+    /// `torch.hsplit(self, sections)`: [`Tensor::try_tensor_split`] along dim 1 (dim 0 for 1-D).
+    /// Errors: a `value` error for a 0-dim tensor or a dim `sections` does not divide.
+    #[track_caller]
     pub fn try_hsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
         if self.ndim() == 0 {
             return Err(Error::value(
@@ -430,7 +615,9 @@ impl Tensor {
         let dim = if self.ndim() == 1 { 0 } else { 1 };
         self.split_divisible(sections, dim, "hsplit")
     }
-    /// `vsplit(sections)`: dim 0 of a ≥ 2-D tensor.
+    /// `torch.vsplit(self, sections)`: [`Tensor::try_tensor_split`] along dim 0 of a tensor with at
+    /// least 2 dims. Errors: a `value` error for fewer dims or a dim `sections` does not divide.
+    #[track_caller]
     pub fn try_vsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
         if self.ndim() < 2 {
             return Err(Error::value(format!(
@@ -440,6 +627,7 @@ impl Tensor {
         }
         self.split_divisible(sections, 0, "vsplit")
     }
+    #[track_caller]
     fn split_divisible(&self, sections: i64, dim: usize, op: &str) -> Result<Vec<Tensor>> {
         let size = self.view.shape[dim] as i64;
         if sections == 0 || size % sections != 0 {
@@ -449,7 +637,10 @@ impl Tensor {
         }
         self.try_tensor_split(sections, dim as i64)
     }
-    /// `unbind(dim)`: views without `dim` (a position or a name) and its name.
+    /// `torch.unbind(self, dim)`: one view per index of `dim` (a position or a name), each without
+    /// `dim` and its name. Errors: an `index` error for a dim out of range or a 0-dim tensor, a
+    /// `names` error for an unknown name.
+    #[track_caller]
     pub fn try_unbind(&self, dim: impl Into<Dim>) -> Result<Vec<Tensor>> {
         let d = dim.into().resolve(self)?;
         let pieces = self.view.unbind(d)?;
@@ -462,13 +653,17 @@ impl Tensor {
             .map(|v| self.with_view(v).with_dim_names(names.clone()))
             .collect())
     }
+    /// `torch.unbind(self, dim)`; panics where [`Tensor::try_unbind`] returns an error.
     #[track_caller]
     pub fn unbind(&self, dim: impl Into<Dim>) -> Vec<Tensor> {
         ok(self.try_unbind(dim))
     }
 
-    /// Python indexing `self[items]` with basic items (ints, slices, `None`, `...`): a view.
-    /// Tensor items (advanced indexing) are handled by [`Tensor::try_index`].
+    /// Python indexing `self[items]`: basic items (ints, slices, `None`, `...`) give a view; tensor
+    /// items (advanced indexing) a copy, through [`Tensor::try_index`]. Errors: an `index` error
+    /// for an index out of range, too many indices or two ellipses, a `value` error for a slice
+    /// step below 1, a `names` error for a new axis on a named tensor (or a tensor item on one).
+    #[track_caller]
     pub fn try_getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
             refuse_named("index.Tensor", [self])?;
@@ -508,6 +703,8 @@ impl Tensor {
         }
         Ok(drop_dims(Some(names), &drop))
     }
+    /// Python indexing `self[items]` ([`TensorIndex`]); panics where [`Tensor::try_getitem`]
+    /// returns an error.
     #[track_caller]
     pub fn getitem(&self, items: &[TensorIndex]) -> Tensor {
         ok(self.try_getitem(items))

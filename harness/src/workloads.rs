@@ -14,7 +14,8 @@ pub struct Workload {
     pub ideal_bytes: Option<u64>,
 }
 
-/// The workload names, in WORKLOADS.md order (memory- and compute-bound programs).
+/// The workload names, in WORKLOADS.md order (memory- and compute-bound programs), then the
+/// random draws of issue 31 (a fill with nothing to read, and dropout fused with its mask).
 pub const NAMES: &[&str] = &[
     "ew_chain",
     "gelu_tanh",
@@ -24,6 +25,8 @@ pub const NAMES: &[&str] = &[
     "sum_sq_diff",
     "layernorm",
     "matmul_bias_relu",
+    "rand_fill",
+    "dropout",
 ];
 
 /// Workloads beyond WORKLOADS.md's list, run only when named (`smelt bench sum_cols`):
@@ -42,6 +45,10 @@ pub fn ideal_bytes(name: &str, inputs: &[Tensor], output: &Tensor) -> Option<u64
     let bytes = |t: &Tensor| (t.numel() * t.dtype().size()) as u64;
     match name {
         "matmul_bias_relu" => None,
+        // The generator's state, an int64 [seed, offset], is read too; rand_fill's input only
+        // carries the shape and is never read.
+        "rand_fill" => Some(bytes(output) + 16),
+        "dropout" => Some(inputs.iter().map(bytes).sum::<u64>() + bytes(output) + 16),
         _ => Some(inputs.iter().map(bytes).sum::<u64>() + bytes(output)),
     }
 }
@@ -73,6 +80,8 @@ pub fn source(name: &str) -> Option<&'static str> {
         "sum_all" => "x.sum()",
         "softmax_cols" => "softmax(x, dim=0)",
         "promote_add" => "a + b, a float32 and b float64 (promoted to float64)",
+        "rand_fill" => "torch.rand(4096, 4096)",
+        "dropout" => "dropout(x, p=0.1, training=True)",
         _ => return None,
     })
 }
@@ -90,6 +99,9 @@ pub fn build(name: &str, shrink: usize) -> Option<Workload> {
         ideal_bytes,
     })
 }
+
+/// The seed of the random workloads' draws.
+const RAND_SEED: u64 = 0x5eed_0031;
 
 /// The realized random inputs of workload `name`.
 pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
@@ -117,6 +129,15 @@ pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
             let (a, b) = (vec![s(4096), s(4096)], vec![s(4096), s(4096)]);
             return Some(vec![rand(&a, DType::F32), rand(&b, DType::F64)]);
         }
+        // Nothing to read: the input is a stride-0 [4096, 4096] tensor (4 bytes of storage)
+        // that gives the program its shape.
+        "rand_fill" => {
+            let shape =
+                Tensor::zeros(&[1], Some(DType::F32)).expand(&[s(4096) as i64, s(4096) as i64]);
+            shape.realize();
+            return Some(vec![shape]);
+        }
+        "dropout" => vec![vec![s(4096), s(4096)]],
         _ => return None,
     };
     Some(shapes.iter().map(|sh| rand(sh, DType::F32)).collect())
@@ -150,6 +171,13 @@ pub fn program(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
         "sum_all" => x(0)?.sum(&[] as &[i64], false, None),
         "softmax_cols" => x(0)?.softmax(0, None),
         "promote_add" => &x(0)? + &x(1)?,
+        // Each build draws the same values (a generator of a fixed seed), so every run of a
+        // benchmark computes, and is checked against, the same result.
+        "rand_fill" => Generator::new(RAND_SEED).rand(x(0)?.shape(), Some(DType::F32)),
+        "dropout" => {
+            let x = x(0)?;
+            smelt_frontend::with_generator(&mut Generator::new(RAND_SEED), || x.dropout(0.1, true))
+        }
         _ => return None,
     })
 }

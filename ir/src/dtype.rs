@@ -6,27 +6,41 @@ use std::fmt;
 /// types smelt has; it is not used for promotion (see [`promote_types`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
+    /// `torch.bool`.
     Bool,
+    /// `torch.uint8`.
     U8,
+    /// `torch.int8`.
     I8,
+    /// `torch.int16`.
     I16,
+    /// `torch.int32`.
     I32,
+    /// `torch.int64`.
     I64,
+    /// `torch.float16`.
     F16,
+    /// `torch.bfloat16`.
     BF16,
+    /// `torch.float32`.
     F32,
+    /// `torch.float64`.
     F64,
 }
 
 /// The three categories that decide promotion between buckets: bool < integer < floating.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Category {
+    /// `bool`.
     Bool,
+    /// The signed and unsigned integer dtypes.
     Integer,
+    /// The floating dtypes.
     Floating,
 }
 
 impl DType {
+    /// Every dtype, in variant order.
     pub const ALL: [DType; 10] = [
         DType::Bool,
         DType::U8,
@@ -50,6 +64,7 @@ impl DType {
         }
     }
 
+    /// Bool, integer or floating: what decides promotion between a tensor and a scalar.
     pub fn category(self) -> Category {
         match self {
             DType::Bool => Category::Bool,
@@ -58,14 +73,17 @@ impl DType {
         }
     }
 
+    /// Is this a floating dtype (`torch.is_floating_point`)?
     pub fn is_float(self) -> bool {
         self.category() == Category::Floating
     }
 
+    /// Is this an integer dtype (bool is not)?
     pub fn is_int(self) -> bool {
         self.category() == Category::Integer
     }
 
+    /// Is this `bool`?
     pub fn is_bool(self) -> bool {
         self == DType::Bool
     }

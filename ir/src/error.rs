@@ -26,6 +26,10 @@ pub enum ErrorKind {
     Compile,
     /// An op smelt does not implement.
     Unsupported,
+    /// An allocation the machine cannot make (out of memory).
+    Memory,
+    /// A file could not be read or written, or its contents break its format.
+    Io,
 }
 
 impl ErrorKind {
@@ -42,6 +46,8 @@ impl ErrorKind {
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Memory => "memory",
+            ErrorKind::Io => "io",
         }
     }
 }
@@ -49,41 +55,57 @@ impl ErrorKind {
 /// `smelt::Error`: returned by every `try_` op.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
+    /// Which rule was broken.
     pub kind: ErrorKind,
+    /// What went wrong, naming the op, the shapes, dtypes or names, and the rule.
     pub message: String,
 }
 
 impl Error {
+    /// An error of `kind` saying `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
             kind,
             message: message.into(),
         }
     }
+    /// A [`ErrorKind::Shape`] error.
     pub fn shape(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Shape, message)
     }
+    /// A [`ErrorKind::Stride`] error.
     pub fn stride(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Stride, message)
     }
+    /// An [`ErrorKind::Index`] error.
     pub fn index(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Index, message)
     }
+    /// A [`ErrorKind::DType`] error.
     pub fn dtype(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::DType, message)
     }
+    /// A [`ErrorKind::Names`] error.
     pub fn names(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Names, message)
     }
+    /// An [`ErrorKind::Overlap`] error.
     pub fn overlap(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Overlap, message)
     }
+    /// A [`ErrorKind::Value`] error.
     pub fn value(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Value, message)
     }
+    /// A [`ErrorKind::Device`] error.
     pub fn device(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Device, message)
     }
+    /// An [`ErrorKind::Memory`] error.
+    pub fn memory(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Memory, message)
+    }
+    /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Unsupported, message)
     }
@@ -97,4 +119,5 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// `smelt::Result`: a `Result` whose error is [`Error`] unless given.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

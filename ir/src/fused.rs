@@ -107,6 +107,13 @@ impl Fuser<'_> {
                 let x = self.input(ins[0].0, &ins[0].1, &map)?;
                 self.b.cast(x, dt(ins[0].0), node.dtype)
             }
+            Op::Random { dist } => {
+                // Drawn by its logical (row-major) index at this point, whatever its buffer's
+                // layout; its state is never fused.
+                let index = map.index_through(&View::contiguous(&node.out.shape));
+                self.b
+                    .random(*dist, node.dtype, (ins[0].0, &ins[0].1), index)
+            }
             Op::Reduce { op, .. } => {
                 // A reduction reads its input at every point of the group's space.
                 let full = AffineMap::identity(self.group.space.len());

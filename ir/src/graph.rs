@@ -1,6 +1,7 @@
 //! Graph IR: one node per computing op on a petgraph graph, the views its inputs are read
 //! through on the edges. Built by the frontend at realisation from the pending lazy nodes.
 
+use crate::random::RandomDist;
 use crate::{BinaryOp, DType, LibraryOp, ReduceOp, Scalar, UnaryOp, View};
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -34,6 +35,10 @@ pub enum Op {
     Reduce { op: ReduceOp, axes: usize },
     /// A library routine (matmul, gather, sort …).
     Library(LibraryOp),
+    /// Random values (`random.rs`): input 0 is the generator's state for this draw, an int64
+    /// `[seed, offset]`; the element at logical (row-major) index `p` is the draw of `dist` for
+    /// counter `offset + p`, whatever reads it, however it is fused and laid out.
+    Random { dist: RandomDist },
 }
 
 impl Op {
@@ -49,7 +54,8 @@ impl Op {
             | Op::Binary { .. }
             | Op::Where
             | Op::Cast
-            | Op::Reduce { .. } => false,
+            | Op::Reduce { .. }
+            | Op::Random { .. } => false,
         }
     }
 
@@ -64,6 +70,7 @@ impl Op {
             Op::Assign => "assign".to_string(),
             Op::Reduce { op, axes } => format!("reduce_{}[{axes}]", op.name()),
             Op::Library(op) => op.name(),
+            Op::Random { dist } => format!("random_{}", dist.name()),
         }
     }
 }
@@ -247,7 +254,7 @@ impl Graph {
             let expected = match &node.op {
                 Op::Library(op) => op.arity(),
                 Op::Input { .. } | Op::Fill { .. } => 0,
-                Op::Unary { .. } | Op::Cast | Op::Reduce { .. } => 1,
+                Op::Unary { .. } | Op::Cast | Op::Reduce { .. } | Op::Random { .. } => 1,
                 Op::Binary { .. } | Op::Assign => 2,
                 Op::Where => 3,
             };
@@ -256,6 +263,16 @@ impl Graph {
                     "%{}: {} has {arity} inputs, expects {expected}",
                     id.index(),
                     node.op.name()
+                ));
+            }
+            if let Op::Random { dist } = node.op
+                && !dist.draws(node.dtype)
+            {
+                errors.push(format!(
+                    "%{}: {} draws into {}",
+                    id.index(),
+                    node.op.name(),
+                    node.dtype
                 ));
             }
         }

@@ -6,6 +6,7 @@
 //! kernel produces, in output order. A kernel may have several outputs (a fused group that
 //! stores more than one node); each is a distinct buffer stored by at least one `Store`.
 
+use crate::random::RandomDist;
 use crate::{BinaryOp, DType, LibraryOp, ReduceOp, Scalar, UnaryOp, View};
 use std::fmt::{self, Write as _};
 
@@ -94,13 +95,42 @@ pub enum Instr {
         index: Index,
         x: ValueId,
     },
+    /// The draw of `dist` for a tensor of `dtype` (`random.rs`) at position `index` (the
+    /// random tensor's buffer position at the kernel's point) of the draw `offset` under
+    /// `seed` (both int64 values, read from the generator state's buffer); its value has
+    /// `dist.value_dtype(dtype)`.
+    Random {
+        dist: RandomDist,
+        dtype: DType,
+        seed: ValueId,
+        offset: ValueId,
+        index: Index,
+    },
 }
 
 impl Instr {
-    /// The address of a load or store; `None` for every other instruction.
+    /// The index of a load or store (its address) or of a random draw (its position); `None`
+    /// for every other instruction.
     pub fn index(&self) -> Option<&Index> {
         match self {
-            Instr::Load { index, .. } | Instr::Store { index, .. } => Some(index),
+            Instr::Load { index, .. }
+            | Instr::Store { index, .. }
+            | Instr::Random { index, .. } => Some(index),
+            Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => None,
+        }
+    }
+
+    /// [`Self::index`], mutable: what a change of the iteration space (loop order) rewrites.
+    pub fn index_mut(&mut self) -> Option<&mut Index> {
+        match self {
+            Instr::Load { index, .. }
+            | Instr::Store { index, .. }
+            | Instr::Random { index, .. } => Some(index),
             Instr::Const { .. }
             | Instr::Unary { .. }
             | Instr::Binary { .. }
@@ -119,7 +149,8 @@ impl Instr {
             | Instr::Binary { .. }
             | Instr::Where { .. }
             | Instr::Cast { .. }
-            | Instr::Reduce { .. } => None,
+            | Instr::Reduce { .. }
+            | Instr::Random { .. } => None,
         }
     }
 
@@ -133,6 +164,7 @@ impl Instr {
             | Instr::Store { x, .. } => vec![*x],
             Instr::Binary { a, b, .. } => vec![*a, *b],
             Instr::Where { cond, a, b } => vec![*cond, *a, *b],
+            Instr::Random { seed, offset, .. } => vec![*seed, *offset],
         }
     }
 }
@@ -215,6 +247,7 @@ impl Kernel {
                 Instr::Cast { to, .. } => Some(*to),
                 Instr::Reduce { x, .. } => out[*x],
                 Instr::Store { .. } => None,
+                Instr::Random { dist, dtype, .. } => Some(dist.value_dtype(*dtype)),
             };
             out.push(t);
         }
@@ -232,9 +265,11 @@ impl Kernel {
         if self.reduce_axes > 0 || rank < 2 {
             return;
         }
+        // Memory accesses only: a random draw's position costs the same in any order.
         let unit = |d: usize| {
             self.body
                 .iter()
+                .filter(|i| i.arg().is_some())
                 .filter(|i| i.index().is_some_and(|index| index.strides[d] == 1))
                 .count()
         };
@@ -249,10 +284,8 @@ impl Kernel {
         let mut order: Vec<usize> = (0..rank).filter(|&d| d != best).collect();
         order.push(best);
         self.shape = order.iter().map(|&d| self.shape[d]).collect();
-        for instr in &mut self.body {
-            if let Instr::Load { index, .. } | Instr::Store { index, .. } = instr {
-                index.strides = order.iter().map(|&d| index.strides[d]).collect();
-            }
+        for index in self.body.iter_mut().filter_map(Instr::index_mut) {
+            index.strides = order.iter().map(|&d| index.strides[d]).collect();
         }
     }
 
@@ -348,6 +381,21 @@ impl Kernel {
                 Instr::Unary { x, .. } | Instr::Cast { x, .. } => of(*x),
                 Instr::Binary { a, b, .. } => of(*a).max(of(*b)),
                 Instr::Where { cond, a, b } => of(*cond).max(of(*a)).max(of(*b)),
+                // A random value varies with its position, as a load does (it reads no
+                // buffer, so over an empty row one with no stride there may run per row).
+                Instr::Random {
+                    seed,
+                    offset,
+                    index,
+                    ..
+                } => {
+                    let at = if walks(index) {
+                        Level::Element
+                    } else {
+                        Level::Row
+                    };
+                    at.max(of(*seed)).max(of(*offset))
+                }
                 Instr::Store { arg, index, x } => {
                     if moves(*arg, index) {
                         Level::Element
@@ -432,6 +480,25 @@ impl Kernel {
                     reduces += 1;
                     if *x >= i {
                         errors.push(format!("%{i}: uses %{x} before it is defined"));
+                    }
+                }
+                Instr::Random {
+                    dist,
+                    dtype,
+                    seed,
+                    offset,
+                    index,
+                } => {
+                    if !dist.draws(*dtype) {
+                        errors.push(format!("%{i}: draws {} as {dtype}", dist.name()));
+                    }
+                    expect(&mut errors, i, *seed, Some(DType::I64));
+                    expect(&mut errors, i, *offset, Some(DType::I64));
+                    if index.strides.len() != n {
+                        errors.push(format!(
+                            "%{i}: index has {} strides for rank {n}",
+                            index.strides.len()
+                        ));
                     }
                 }
                 Instr::Store { arg, index, x } => {
@@ -524,6 +591,17 @@ impl Kernel {
                 Instr::Cast { x, to } => format!("cast %{x} to {to}"),
                 Instr::Reduce { op, x } => format!("reduce_{} %{x}", op.name()),
                 Instr::Store { arg, index, x } => format!("store a{arg}{}, %{x}", fmt_index(index)),
+                Instr::Random {
+                    dist,
+                    dtype,
+                    seed,
+                    offset,
+                    index,
+                } => format!(
+                    "random_{} {dtype} %{seed}, %{offset}{}",
+                    dist.name(),
+                    fmt_index(index)
+                ),
             };
             let _ = writeln!(s, "  %{i} = {text}{ty}");
         }

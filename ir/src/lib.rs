@@ -10,6 +10,7 @@ pub mod graph;
 pub mod kernel;
 pub mod lower;
 pub mod op;
+pub mod random;
 pub mod row_program;
 pub mod scalar;
 pub mod scalar_ops;

@@ -2,6 +2,7 @@
 
 use crate::graph::{Graph, NodeId, Op};
 use crate::kernel::{Access, Arg, Index, Instr, Kernel, LibraryCall, ValueId};
+use crate::random::RandomDist;
 use crate::{DType, View};
 
 /// A lowered kernel and the graph nodes behind its arguments.
@@ -32,7 +33,8 @@ pub fn needs_kernel(g: &Graph, id: NodeId) -> bool {
         | Op::Cast
         | Op::Assign
         | Op::Reduce { .. }
-        | Op::Library(_) => true,
+        | Op::Library(_)
+        | Op::Random { .. } => true,
     }
 }
 
@@ -90,6 +92,37 @@ impl Builder<'_> {
         self.push(load)
     }
 
+    /// A random node's value at its buffer position `index`: its generator state (input
+    /// `state`, an int64 `[seed, offset]` read through `view`) loaded once per kernel, then the
+    /// draw (`random.rs`).
+    pub(crate) fn random(
+        &mut self,
+        dist: RandomDist,
+        dtype: DType,
+        (state, view): (NodeId, &View),
+        index: Index,
+    ) -> ValueId {
+        assert!(
+            self.g.node(state).dtype == DType::I64 && view.shape[..] == [2],
+            "invariant: a generator state is an int64 [seed, offset]"
+        );
+        let rank = self.rank;
+        let at = |k: isize| Index {
+            strides: vec![0; rank],
+            offset: view.offset as isize + k * view.strides[0],
+        };
+        let seed = self.load_index(state, at(0));
+        let offset = self.load_index(state, at(1));
+        let r = self.push(Instr::Random {
+            dist,
+            dtype,
+            seed,
+            offset,
+            index,
+        });
+        self.cast(r, dist.value_dtype(dtype), dtype)
+    }
+
     pub(crate) fn cast(&mut self, x: ValueId, from: DType, to: DType) -> ValueId {
         if from == to {
             x
@@ -112,7 +145,8 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
         | Op::Where
         | Op::Cast
         | Op::Assign
-        | Op::Library(_) => (node.out.shape.to_vec(), 0),
+        | Op::Library(_)
+        | Op::Random { .. } => (node.out.shape.to_vec(), 0),
     };
     let mut b = Builder {
         g,
@@ -186,6 +220,13 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
             let x = b.cast(x, dt(ins[0].0), node.dtype);
             b.push(Instr::Reduce { op: *op, x })
         }
+        Op::Random { dist } => {
+            // Drawn by logical (row-major) index, whatever the buffer's layout.
+            let mut strides = View::contiguous(&node.out.shape).strides.to_vec();
+            strides.resize(b.rank, 0);
+            let index = Index { strides, offset: 0 };
+            b.random(*dist, node.dtype, (ins[0].0, &ins[0].1), index)
+        }
     };
     let access = match node.op {
         Op::Assign => Access::Update { from: 0 },
@@ -196,7 +237,8 @@ pub fn lower_node(g: &Graph, id: NodeId) -> Lowered {
         | Op::Where
         | Op::Cast
         | Op::Reduce { .. }
-        | Op::Library(_) => Access::Write,
+        | Op::Library(_)
+        | Op::Random { .. } => Access::Write,
     };
     b.args.push(Arg {
         dtype: node.dtype,

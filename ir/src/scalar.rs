@@ -7,12 +7,16 @@ use std::fmt;
 /// A scalar as a user writes it: its kind (bool, int, float) matters for type promotion.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
+    /// A Python `bool`.
     Bool(bool),
+    /// A Python `int`.
     Int(i64),
+    /// A Python `float`.
     Float(f64),
 }
 
 impl Scalar {
+    /// The value as a float (`true` is 1).
     pub fn as_f64(self) -> f64 {
         match self {
             Scalar::Bool(b) => b as u8 as f64,
@@ -30,6 +34,7 @@ impl Scalar {
         }
     }
 
+    /// Is the value nonzero?
     pub fn as_bool(self) -> bool {
         match self {
             Scalar::Bool(b) => b,

@@ -75,7 +75,8 @@ impl Kernel {
             | Instr::Binary { .. }
             | Instr::Where { .. }
             | Instr::Cast { .. }
-            | Instr::Reduce { .. } => i < r || levels[i] == Level::Row,
+            | Instr::Reduce { .. }
+            | Instr::Random { .. } => i < r || levels[i] == Level::Row,
         });
         if !tail_ok {
             return None;
@@ -104,25 +105,42 @@ impl Kernel {
         };
         let mut body: Vec<Instr> = self.body[..r]
             .iter()
-            .map(|instr| match instr {
-                Instr::Load { arg, index } => {
+            .map(|instr| {
+                // Dim 0 becomes blocks × rows of a block.
+                let split = |index: &Index| {
                     let mut strides = vec![index.strides[0] * block as isize, index.strides[0]];
                     strides.extend(&index.strides[1..]);
-                    Instr::Load {
-                        arg: *arg,
-                        index: Index {
-                            strides,
-                            offset: index.offset,
-                        },
+                    Index {
+                        strides,
+                        offset: index.offset,
                     }
+                };
+                match instr {
+                    Instr::Load { arg, index } => Instr::Load {
+                        arg: *arg,
+                        index: split(index),
+                    },
+                    Instr::Random {
+                        dist,
+                        dtype,
+                        seed,
+                        offset,
+                        index,
+                    } => Instr::Random {
+                        dist: *dist,
+                        dtype: *dtype,
+                        seed: *seed,
+                        offset: *offset,
+                        index: split(index),
+                    },
+                    other @ (Instr::Const { .. }
+                    | Instr::Unary { .. }
+                    | Instr::Binary { .. }
+                    | Instr::Where { .. }
+                    | Instr::Cast { .. }
+                    | Instr::Reduce { .. }
+                    | Instr::Store { .. }) => other.clone(),
                 }
-                other @ (Instr::Const { .. }
-                | Instr::Unary { .. }
-                | Instr::Binary { .. }
-                | Instr::Where { .. }
-                | Instr::Cast { .. }
-                | Instr::Reduce { .. }
-                | Instr::Store { .. }) => other.clone(),
             })
             .collect();
         let mut value = x;
@@ -231,6 +249,19 @@ impl Kernel {
                     b: m(*b),
                 },
                 Instr::Cast { x, to } => Instr::Cast { x: m(*x), to: *to },
+                Instr::Random {
+                    dist,
+                    dtype,
+                    seed,
+                    offset,
+                    index,
+                } => Instr::Random {
+                    dist: *dist,
+                    dtype: *dtype,
+                    seed: m(*seed),
+                    offset: m(*offset),
+                    index: at(index),
+                },
                 Instr::Reduce { .. } => unreachable!("one reduction, handled above"),
             });
             map[i] = body.len() - 1;

@@ -62,7 +62,8 @@ pub(crate) enum Stores {
 
 fn is_elementwise(op: &Op) -> bool {
     match op {
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast => true,
+        // A random draw is elementwise: each element a function of its position.
+        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Random { .. } => true,
         Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Reduce { .. } | Op::Library(_) => {
             false
         }
@@ -83,7 +84,7 @@ fn seed(g: &Graph, root: NodeId) -> Option<Group> {
                 reduce_axes: *axes,
             })
         }
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast => {
+        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Random { .. } => {
             let rank = node.out.ndim();
             Some(Group {
                 outputs: vec![(root, AffineMap::identity(rank))],
@@ -121,7 +122,8 @@ fn member_map(g: &Graph, group: &Group, id: NodeId, memo: &mut Memo) -> Option<A
             | Op::Where
             | Op::Cast
             | Op::Assign
-            | Op::Library(_) => member_map(g, group, consumer, memo)?,
+            | Op::Library(_)
+            | Op::Random { .. } => member_map(g, group, consumer, memo)?,
         };
         let m = read_map(&e.weight().view, &cmap, &group.space, &g.node(id).out)?;
         memo.insert(id, m.clone());
@@ -223,7 +225,12 @@ fn absorb(
         Op::Assign => return Err("an in-place update runs as its own kernel".into()),
         Op::Library(op) => return Err(format!("{} is a library call", op.name())),
         Op::Input { .. } | Op::Fill { .. } => return Err("not a computing node".into()),
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Reduce { .. } => {}
+        Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Cast
+        | Op::Reduce { .. }
+        | Op::Random { .. } => {}
     }
     let requested = g.outputs.contains(&p);
     if requested && stores < Stores::Requested {
@@ -282,7 +289,8 @@ fn absorb(
             | Op::Where
             | Op::Cast
             | Op::Assign
-            | Op::Library(_) => member_map(g, group, consumer, memo),
+            | Op::Library(_)
+            | Op::Random { .. } => member_map(g, group, consumer, memo),
         };
         let composes = cmap
             .as_ref()
@@ -360,7 +368,8 @@ fn absorb(
         | Op::Unary { .. }
         | Op::Binary { .. }
         | Op::Where
-        | Op::Cast => unreachable!("refused above"),
+        | Op::Cast
+        | Op::Random { .. } => unreachable!("refused above"),
     }
 }
 

@@ -48,7 +48,13 @@ fn as_permutation(m: &AffineMap, read: &View, out: &View) -> Option<Vec<Option<u
 fn relayout(g: &mut Graph, id: NodeId) -> bool {
     let node = g.node(id).clone();
     match node.op {
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Reduce { .. } => {}
+        // A random draw depends on the logical index, not the layout: it may move too.
+        Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Cast
+        | Op::Reduce { .. }
+        | Op::Random { .. } => {}
         Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Library(_) => return false,
     }
     if g.outputs.contains(&id) || node.out.numel() != node.len || node.out.numel() < 2 {

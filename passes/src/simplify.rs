@@ -41,7 +41,8 @@ fn key(g: &Graph, id: NodeId) -> Option<String> {
         | Op::Binary { .. }
         | Op::Where
         | Op::Cast
-        | Op::Reduce { .. } => {
+        | Op::Reduce { .. }
+        | Op::Random { .. } => {
             let ins: Vec<String> = g
                 .inputs(id)
                 .iter()
@@ -133,7 +134,8 @@ fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
         | Op::Cast
         | Op::Assign
         | Op::Reduce { .. }
-        | Op::Library(_) => None,
+        | Op::Library(_)
+        | Op::Random { .. } => None,
     }
 }
 
@@ -153,7 +155,8 @@ fn fold(g: &mut Graph, id: NodeId) -> bool {
             | Op::Cast
             | Op::Assign
             | Op::Reduce { .. }
-            | Op::Library(_) => return false,
+            | Op::Library(_)
+            | Op::Random { .. } => return false,
         }
     }
     let value = match n.op {
@@ -175,9 +178,12 @@ fn fold(g: &mut Graph, id: NodeId) -> bool {
                 consts[2].0.cast(n.dtype)
             }
         }
-        Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Reduce { .. } | Op::Library(_) => {
-            return false;
-        }
+        Op::Input { .. }
+        | Op::Fill { .. }
+        | Op::Assign
+        | Op::Reduce { .. }
+        | Op::Library(_)
+        | Op::Random { .. } => return false,
     };
     let edges: Vec<_> = g
         .graph

@@ -34,6 +34,15 @@ impl Device {
         }
     }
 
+    /// The device `SMELT_DEVICE` names (`cpu` when unset or empty); a `value` error for a
+    /// name [`Device::parse`] does not know.
+    pub fn from_env() -> Result<Device> {
+        match std::env::var("SMELT_DEVICE") {
+            Ok(s) if !s.trim().is_empty() => Device::parse(&s),
+            Ok(_) | Err(_) => Ok(Device::Cpu),
+        }
+    }
+
     /// Is this a CUDA device?
     pub fn is_cuda(self) -> bool {
         matches!(self, Device::Cuda(_))

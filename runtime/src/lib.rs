@@ -12,6 +12,8 @@ mod cpu_helpers;
 pub mod cuda;
 pub mod device;
 pub mod execute;
+pub mod float_mode;
+mod host_element;
 pub mod library;
 #[cfg(test)]
 mod math_tests;
@@ -27,4 +29,6 @@ pub use caching::AllocatorStats;
 pub use cpu::refused_kernels;
 pub use device::{Device, Target, with_host_target};
 pub use execute::{Mismatch, execute, execute_audited, prepare};
+pub use float_mode::{flush_denormal, set_flush_denormal};
+pub use host_element::HostElement;
 pub use stats::{Transfers, transfers};

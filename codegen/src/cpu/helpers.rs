@@ -26,12 +26,16 @@ pub enum HelperSig {
     UnaryI64,
     /// `fn(code: i64, a: i64, b: i64) -> i64`
     BinaryI64,
+    /// `fn(code: i64, seed: i64, offset: i64, position: i64) -> i64`: a random draw's bits
+    /// (`smelt_ir::random::draw`; `code` is `RandomDist::pack`).
+    Random,
 }
 
 /// Every helper a kernel may call: its symbol and signature. The runtime must register all.
-pub const HELPERS: [(&str, HelperSig); 4] = [
+pub const HELPERS: [(&str, HelperSig); 5] = [
     ("smelt_unary_f64", HelperSig::UnaryF64),
     ("smelt_binary_f64", HelperSig::BinaryF64),
     ("smelt_unary_i64", HelperSig::UnaryI64),
     ("smelt_binary_i64", HelperSig::BinaryI64),
+    ("smelt_random", HelperSig::Random),
 ];

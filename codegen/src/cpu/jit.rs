@@ -76,6 +76,7 @@ fn helper_signature(module: &JITModule, sig: HelperSig) -> ir::Signature {
         HelperSig::BinaryF64 => (&[types::I64, types::F64, types::F64], types::F64),
         HelperSig::UnaryI64 => (&[types::I64, types::I64], types::I64),
         HelperSig::BinaryI64 => (&[types::I64, types::I64, types::I64], types::I64),
+        HelperSig::Random => (&[types::I64; 4], types::I64),
     };
     s.params.extend(params.iter().map(|t| AbiParam::new(*t)));
     s.returns.push(AbiParam::new(ret));

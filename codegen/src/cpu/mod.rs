@@ -51,6 +51,8 @@ pub fn is_transcendental(instr: &Instr) -> bool {
     match instr {
         Instr::Unary { op, .. } => op.is_transcendental(),
         Instr::Binary { op, .. } => *op == BinaryOp::Pow,
+        // Ten Philox rounds and a helper call per element.
+        Instr::Random { .. } => true,
         Instr::Load { .. }
         | Instr::Store { .. }
         | Instr::Const { .. }
@@ -61,7 +63,7 @@ pub fn is_transcendental(instr: &Instr) -> bool {
 }
 
 /// Whether the cpu backend computes `instr` with an inline approximation (`math.rs`, a few
-/// ulp) rather than the interpreter's f64 libm call ([`inline_math`]; `pow` in f32).
+/// ulp) rather than the interpreter's f64 libm call (`inline_math`; `pow` in f32).
 pub fn is_inline_math(instr: &Instr) -> bool {
     match instr {
         Instr::Unary { op, compute, .. } => inline_math(*op, *compute),
@@ -73,7 +75,8 @@ pub fn is_inline_math(instr: &Instr) -> bool {
         | Instr::Const { .. }
         | Instr::Where { .. }
         | Instr::Cast { .. }
-        | Instr::Reduce { .. } => false,
+        | Instr::Reduce { .. }
+        | Instr::Random { .. } => false,
     }
 }
 
@@ -154,7 +157,8 @@ pub fn streams_aligned(kernel: &Kernel, bases: &[usize]) -> bool {
             | Instr::Binary { .. }
             | Instr::Where { .. }
             | Instr::Cast { .. }
-            | Instr::Reduce { .. } => true,
+            | Instr::Reduce { .. }
+            | Instr::Random { .. } => true,
         })
 }
 
@@ -282,6 +286,18 @@ pub fn structure_key(kernel: &Kernel) -> String {
                 s.push('x');
                 push_num(&mut s, *op as u64);
                 push_num(&mut s, *x as u64);
+            }
+            Instr::Random {
+                dist,
+                dtype,
+                seed,
+                offset,
+                ..
+            } => {
+                s.push('R');
+                push_num(&mut s, dist.pack(*dtype) as u64);
+                push_num(&mut s, *seed as u64);
+                push_num(&mut s, *offset as u64);
             }
         }
     }

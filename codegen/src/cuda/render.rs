@@ -15,11 +15,12 @@
 //! parameter values for the kernel's own sizes and the launch shape.
 
 use smelt_ir::kernel::{Index, Instr, Kernel, Level};
+use smelt_ir::random::RandomDist;
 use smelt_ir::{BinaryOp, DType, OnBool, OnInt, ReduceOp, Scalar, UnaryOp};
 use std::fmt::Write as _;
 
 /// The helpers every kernel uses (scalar semantics, block reduction).
-pub const PRELUDE: &str = include_str!("prelude.cuh");
+pub const PRELUDE: &str = concat!(include_str!("prelude.cuh"), include_str!("random.cuh"));
 
 /// Threads per block of every kernel (a multiple of 32; row kernels may launch fewer).
 pub const BLOCK: u32 = 256;
@@ -254,7 +255,9 @@ impl<'k> Renderer<'k> {
     /// Unravels `group`'s flat variable into per-dim variables when some access needs them.
     fn unravel(&mut self, group: &Group, out: &mut String, indent: &str) {
         let general = self.kernel.body.iter().any(|instr| match instr {
-            Instr::Load { index, .. } | Instr::Store { index, .. } => {
+            Instr::Load { index, .. }
+            | Instr::Store { index, .. }
+            | Instr::Random { index, .. } => {
                 matches!(walk(self.kernel, index, group), Walk::General)
             }
             Instr::Const { .. }
@@ -313,7 +316,10 @@ impl<'k> Renderer<'k> {
                 let from = self.types[*x].expect("cast of a value");
                 cast_expr(&self.v(*x), from, *to)
             }
-            Instr::Load { .. } | Instr::Reduce { .. } | Instr::Store { .. } => {
+            Instr::Load { .. }
+            | Instr::Reduce { .. }
+            | Instr::Store { .. }
+            | Instr::Random { .. } => {
                 unreachable!("handled by the caller")
             }
         }
@@ -347,6 +353,23 @@ impl<'k> Renderer<'k> {
                 let _ = writeln!(out, "{indent}{guard}a{arg}[{addr}] = {value};");
             }
             Instr::Reduce { .. } => unreachable!("reductions are emitted by the row driver"),
+            // The position is the index's "address": offset plus the point's strided sum.
+            Instr::Random {
+                dist,
+                dtype,
+                seed,
+                offset,
+                index,
+            } => {
+                let position = self.address(i, index, groups);
+                let value = dist.value_dtype(*dtype);
+                let f = random_fn(*dist, *dtype);
+                let _ = writeln!(
+                    out,
+                    "{indent}const {} v{i} = {f}(v{seed}, v{offset}, {position});",
+                    value_type(value)
+                );
+            }
             Instr::Const { .. }
             | Instr::Unary { .. }
             | Instr::Binary { .. }
@@ -358,6 +381,18 @@ impl<'k> Renderer<'k> {
             }
         }
     }
+}
+
+/// The prelude's function drawing `dist` for a tensor of `dtype` (`random.cuh`).
+fn random_fn(dist: RandomDist, dtype: DType) -> String {
+    let suffix = match dist.value_dtype(dtype) {
+        DType::F64 => "_f64",
+        DType::F16 => "_f16",
+        DType::BF16 => "_bf16",
+        DType::I64 => "",
+        DType::F32 | DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 => "_f32",
+    };
+    format!("sm_random_{}{suffix}", dist.name())
 }
 
 /// The value (of [`value_type`]) a buffer element `element` of `dtype` holds.
@@ -655,7 +690,7 @@ pub fn render(kernel: &Kernel) -> CudaKernel {
     let mut slot = vec![0; kernel.body.len()];
     let mut k = 0;
     for (i, instr) in kernel.body.iter().enumerate() {
-        if matches!(instr, Instr::Load { .. } | Instr::Store { .. }) {
+        if instr.index().is_some() {
             slot[i] = k;
             k += 1;
         }
@@ -728,6 +763,8 @@ fn is_vectorizable(kernel: &Kernel, all: &Group) -> bool {
             | Instr::Where { .. }
             | Instr::Cast { .. }
             | Instr::Reduce { .. } => continue,
+            // Each lane of a float4 step would need its own position.
+            Instr::Random { .. } => return false,
         };
         match walk(kernel, index, all) {
             Walk::Zero => {
@@ -809,7 +846,8 @@ fn render_elementwise(r: &mut Renderer) -> (String, u32, u32, bool) {
                 | Instr::Binary { .. }
                 | Instr::Where { .. }
                 | Instr::Cast { .. }
-                | Instr::Reduce { .. } => {}
+                | Instr::Reduce { .. }
+                | Instr::Random { .. } => {}
             }
         }
         for lane in ["x", "y", "z", "w"] {
@@ -830,7 +868,8 @@ fn render_elementwise(r: &mut Renderer) -> (String, u32, u32, bool) {
                     | Instr::Binary { .. }
                     | Instr::Where { .. }
                     | Instr::Cast { .. }
-                    | Instr::Reduce { .. } => r.emit(i, &[&all], false, &mut out, "        "),
+                    | Instr::Reduce { .. }
+                    | Instr::Random { .. } => r.emit(i, &[&all], false, &mut out, "        "),
                 }
             }
             let _ = writeln!(out, "      }}");

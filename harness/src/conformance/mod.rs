@@ -104,7 +104,7 @@ pub fn run_case_guarded_with(case: &Value, realise: Realise) -> CaseResult {
         .unwrap_or("?")
         .to_string();
     let result = catch_unwind(AssertUnwindSafe(|| run_case(case, realise)));
-    smelt_frontend::default_dtype::try_set_default_dtype(DType::F32).ok();
+    smelt_frontend::try_set_default_dtype(DType::F32).ok();
     let failure = match result {
         Ok(Ok(())) => None,
         Ok(Err(msg)) => Some(msg),
@@ -175,7 +175,7 @@ pub(crate) fn let_names(step: &Value) -> Vec<String> {
 }
 
 fn run_case(case: &Value, realise: Realise) -> Result<(), String> {
-    smelt_frontend::default_dtype::try_set_default_dtype(DType::F32).map_err(|e| e.to_string())?;
+    smelt_frontend::try_set_default_dtype(DType::F32).map_err(|e| e.to_string())?;
     let steps = case
         .get("steps")
         .and_then(Value::as_array)

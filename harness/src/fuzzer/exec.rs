@@ -62,7 +62,7 @@ impl Mode {
 
     /// Runs `f` in this mode on the current thread.
     pub fn within<R>(self, f: impl FnOnce() -> R) -> R {
-        let unfused = smelt_frontend::explain::UNFUSED_DISABLES;
+        let unfused = smelt_frontend::UNFUSED_DISABLES;
         match self {
             Mode::Fused => smelt_runtime::with_host_target(Target::Cpu, f),
             Mode::Unfused => smelt_passes::with_disabled(unfused, || {

@@ -58,7 +58,7 @@ pub(crate) fn columns(k: &Kernel) -> bool {
                 && types[i] == Some(DType::F32)
                 && levels[*x] == Level::Element
         }
-        Instr::Cast { .. } => false,
+        Instr::Cast { .. } | Instr::Random { .. } => false,
     });
     ok && contiguous
 }

@@ -16,6 +16,7 @@
 mod columns;
 mod halves;
 mod idioms;
+mod random;
 mod rows;
 mod scalar;
 mod tiles;
@@ -61,6 +62,7 @@ pub(crate) struct Helpers {
     binary_f64: FuncRef,
     unary_i64: FuncRef,
     binary_i64: FuncRef,
+    random: FuncRef,
 }
 
 impl Helpers {
@@ -70,6 +72,7 @@ impl Helpers {
             binary_f64: r[1],
             unary_i64: r[2],
             binary_i64: r[3],
+            random: r[4],
         }
     }
 }
@@ -171,6 +174,39 @@ fn ty(dtype: DType) -> Type {
 }
 
 /// The one instruction of `k` that reads value `i`, if exactly one does.
+/// Per instruction of `k`: whether it is a load whose every reader is a random draw reading it
+/// as its seed or offset. Such a load is one int64 of the generator's state: it stays a scalar
+/// in SIMD code and does not choose the lanes.
+fn random_state_loads(k: &Kernel) -> Vec<bool> {
+    let mut state = vec![false; k.body.len()];
+    let mut other = vec![false; k.body.len()];
+    for instr in &k.body {
+        match instr {
+            Instr::Random { seed, offset, .. } => {
+                state[*seed] = true;
+                state[*offset] = true;
+            }
+            Instr::Load { .. }
+            | Instr::Store { .. }
+            | Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. } => {
+                for x in instr.operands() {
+                    other[x] = true;
+                }
+            }
+        }
+    }
+    k.body
+        .iter()
+        .enumerate()
+        .map(|(i, instr)| matches!(instr, Instr::Load { .. }) && state[i] && !other[i])
+        .collect()
+}
+
 fn sole_reader(k: &Kernel, i: usize) -> Option<usize> {
     let mut readers = (0..k.body.len()).filter(|&j| k.body[j].operands().contains(&i));
     readers.next().filter(|_| readers.next().is_none())
@@ -233,6 +269,9 @@ pub(crate) struct Translator<'a, 'f> {
     /// The dim a SIMD value's lanes run along: the innermost, or in a column reduction
     /// ([`Translator::columns`]) the innermost kept dim.
     lane_dim: usize,
+    /// Per instruction: a load only random draws read, as their seed or offset (scalars in
+    /// every kind of loop, [`random_state_loads`]).
+    random_state: Vec<bool>,
     /// Whether a reduction kernel's passes run on f32x4 along the reduced dim
     /// ([`Translator::vectorizable_rows`]).
     row_simd: bool,
@@ -334,6 +373,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             block_slots: vec![None; k.body.len()],
             live: None,
             lane_dim: k.shape.len().saturating_sub(1),
+            random_state: random_state_loads(k),
             row_simd: false,
             touches: None,
             prefetch,
@@ -387,9 +427,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         let dtype = self
             .types
             .iter()
-            .flatten()
-            .copied()
-            .find(|&t| t != DType::Bool)?;
+            .zip(&self.random_state)
+            .filter(|(_, state)| !**state)
+            .find_map(|(t, _)| t.filter(|&t| t != DType::Bool))?;
         let lanes = register_dtype(dtype);
         let v = Vectors::of(lanes)?;
         (0..self.k.body.len())
@@ -408,6 +448,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let fits_or_bool = |v: usize| fits_value(v) || (lanes.is_float() && is(v, DType::Bool));
         let inner = |index: &Index| index.strides.last().copied();
         match &self.k.body[i] {
+            // A random draw's seed or offset: a scalar load.
+            Instr::Load { .. } if self.random_state[i] => true,
             // A strided load gathers its lanes (bools only contiguous or broadcast); a strided
             // store has no vector form.
             Instr::Load { index, .. } => {
@@ -438,6 +480,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             Instr::Cast { x, to } => {
                 (fits_value(*x) && (*to == DType::Bool || fits(*to)))
                     || (is(*x, DType::Bool) && fits(*to))
+            }
+            // A uniform f32 (f16, bf16) draw runs inline in f32 lanes; the others call their
+            // helper from scalar code.
+            instr @ Instr::Random { .. } => {
+                lanes == DType::F32 && Self::random_has_vector_form(instr)
             }
             Instr::Reduce { .. } => false,
         }
@@ -524,7 +571,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 None => false,
             },
-            Instr::Reduce { .. } => false,
+            // Mixed steps hold no random draw.
+            Instr::Reduce { .. } | Instr::Random { .. } => false,
         }
     }
 
@@ -624,7 +672,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                     }
                     Instr::Binary { a, b, .. } => row_f32(*a) && row_f32(*b),
                     Instr::Where { cond, a, b } => element(*cond) && row_f32(*a) && row_f32(*b),
-                    Instr::Load { .. } | Instr::Const { .. } | Instr::Reduce { .. } => true,
+                    Instr::Load { .. }
+                    | Instr::Const { .. }
+                    | Instr::Reduce { .. }
+                    | Instr::Random { .. } => true,
                 }
         })
     }
@@ -652,7 +703,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             | Instr::Binary { .. }
             | Instr::Where { .. }
             | Instr::Cast { .. }
-            | Instr::Reduce { .. } => None,
+            | Instr::Reduce { .. }
+            | Instr::Random { .. } => None,
         }
     }
 
@@ -989,6 +1041,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                     Some(self.cast(v(*x), from, *to)?)
                 }
                 Instr::Reduce { .. } => unreachable!("skipped above"),
+                Instr::Random {
+                    dist,
+                    dtype,
+                    seed,
+                    offset,
+                    ..
+                } => Some(self.random(i, *dist, *dtype, v(*seed), v(*offset), point)?),
                 Instr::Store { arg, x, .. } => {
                     self.store(i, *arg, point, v(*x))?;
                     None
@@ -1050,7 +1109,7 @@ impl<'a, 'f> Translator<'a, 'f> {
     fn load(&mut self, i: usize, arg: usize, point: &[Value]) -> Result<Value> {
         let addr = self.address(i, arg, point);
         let dtype = self.k.args[arg].dtype;
-        if self.vector {
+        if self.vector && !self.random_state[i] {
             if let Some(v) = self.given[i] {
                 return Ok(v);
             }

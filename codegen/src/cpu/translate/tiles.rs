@@ -22,7 +22,7 @@ const LINE: i64 = 16;
 const BLOCK_ROWS_A_TRIP: i64 = 4;
 /// Whether `instr` is a load whose innermost stride is neither 0 nor 1 while its stride along
 /// the dim outside it is 1: in a tiled walk, four rows of it are read as four contiguous
-/// column vectors and transposed ([`Translator::quad`]). Part of the structure key.
+/// column vectors and transposed (`Translator::quad`). Part of the structure key.
 pub fn is_transposing_load(instr: &Instr) -> bool {
     match instr {
         Instr::Load { index, .. } => {
@@ -35,7 +35,8 @@ pub fn is_transposing_load(instr: &Instr) -> bool {
         | Instr::Binary { .. }
         | Instr::Where { .. }
         | Instr::Cast { .. }
-        | Instr::Reduce { .. } => false,
+        | Instr::Reduce { .. }
+        | Instr::Random { .. } => false,
     }
 }
 
@@ -47,9 +48,11 @@ pub(crate) fn tiled(k: &Kernel) -> bool {
     k.reduce_axes == 0
         && k.shape.len() >= 2
         && k.body.iter().any(|instr| {
-            instr
-                .index()
-                .is_some_and(|index| !matches!(index.strides.last(), Some(0 | 1)))
+            // Memory accesses only: a random draw's index is a position, not an address.
+            instr.arg().is_some()
+                && instr
+                    .index()
+                    .is_some_and(|index| !matches!(index.strides.last(), Some(0 | 1)))
         })
 }
 
