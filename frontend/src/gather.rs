@@ -84,7 +84,7 @@ impl Tensor {
             index.shape(),
             out,
             inputs,
-        ))
+        )?)
     }
     /// `torch.gather(self, dim, index)`; panics where [`Tensor::try_gather`] returns an error.
     ///
@@ -156,7 +156,7 @@ impl Tensor {
             &shape,
             out,
             inputs,
-        ))
+        )?)
     }
     /// `torch.index_select(self, dim, index)`; panics where [`Tensor::try_index_select`] returns an
     /// error.
@@ -199,7 +199,7 @@ impl Tensor {
             index.shape(),
             out,
             inputs,
-        ))
+        )?)
     }
     /// `torch.take(self, index)`; panics where [`Tensor::try_take`] returns an error.
     #[track_caller]

@@ -222,7 +222,7 @@ impl Tensor {
             &layout.result_shape,
             out,
             inputs,
-        ))
+        )?)
     }
 
     /// Advanced index assignment, `self[items] = value` where some item is a tensor (PyTorch's

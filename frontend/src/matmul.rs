@@ -113,7 +113,7 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         &shape,
         out,
         inputs,
-    ))
+    )?)
 }
 
 /// Batch names of a matmul (PyTorch's `TensorNames::unifyFromRight`): right-aligned, a

@@ -34,7 +34,7 @@ impl Tensor {
                 &[1],
                 Dims::from([1]),
                 vec![(node, edge)],
-            );
+            )?;
             return Ok(t.with_view(View::contiguous(&[])));
         }
         Ok(Tensor::computed(
@@ -43,7 +43,7 @@ impl Tensor {
             &shape,
             strides,
             vec![(node, self.view.clone())],
-        ))
+        )?)
     }
 
     /// `torch.cumsum(self, dim, dtype=dtype)`: inclusive prefix sums along `dim` (a position or a
