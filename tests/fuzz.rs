@@ -113,3 +113,20 @@ fn json_output_ends_with_a_summary_and_replay_compares_modes() {
     assert!(ok, "{text}");
     assert!(text.ends_with(" passed, 0 failed\n"), "{text}");
 }
+
+/// CI's fixed-seed batch (docs/testing.md): the first 1,000 programs of seed 1, each in every
+/// mode this machine has, agree (the debug build: 5 s of CPU, 32 s on a 2-core machine at load
+/// average 13).
+#[test]
+fn the_fixed_seed_batch_passes() {
+    let out = std::env::temp_dir().join(format!("smelt-fuzz-batch-{}", std::process::id()));
+    let dir = out.to_str().expect("UTF-8 path");
+    let (ok, text) = smelt(
+        &["fuzz", "--seed", "1", "--count", "1000", "--out", dir],
+        &[],
+    );
+    let _ = std::fs::remove_dir_all(&out);
+    assert!(ok, "{text}");
+    assert!(text.contains("seed 1: 1000 programs"), "{text}");
+    assert!(text.ends_with("\n1000 passed, 0 failed\n"), "{text}");
+}
