@@ -343,7 +343,7 @@ impl Tensor {
         refuse_named(name, [self])?;
         let plan = self.reduction_plan(dim, keepdim)?;
         self.check_nonempty(&plan, name, true)?;
-        Ok(self.reduce_with(&plan, op, self.dtype())?)
+        self.reduce_with(&plan, op, self.dtype())
     }
 
     /// `torch.amax(self, dim, keepdim)`: the largest value over `dim` (an empty list reduces every
@@ -380,7 +380,7 @@ impl Tensor {
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
         let plan = self.reduction_plan(&[], false)?;
         self.check_nonempty(&plan, name, false)?;
-        Ok(self.reduce_with(&plan, op, self.dtype())?)
+        self.reduce_with(&plan, op, self.dtype())
     }
 
     /// `torch.max(self)`: the largest element as a 0-dim tensor (NaN if any). Errors: a `shape`

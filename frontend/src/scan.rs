@@ -37,13 +37,13 @@ impl Tensor {
             )?;
             return Ok(t.with_view(View::contiguous(&[])));
         }
-        Ok(Tensor::computed(
+        Tensor::computed(
             Op::Library(op(d)),
             dtype,
             &shape,
             strides,
             vec![(node, self.view.clone())],
-        )?)
+        )
     }
 
     /// `torch.cumsum(self, dim, dtype=dtype)`: inclusive prefix sums along `dim` (a position or a

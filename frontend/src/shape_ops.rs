@@ -39,13 +39,13 @@ impl Tensor {
             }
         }
         let strides = self.view.preserve_format_strides();
-        Ok(Tensor::computed(
+        Tensor::computed(
             Op::Cast,
             self.dtype(),
             &v.shape.clone(),
             strides,
             vec![(self.storage.current(), v)],
-        )?)
+        )
     }
     /// `torch.flip(self, dims)`; panics where [`Tensor::try_flip`] returns an error.
     #[track_caller]
