@@ -124,12 +124,7 @@ pub(crate) fn record(
         };
         inputs.push(operand.source(&shape, scalar_dtype, device));
     }
-    Ok(Tensor::computed_into(
-        op,
-        dtype,
-        View::new(shape, strides, 0),
-        inputs,
-    ))
+    Tensor::computed_into(op, dtype, View::new(shape, strides, 0), inputs)
 }
 
 /// Which dtype family an op accepts and what it returns for ints.
@@ -639,7 +634,13 @@ impl Tensor {
             crate::lazy::NodeState::Pending(inputs) => inputs.to_vec(),
             crate::lazy::NodeState::Realized(_) | crate::lazy::NodeState::Lost => return self,
         };
-        Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)
+        // The same sizes and dtype as the node it replaces, so no size check can fail.
+        Tensor::computed_unchecked(
+            node.op.clone(),
+            node.dtype,
+            View::new(shape, strides, 0),
+            inputs,
+        )
     }
 
     /// `torch.round(self, decimals=decimals)`: each element rounded half to even, after scaling by
@@ -687,7 +688,7 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        )
+        )?
         .with_dim_names(self.dim_names()))
     }
 
@@ -723,7 +724,7 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        )
+        )?
         .with_dim_names(self.dim_names()))
     }
 

@@ -107,13 +107,7 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     // same buffer as the contiguous result.
     let out = View::contiguous(&with([m, n]));
     let inputs = vec![(a.storage.current(), a_in), (b.storage.current(), b_in)];
-    Ok(Tensor::library(
-        LibraryOp::Matmul,
-        a.dtype(),
-        &shape,
-        out,
-        inputs,
-    ))
+    Tensor::library(LibraryOp::Matmul, a.dtype(), &shape, out, inputs)
 }
 
 /// Batch names of a matmul (PyTorch's `TensorNames::unifyFromRight`): right-aligned, a

@@ -202,7 +202,7 @@ impl Tensor {
     /// Records the reduction `op` of `plan` producing `dtype` (inputs are cast to `dtype`
     /// element by element before they are folded).
     #[track_caller]
-    pub(crate) fn reduce_with(&self, plan: &Plan, op: ReduceOp, dtype: DType) -> Tensor {
+    pub(crate) fn reduce_with(&self, plan: &Plan, op: ReduceOp, dtype: DType) -> Result<Tensor> {
         let node = self.storage.current();
         let t = Tensor::computed(
             Op::Reduce {
@@ -213,17 +213,17 @@ impl Tensor {
             &plan.kept_shape,
             contiguous_strides(&plan.kept_shape),
             vec![(node, plan.edge.clone())],
-        );
-        t.with_view(View::new(
+        )?;
+        Ok(t.with_view(View::new(
             plan.out_shape.clone(),
             contiguous_strides(&plan.out_shape),
             0,
-        ))
+        )))
     }
 
     /// Records an argmax/argmin library call of `plan` (int64 result).
     #[track_caller]
-    fn arg_reduce_with(&self, plan: &Plan, max: bool) -> Tensor {
+    fn arg_reduce_with(&self, plan: &Plan, max: bool) -> Result<Tensor> {
         let node = self.storage.current();
         let axes = plan.axes;
         let op = if max {
@@ -237,12 +237,12 @@ impl Tensor {
             &plan.kept_shape,
             contiguous_strides(&plan.kept_shape),
             vec![(node, plan.edge.clone())],
-        );
-        t.with_view(View::new(
+        )?;
+        Ok(t.with_view(View::new(
             plan.out_shape.clone(),
             contiguous_strides(&plan.out_shape),
             0,
-        ))
+        )))
     }
 
     /// Rejects a max-like reduction with nothing to reduce (no identity exists).
@@ -287,7 +287,7 @@ impl Tensor {
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let names = self.reduced_names(&dim, keepdim);
         Ok(self
-            .reduce_with(&plan, ReduceOp::Sum, dtype)
+            .reduce_with(&plan, ReduceOp::Sum, dtype)?
             .with_dim_names(names))
     }
 
@@ -325,7 +325,7 @@ impl Tensor {
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let names = self.reduced_names(&dims, keepdim);
         Ok(self
-            .reduce_with(&plan, ReduceOp::Prod, dtype)
+            .reduce_with(&plan, ReduceOp::Prod, dtype)?
             .with_dim_names(names))
     }
 
@@ -343,7 +343,7 @@ impl Tensor {
         refuse_named(name, [self])?;
         let plan = self.reduction_plan(dim, keepdim)?;
         self.check_nonempty(&plan, name, true)?;
-        Ok(self.reduce_with(&plan, op, self.dtype()))
+        self.reduce_with(&plan, op, self.dtype())
     }
 
     /// `torch.amax(self, dim, keepdim)`: the largest value over `dim` (an empty list reduces every
@@ -380,7 +380,7 @@ impl Tensor {
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
         let plan = self.reduction_plan(&[], false)?;
         self.check_nonempty(&plan, name, false)?;
-        Ok(self.reduce_with(&plan, op, self.dtype()))
+        self.reduce_with(&plan, op, self.dtype())
     }
 
     /// `torch.max(self)`: the largest element as a 0-dim tensor (NaN if any). Errors: a `shape`
@@ -426,9 +426,9 @@ impl Tensor {
         let op = if max { ReduceOp::Max } else { ReduceOp::Min };
         let names = self.reduced_names(&[dim], keepdim);
         Ok((
-            self.reduce_with(&plan, op, self.dtype())
+            self.reduce_with(&plan, op, self.dtype())?
                 .with_dim_names(names.clone()),
-            self.arg_reduce_with(&plan, max).with_dim_names(names),
+            self.arg_reduce_with(&plan, max)?.with_dim_names(names),
         ))
     }
 
@@ -481,7 +481,7 @@ impl Tensor {
         let dims: Vec<i64> = dim.into_iter().collect();
         let plan = self.reduction_plan(&dims, keepdim)?;
         self.check_nonempty(&plan, name, dim.is_some())?;
-        Ok(self.arg_reduce_with(&plan, max))
+        self.arg_reduce_with(&plan, max)
     }
 
     /// `torch.argmax(self, dim, keepdim)`: int64 indices of the largest value along `dim`; without
@@ -534,7 +534,7 @@ impl Tensor {
         } else {
             DType::Bool
         };
-        Ok(self.reduce_with(&plan, op, dtype))
+        self.reduce_with(&plan, op, dtype)
     }
 
     /// `torch.all(self, dim, keepdim)`: true where every element over `dim` is nonzero (an empty

@@ -44,7 +44,7 @@ impl Tensor {
             )));
         }
         let plan = self.reduction_plan(dim, keepdim)?;
-        let sum = self.reduce_with(&plan, ReduceOp::Sum, out);
+        let sum = self.reduce_with(&plan, ReduceOp::Sum, out)?;
         sum.try_binary(Scalar::Float(plan.count as f64), BinaryOp::Div)
     }
 
@@ -81,12 +81,12 @@ impl Tensor {
         let keep = x.reduction_plan(dim, true)?;
         let n = keep.count as f64;
         let mean = x
-            .reduce_with(&keep, ReduceOp::Sum, x.dtype())
+            .reduce_with(&keep, ReduceOp::Sum, x.dtype())?
             .try_binary(Scalar::Float(n), BinaryOp::Div)?;
         let dev = x.try_binary(&mean, BinaryOp::Sub)?;
         let sq = dev.try_binary(&dev, BinaryOp::Mul)?;
         let plan = sq.reduction_plan(dim, keepdim)?;
-        let ss = sq.reduce_with(&plan, ReduceOp::Sum, sq.dtype());
+        let ss = sq.reduce_with(&plan, ReduceOp::Sum, sq.dtype())?;
         let divisor = (n - correction).max(0.0);
         ss.try_binary(Scalar::Float(divisor), BinaryOp::Div)?
             .try_to_dtype(dtype, false)
@@ -155,14 +155,14 @@ impl Tensor {
         let plan = x.reduction_plan(dim, keepdim)?;
         if plan.count == 0 {
             let e = x.try_unary(UnaryOp::Exp)?;
-            let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+            let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype())?;
             return s.try_unary(UnaryOp::Log)?.try_to_dtype(dtype, false);
         }
         let keep = x.reduction_plan(dim, true)?;
-        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype())?;
         let m = Tensor::try_where(&m.try_unary(UnaryOp::IsInf)?, Scalar::Float(0.0), &m)?;
         let e = x.try_binary(&m, BinaryOp::Sub)?.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype())?;
         let out_shape: Vec<i64> = plan.out_shape.iter().map(|&d| d as i64).collect();
         let m = m.try_reshape(&out_shape)?;
         s.try_unary(UnaryOp::Log)?
@@ -202,7 +202,7 @@ impl Tensor {
             .try_to_dtype(out, false)?
             .try_to_dtype(out.compute_dtype(), false)?;
         let keep = x.reduction_plan(&[d], true)?;
-        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype())?;
         Ok((out, Some((x.try_binary(&m, BinaryOp::Sub)?, d))))
     }
 
@@ -233,7 +233,7 @@ impl Tensor {
             return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype())?;
         // PyTorch's CPU kernel scales by the sum's reciprocal (`tmp_sum = 1 / tmp_sum`, then
         // a multiply per element in `_vec_softmax_lastdim`), not by a division per element.
         let inv = s.try_unary(UnaryOp::Reciprocal)?;
@@ -263,7 +263,7 @@ impl Tensor {
             return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype())?;
         let r = z.try_binary(Operand::from(s.try_unary(UnaryOp::Log)?), BinaryOp::Sub)?;
         self.softmax_finish(r, out)
     }

@@ -575,10 +575,13 @@ impl Tensor {
     #[track_caller]
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
         let names = self.dim_names();
-        Ok(r?
-            .into_iter()
-            .map(|v| self.with_view(v).with_dim_names(names.clone()))
-            .collect())
+        let r = r?;
+        let mut out = smelt_ir::view::piece_list("split", r.len() as i64)?;
+        out.extend(
+            r.into_iter()
+                .map(|v| self.with_view(v).with_dim_names(names.clone())),
+        );
+        Ok(out)
     }
 
     /// `torch.split(self, split_size, dim)`: views of `split_size` elements along `dim` (the last
