@@ -455,7 +455,16 @@ impl Tensor {
                 BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
             )
         {
-            check_nonzero_divisor(&b)?;
+            // Nothing is divided when the broadcast result is empty.
+            let empty = match &b {
+                Operand::Tensor(t) => {
+                    broadcast_shapes(a.shape(), t.shape()).is_ok_and(|s| s.contains(&0))
+                }
+                Operand::Scalar(_) => a.numel() == 0,
+            };
+            if !empty {
+                check_nonzero_divisor(&b)?;
+            }
         }
         Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
     }

@@ -19,7 +19,7 @@ use crate::names::{Dim, DimNames, drop_dims, refuse_named};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
-use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
+use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim, wrap_dims};
 use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
 
 /// The `dim` argument of the reductions that accept a list of dims (`sum`, `mean`, `var`,
@@ -335,6 +335,18 @@ impl Tensor {
     #[track_caller]
     fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         refuse_named(name, [self])?;
+        if self.numel() == 0 && self.ndim() > 0 {
+            // PyTorch walks an empty input's dims in the order given, each wrapped (`index`) and
+            // then checked for size 0 (`shape`), before it looks for a repeated dim.
+            for &d in dim {
+                if self.shape()[wrap_dim(d, self.ndim())?] == 0 {
+                    return Err(Error::shape(format!(
+                        "{name}(): Expected reduction dim {d} to have non-zero size (input shape {}).",
+                        fmt_list(self.shape())
+                    )));
+                }
+            }
+        }
         let plan = self.reduction_plan(dim, keepdim)?;
         self.check_nonempty(&plan, name, true)?;
         Ok(self.reduce_with(&plan, op, self.dtype()))

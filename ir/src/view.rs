@@ -994,6 +994,12 @@ impl View {
 
     /// `unflatten(dim, sizes)`.
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<View> {
+        if self.ndim() == 0 {
+            // PyTorch's `self.size(dim)` does not wrap a 0-dim tensor's dim.
+            return Err(Error::index(format!(
+                "unflatten got an unexpected error: Dimension specified as {dim} but tensor has no dimensions"
+            )));
+        }
         let d = wrap_dim(dim, self.ndim())?;
         if sizes.is_empty() {
             return Err(Error::value("unflatten: sizes must be non-empty"));

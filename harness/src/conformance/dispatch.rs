@@ -224,7 +224,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
                 one(s()?.try_unflatten(a.dim("dim")?, &a.ints("sizes")?))
             }
         }
-        "ravel" => one(s()?.try_reshape(&[-1])),
+        "ravel" => one(s()?.try_ravel()),
         "unfold" => one(s()?.try_unfold(a.int("dimension")?, a.int("size")?, a.int("step")?)),
         "diagonal" => {
             let (offset, d1, d2) = (
