@@ -448,6 +448,12 @@ impl Tensor {
                 "Integers to negative integer powers are not allowed.",
             ));
         }
+        if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor)
+            && let Operand::Tensor(t) = &b
+        {
+            // PyTorch's bitwise kernels refuse a dtype only after the shapes broadcast.
+            broadcast_shapes(a.shape(), t.shape())?;
+        }
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
         if !compute.is_float()
             && matches!(
@@ -455,14 +461,15 @@ impl Tensor {
                 BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
             )
         {
-            // Nothing is divided when the broadcast result is empty.
-            let empty = match &b {
+            // Nothing is divided when the broadcast result is empty, and shapes that do not
+            // broadcast are reported first (by `record`).
+            let divides = match &b {
                 Operand::Tensor(t) => {
-                    broadcast_shapes(a.shape(), t.shape()).is_ok_and(|s| s.contains(&0))
+                    broadcast_shapes(a.shape(), t.shape()).is_ok_and(|s| !s.contains(&0))
                 }
-                Operand::Scalar(_) => a.numel() == 0,
+                Operand::Scalar(_) => a.numel() > 0,
             };
-            if !empty {
+            if divides {
                 check_nonzero_divisor(&b)?;
             }
         }
@@ -485,6 +492,12 @@ impl Tensor {
         let alpha = alpha.into();
         let names = unify_operands(&[a, &b], "broadcast")?;
         let common = result_type_of([a.operand(), b.operand()]);
+        if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor)
+            && let Operand::Tensor(t) = &b
+        {
+            // PyTorch's bitwise kernels refuse a dtype only after the shapes broadcast.
+            broadcast_shapes(a.shape(), t.shape())?;
+        }
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
         if !compute.is_float() && matches!(alpha, Scalar::Float(_)) {
             return Err(Error::dtype(

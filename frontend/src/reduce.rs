@@ -558,6 +558,38 @@ impl Tensor {
         ok(self.try_all(dim, keepdim))
     }
 
+    /// `torch.all(self, dim=dims, keepdim)` with the dims taken literally: a non-empty list as
+    /// [`Tensor::try_all`], an empty one (`dim=()`) reduces no dim, giving `self != 0` (bool; uint8
+    /// for uint8 input) laid out row-major. Errors: as [`Tensor::try_all`].
+    #[track_caller]
+    pub fn try_all_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        if dims.is_empty() {
+            return self.nonzero_mask();
+        }
+        self.try_all(dims, keepdim)
+    }
+
+    /// `torch.any(self, dim=dims, keepdim)` with the dims taken literally, as
+    /// [`Tensor::try_all_dims`].
+    #[track_caller]
+    pub fn try_any_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        if dims.is_empty() {
+            return self.nonzero_mask();
+        }
+        self.try_any(dims, keepdim)
+    }
+
+    /// `all`/`any` over no dim: each element tested alone, in a fresh row-major tensor.
+    #[track_caller]
+    fn nonzero_mask(&self) -> Result<Tensor> {
+        let mut m = self.try_binary(Scalar::Int(0), BinaryOp::Ne)?;
+        if self.dtype() == DType::U8 {
+            m = m.try_to_dtype(DType::U8, false)?;
+        }
+        let shape = self.shape().to_vec();
+        Ok(m.relayout(&shape, contiguous_strides(&shape)))
+    }
+
     /// `torch.any(self, dim, keepdim)`: true where some element over `dim` is nonzero; bool (uint8
     /// for uint8 input); an empty reduction is false. Errors: as [`Tensor::try_all`].
     #[track_caller]

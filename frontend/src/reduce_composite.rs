@@ -8,7 +8,7 @@ use crate::names::Dim;
 use crate::promote::Operand;
 use crate::reduce::IntoDims;
 use crate::tensor::{Tensor, ok};
-use smelt_ir::view::{contiguous_strides, wrap_dim};
+use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
 
 impl Tensor {
@@ -164,6 +164,14 @@ impl Tensor {
             let e = x.try_unary(UnaryOp::Exp)?;
             let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
             return s.try_unary(UnaryOp::Log)?.try_to_dtype(dtype, false);
+        }
+        if dim.is_empty() && !keepdim && self.ndim() > 0 {
+            // PyTorch 2.15's `logsumexp(dim=())` reduces every dim, then adds the kept-dim
+            // maxima ([1, ..., 1]) in place into the 0-dim result, which refuses to broadcast.
+            return Err(Error::shape(format!(
+                "logsumexp: output with shape [] doesn't match the broadcast shape {}",
+                fmt_list(&vec![1; self.ndim()])
+            )));
         }
         let keep = x.reduction_plan(dim, true)?;
         let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());

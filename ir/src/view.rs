@@ -1121,12 +1121,13 @@ impl View {
                 "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
             ));
         }
+        // PyTorch 2.15 wraps the dim before it looks at the section count.
+        let d = wrap_dim(dim, self.ndim())?;
         if sections <= 0 {
             return Err(Error::value(format!(
                 "number of sections must be larger than 0, got {sections}"
             )));
         }
-        let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
         let (q, r) = (size / sections, size % sections);
         let mut start = 0;
