@@ -10,6 +10,11 @@ dependency of the project (the JSONL it writes is committed):
     /work/torch15/bin/python scripts/sweep215.py                # writes tests/fixtures/sweep215.jsonl
     /work/torch15/bin/python scripts/sweep215.py --all OUT.jsonl  # every drawn case (hunting)
 
+The committed file holds, within BUDGET_BYTES, first the cases named in a `--prefer IDS` file
+(one id a line: the cases smelt failed before the fixes that came with this file, found by
+replaying `--all`'s output with the older build), then the smallest of the rest group by group,
+in drawing order. It was made with `--prefer` listing the 247 cases that smelt 11aed06 failed.
+
 Every case is drawn from a fixed seed. A case is a chain of steps: a `tensor` input, views that
 give it the layout under test (transposed, permuted, stepped, narrowed, expanded, empty by a
 zero-length narrow), then the op under test. The program runs in torch; everything observable
@@ -922,9 +927,14 @@ def draw(rng, i):
 def main():
     argv = sys.argv[1:]
     every = "--all" in argv
+    prefer = set()
+    if "--prefer" in argv:
+        i = argv.index("--prefer")
+        prefer = set(open(argv[i + 1]).read().split())
+        del argv[i:i + 2]
     out = [a for a in argv if not a.startswith("--")]
     path = out[0] if out else "tests/fixtures/sweep215.jsonl"
-    count = 12000 if every else 5000
+    count = 12000
     rng = random.Random(SEED)
     lines, skipped = [], {}
     for i in range(count):
@@ -935,16 +945,26 @@ def main():
             key = str(e)[:90]
             skipped[key] = skipped.get(key, 0) + 1
             continue
-        lines.append(enc(case))
+        lines.append((cid, enc(case)))
     if not every:
-        # The committed file: the first cases that fit the budget, in drawing order.
-        kept, size = [], 0
-        for line in lines:
-            if size + len(line) + 1 > BUDGET_BYTES:
-                continue
-            kept.append(line)
-            size += len(line) + 1
-        lines = kept
+        # The committed file: the preferred cases, then the smallest others, in drawing order.
+        # (the rest by size rank within each group, so that every group gets its share)
+        by_group = {}
+        for k, (cid, line) in enumerate(lines):
+            by_group.setdefault(cid.split("/")[1], []).append(k)
+        rank = {}
+        for ks in by_group.values():
+            for r, k in enumerate(sorted(ks, key=lambda k: len(lines[k][1]))):
+                rank[k] = r
+        order = sorted(range(len(lines)), key=lambda k: (lines[k][0] not in prefer, rank[k]))
+        keep, size = set(), 0
+        for k in order:
+            n = len(lines[k][1]) + 1
+            if size + n <= BUDGET_BYTES:
+                keep.add(k)
+                size += n
+        lines = [lines[k] for k in sorted(keep)]
+    lines = [line for _, line in lines]
     with open(path, "w") as f:
         f.write("".join(line + "\n" for line in lines))
     print(f"{len(lines)} cases -> {path}", file=sys.stderr)
