@@ -569,6 +569,20 @@ impl Tensor {
         self.try_all(dims, keepdim)
     }
 
+    /// `torch.all(self, dim=dims, keepdim)` with the dims taken literally; panics where
+    /// [`Tensor::try_all_dims`] returns an error.
+    #[track_caller]
+    pub fn all_dims(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_all_dims(dims, keepdim))
+    }
+
+    /// `torch.any(self, dim=dims, keepdim)` with the dims taken literally; panics where
+    /// [`Tensor::try_any_dims`] returns an error.
+    #[track_caller]
+    pub fn any_dims(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_any_dims(dims, keepdim))
+    }
+
     /// `torch.any(self, dim=dims, keepdim)` with the dims taken literally, as
     /// [`Tensor::try_all_dims`].
     #[track_caller]
