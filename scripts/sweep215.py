@@ -932,10 +932,15 @@ def main():
         i = argv.index("--prefer")
         prefer = set(open(argv[i + 1]).read().split())
         del argv[i:i + 2]
+    seed = SEED
+    if "--seed" in argv:  # hunting with other draws; the committed file uses SEED
+        i = argv.index("--seed")
+        seed = int(argv[i + 1])
+        del argv[i:i + 2]
     out = [a for a in argv if not a.startswith("--")]
     path = out[0] if out else "tests/fixtures/sweep215.jsonl"
     count = 12000
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     lines, skipped = [], {}
     for i in range(count):
         cid, steps = draw(rng, i)

@@ -440,6 +440,13 @@ fn composite_results_have_pytorchs_strides_when_empty() {
         None,
     )]));
     assert_eq!((o.shape(), o.stride()), (&[0, 1][..], vec![1, 0]));
+    // pow(Tensor, Scalar) is a unary op in PyTorch: an empty input is laid out row-major.
+    let p = Tensor::zeros(&[0, 2, 1, 2], None).permute(&[3, 2, 0, 1]);
+    assert_eq!(p.stride(), vec![1, 2, 4, 2]);
+    let q = p
+        .try_binary(Scalar::Bool(true), smelt::BinaryOp::Pow)
+        .expect("pow");
+    assert_eq!(q.stride(), vec![2, 2, 2, 1]);
     let o = Tensor::ones(&[2], None).outer(&Tensor::ones(&[3], None));
     assert_eq!((o.stride(), values(&o)), (vec![3, 1], vec![1.0; 6]));
 }

@@ -473,7 +473,21 @@ impl Tensor {
                 check_nonzero_divisor(&b)?;
             }
         }
-        Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
+        let r = record(Op::Binary { op, compute }, out, compute, &[a, &b])?;
+        if op == BinaryOp::Pow && matches!(b, Operand::Scalar(_)) {
+            // `pow(Tensor, Scalar)` is a unary TensorIterator in PyTorch: the exponent takes no
+            // part in the layout (it matters for empty tensors, which the fast path lays out
+            // row-major).
+            let input = if a.dtype() == compute {
+                a.view.clone()
+            } else {
+                View::new(a.shape().to_vec(), a.view.preserve_format_strides(), 0)
+            };
+            let strides = elementwise_out_strides(a.shape(), &[&input]);
+            let shape = a.shape().to_vec();
+            return Ok(r.relayout(&shape, strides).with_dim_names(names));
+        }
+        Ok(r.with_dim_names(names))
     }
 
     /// `torch.add(self, other, alpha=alpha)` (`op` = [`BinaryOp::Add`]) or `torch.sub(…, alpha)`
@@ -492,12 +506,6 @@ impl Tensor {
         let alpha = alpha.into();
         let names = unify_operands(&[a, &b], "broadcast")?;
         let common = result_type_of([a.operand(), b.operand()]);
-        if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor)
-            && let Operand::Tensor(t) = &b
-        {
-            // PyTorch's bitwise kernels refuse a dtype only after the shapes broadcast.
-            broadcast_shapes(a.shape(), t.shape())?;
-        }
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
         if !compute.is_float() && matches!(alpha, Scalar::Float(_)) {
             return Err(Error::dtype(
