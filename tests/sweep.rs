@@ -417,7 +417,7 @@ fn empty_inputs_return_before_pytorchs_checks() {
     assert_eq!(
         kind(
             Tensor::ones(&[2], Some(DType::I64))
-                .try_binary(&Tensor::new([0i64, 0]), smelt::BinaryOp::Remainder)
+                .try_binary(Tensor::new([0i64, 0]), smelt::BinaryOp::Remainder)
         ),
         ErrorKind::Value
     );
@@ -526,7 +526,7 @@ fn errors_come_in_pytorchs_order() {
     );
     let f = Tensor::ones(&[4], None);
     assert_eq!(
-        kind(f.try_binary(&Tensor::ones(&[3], None), smelt::BinaryOp::BitAnd)),
+        kind(f.try_binary(Tensor::ones(&[3], None), smelt::BinaryOp::BitAnd)),
         ErrorKind::Shape
     );
     assert_eq!(
