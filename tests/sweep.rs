@@ -533,6 +533,16 @@ fn errors_come_in_pytorchs_order() {
         kind(f.try_binary(&f, smelt::BinaryOp::BitAnd)),
         ErrorKind::DType
     );
+    let flags = Tensor::new([true, false]);
+    let three = Tensor::new([true, true, false]);
+    assert_eq!(
+        kind(flags.try_binary(three, smelt::BinaryOp::DivFloor)),
+        ErrorKind::Shape
+    );
+    assert_eq!(
+        kind(flags.try_binary(&flags, smelt::BinaryOp::DivFloor)),
+        ErrorKind::DType
+    );
 }
 
 /// An explicit empty dim list: `all`/`any` reduce nothing (`self != 0`, row-major; uint8 stays

@@ -448,13 +448,16 @@ impl Tensor {
                 "Integers to negative integer powers are not allowed.",
             ));
         }
-        if matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor)
+        let dtypes = binary_dtypes(op, common, a.dtype(), b.dtype());
+        if let Err(e) = &dtypes
+            && e.message.contains("not implemented for")
             && let Operand::Tensor(t) = &b
         {
-            // PyTorch's bitwise kernels refuse a dtype only after the shapes broadcast.
+            // A dtype PyTorch's kernel refuses ("div_floor_cpu" not implemented for 'Bool') is
+            // found only after the TensorIterator has broadcast the shapes.
             broadcast_shapes(a.shape(), t.shape())?;
         }
-        let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
+        let (compute, out) = dtypes?;
         if !compute.is_float()
             && matches!(
                 op,
