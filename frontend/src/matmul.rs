@@ -309,9 +309,9 @@ impl Tensor {
     /// strides as PyTorch's product gives them. Errors: a `shape` error for another rank, a `names` error for a named `self`.
     #[track_caller]
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
-        // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused (by the
-        // reshape), vec2's names take part in the broadcast (`[None, 'N']`).
-        refuse_named("outer", [self])?;
+        // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused by the reshape
+        // (`aten::view`), vec2's names take part in the broadcast (`[None, 'N']`).
+        refuse_named("view", [self])?;
         for (what, t) in [("self", self), ("vec2", vec2)] {
             if t.ndim() != 1 {
                 return Err(Error::shape(format!(

@@ -130,7 +130,13 @@ pub(crate) struct Plan {
 
 impl Tensor {
     /// Positions of `dims` in self (names looked up, indices unwrapped).
-    pub(crate) fn resolve_dims(&self, dims: &[Dim]) -> Result<Vec<i64>> {
+    pub(crate) fn resolve_dims(&self, op: &str, dims: &[Dim]) -> Result<Vec<i64>> {
+        if crate::names::mixes_names_and_positions(dims) {
+            return Err(crate::names::no_overload(
+                op,
+                "dims must be all names or all positions",
+            ));
+        }
         dims.iter().map(|d| d.resolve(self)).collect()
     }
 
@@ -268,7 +274,7 @@ impl Tensor {
     /// every dim). Bool and integer inputs sum to int64 unless `dtype` is given (the input is cast
     /// to `dtype` first); an empty reduction is 0. Reduced dims lose their names unless `keepdim`.
     /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
-    /// `names` error for an unknown dim name.
+    /// `names` error for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_sum(
         &self,
@@ -276,7 +282,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("sum", &dim.into_dims())?;
         let plan = self.reduction_plan(&dim, keepdim)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let names = self.reduced_names(&dim, keepdim);

@@ -16,7 +16,7 @@ impl Tensor {
     /// reduces every dim) in a floating dtype, `dtype` or else the input's; an empty reduction is
     /// NaN. Errors: a `dtype` error for bool or integer input without a floating `dtype`, an
     /// `index` error for a dim out of range, a `value` error for a repeated dim, a `names` error
-    /// for an unknown dim name.
+    /// for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_mean(
         &self,
@@ -24,7 +24,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("mean", &dim.into_dims())?;
         let r = self.drop_names().mean_at(&dim, keepdim, dtype)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -64,10 +64,10 @@ impl Tensor {
     /// `correction = 1` is the sample variance. `n - correction <= 0` divides by zero (inf, or NaN
     /// when every deviation is 0). Errors: a `dtype` error for bool or integer input, an `index`
     /// error for a dim out of range, a `value` error for a repeated dim, a `names` error for an
-    /// unknown dim name.
+    /// unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("var", &dim.into_dims())?;
         let r = self.drop_names().var_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -110,7 +110,7 @@ impl Tensor {
     /// [`Tensor::try_var`] (its errors too).
     #[track_caller]
     pub fn try_std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("std", &dim.into_dims())?;
         let r = self.drop_names().std_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -143,10 +143,10 @@ impl Tensor {
     /// amax(x)` replaced by 0 where it is infinite (so all -inf gives -inf and +inf gives +inf, not
     /// NaN). Integer input computes in the default float dtype; an empty reduction gives -inf.
     /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
-    /// `names` error for an unknown dim name.
+    /// `names` error for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("logsumexp", &dim.into_dims())?;
         let r = self.drop_names().logsumexp_at(&dim, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
