@@ -87,7 +87,10 @@ fn copies_of_empty_tensors_keep_pytorchs_strides() {
         vec![1, 6, 2]
     );
     assert_eq!(p.flip(&[0]).stride(), vec![1, 6, 2]);
-    assert_eq!(p.roll(&[1], &[0]).stride(), vec![3, 3, 1]);
+    // roll of an empty tensor is a preserve-format clone (torch 2.15, sweep215.jsonl); without
+    // dims it rolls `contiguous().view(numel)` and views the result back: row-major.
+    assert_eq!(p.roll(&[1], &[0]).stride(), vec![1, 6, 2]);
+    assert_eq!(p.roll(&[1], &[]).stride(), vec![3, 3, 1]);
     assert_eq!(p.repeat(&[1, 2, 1]).stride(), vec![3, 3, 1]);
     assert_eq!(
         p.clone_format(MemoryFormat::Contiguous).stride(),
@@ -717,4 +720,207 @@ fn a_walk_of_absurd_sizes_gives_errors_never_panics() {
         assert_eq!(err.kind, Memory, "{dtype:?}: {err}");
     }
     assert_eq!(x.sum_all().item().as_f64(), 15.0);
+}
+
+// ---- PyTorch 2.15 sweep (tests/fixtures/sweep215.jsonl) -----------------------------------
+// What replaying scripts/sweep215.py's draw found, one test per class of fix; the fixture
+// (tests/sweep215.rs) holds the recorded cases themselves.
+
+fn kind(r: smelt::Result<Tensor>) -> ErrorKind {
+    r.expect_err("PyTorch raises here").kind
+}
+
+/// Empty inputs: PyTorch returns before the checks and the kernels that would need elements.
+#[test]
+fn empty_inputs_return_before_pytorchs_checks() {
+    // roll: a preserve-format clone, whatever the dims; an empty tensor keeps its strides.
+    let e = Tensor::zeros(&[2, 1, 0], None).expand(&[2, 3, 0]);
+    let r = e
+        .try_roll(&[1], &[5])
+        .expect("roll of an empty tensor ignores its dims");
+    assert_eq!((r.shape(), r.stride()), (&[2, 3, 0][..], vec![1, 0, 1]));
+    assert!(!r.shares_storage(&e));
+    let stepped = Tensor::zeros(&[0], None).getitem(&[Slice(None, None, Some(2))]);
+    assert_eq!(stepped.roll(&[1], &[]).stride(), vec![2]);
+    // roll of a 0-dim tensor along a dim is an index error (it was a panic), without dims a copy.
+    let s = Tensor::scalar(3.0, DType::F32);
+    assert_eq!(kind(s.try_roll(&[-1], &[-1])), ErrorKind::Index);
+    assert_eq!(values(&s.roll(&[1], &[])), [3.0]);
+    // softmax of an empty integer tensor: an empty integer tensor, not a dtype error.
+    let ints = Tensor::zeros(&[3, 0], Some(DType::I16));
+    for r in [ints.softmax(1, None), ints.log_softmax(0, None)] {
+        assert_eq!(
+            (r.dtype(), r.shape(), r.stride()),
+            (DType::I16, &[3, 0][..], vec![1, 1])
+        );
+    }
+    assert_eq!(
+        kind(Tensor::zeros(&[2], Some(DType::I32)).try_softmax(0, None)),
+        ErrorKind::DType
+    );
+    // Integer division by zero divides nothing when the result is empty.
+    let empty = Tensor::zeros(&[0, 2], Some(DType::I64));
+    let q = empty.try_div_mode(Scalar::Int(0), Some(smelt::RoundingMode::Floor));
+    assert_eq!(q.expect("nothing to divide").shape(), &[0, 2]);
+    let zero = Tensor::zeros(&[2], Some(DType::I64));
+    let r = empty.try_binary(&zero, smelt::BinaryOp::Remainder);
+    assert_eq!(r.expect("broadcasts to [0, 2]").shape(), &[0, 2]);
+    assert_eq!(
+        kind(
+            Tensor::ones(&[2], Some(DType::I64))
+                .try_binary(Tensor::new([0i64, 0]), smelt::BinaryOp::Remainder)
+        ),
+        ErrorKind::Value
+    );
+}
+
+/// Composite results take the layout PyTorch's kernels allocate: a reduction's row-major
+/// strides for mean/var/std (also when empty), the product's elementwise strides for `outer`.
+#[test]
+fn composite_results_have_pytorchs_strides_when_empty() {
+    let x = Tensor::zeros(&[3, 2, 0], None).permute(&[2, 0, 1]);
+    let m = x.mean(&[1i64][..], true, None);
+    assert_eq!((m.shape(), m.stride()), (&[0, 1, 2][..], vec![2, 2, 1]));
+    let v = Tensor::zeros(&[0, 1], None).var(&[1i64][..], 1.0, true);
+    assert_eq!(v.stride(), vec![1, 1]);
+    let s = Tensor::zeros(&[2, 0, 3], None).std(&[2i64][..], 0.0, true);
+    assert_eq!(s.stride(), vec![1, 1, 1]);
+    let o = Tensor::zeros(&[0], None).outer(&Tensor::ones(&[2], None).getitem(&[Slice(
+        None,
+        Some(1),
+        None,
+    )]));
+    assert_eq!((o.shape(), o.stride()), (&[0, 1][..], vec![1, 0]));
+    // pow(Tensor, Scalar) is a unary op in PyTorch: an empty input is laid out row-major.
+    let p = Tensor::zeros(&[0, 2, 1, 2], None).permute(&[3, 2, 0, 1]);
+    assert_eq!(p.stride(), vec![1, 2, 4, 2]);
+    let q = p
+        .try_binary(Scalar::Bool(true), smelt::BinaryOp::Pow)
+        .expect("pow");
+    assert_eq!(q.stride(), vec![2, 2, 2, 1]);
+    let o = Tensor::ones(&[2], None).outer(&Tensor::ones(&[3], None));
+    assert_eq!((o.stride(), values(&o)), (vec![3, 1], vec![1.0; 6]));
+}
+
+/// Flattening 0-dim and 1-dim inputs: `ravel` is `view(-1)` of the contiguous tensor (an empty
+/// 1-D tensor keeps its stride), `flatten` wraps its dims against [-1, 0] for a 0-dim tensor,
+/// `unflatten` refuses a 0-dim tensor's dim.
+#[test]
+fn flattening_zero_and_one_dim_inputs() {
+    let stepped = Tensor::zeros(&[0], None).getitem(&[Slice(None, None, Some(2))]);
+    let r = stepped.ravel();
+    assert_eq!((r.stride(), r.shares_storage(&stepped)), (vec![2], true));
+    let expanded = Tensor::zeros(&[1], None).expand(&[0]);
+    assert_eq!(expanded.ravel().stride(), vec![0]);
+    let s = Tensor::scalar(1.5, DType::F32);
+    assert_eq!(s.flatten(-1, 0).shape(), &[1]);
+    assert_eq!(kind(s.try_flatten(1, -1)), ErrorKind::Index);
+    assert_eq!(kind(s.try_flatten(0, -2)), ErrorKind::Index);
+    assert_eq!(kind(s.try_unflatten(0, &[1])), ErrorKind::Index);
+    assert_eq!(kind(s.try_unflatten(-1, &[-1])), ErrorKind::Index);
+}
+
+/// Which error comes first when several apply, as PyTorch checks them.
+#[test]
+fn errors_come_in_pytorchs_order() {
+    // amax/amin of an empty input: each listed dim wrapped, then checked for size 0, in order;
+    // a repeated dim only after.
+    let e = Tensor::zeros(&[2, 0], None);
+    assert_eq!(kind(e.try_amin(&[-1, 2], false)), ErrorKind::Shape);
+    assert_eq!(kind(e.try_amax(&[2, -1], false)), ErrorKind::Index);
+    assert_eq!(kind(e.try_amax(&[1, -1], false)), ErrorKind::Shape);
+    assert_eq!(
+        kind(Tensor::zeros(&[2, 3], None).try_amax(&[1, -1], false)),
+        ErrorKind::Value
+    );
+    // stack wraps its dim before comparing sizes; tensor_split before counting sections.
+    let a = Tensor::zeros(&[2], None);
+    let b = Tensor::zeros(&[2, 3], None);
+    assert_eq!(
+        kind(Tensor::try_stack(&[a.clone(), b.clone()], 5)),
+        ErrorKind::Index
+    );
+    assert_eq!(
+        kind(Tensor::try_stack(&[a.clone(), b], 1)),
+        ErrorKind::Shape
+    );
+    assert_eq!(
+        a.try_tensor_split(0, 1).map(|_| ()).unwrap_err().kind,
+        ErrorKind::Index
+    );
+    assert_eq!(
+        a.try_tensor_split(0, 0).map(|_| ()).unwrap_err().kind,
+        ErrorKind::Value
+    );
+    // In place: overlap, then shape, then the result type, then a zero divisor.
+    let x = Tensor::zeros(&[1, 3], Some(DType::I64)).expand(&[2, 3]);
+    assert_eq!(
+        x.try_binary_(Scalar::Float(2.0), smelt::BinaryOp::Add, None)
+            .unwrap_err()
+            .kind,
+        ErrorKind::Overlap
+    );
+    let flag = Tensor::scalar(0.0, DType::Bool);
+    let zero_u8 = Tensor::zeros(&[], Some(DType::U8));
+    assert_eq!(
+        flag.try_div_(&zero_u8, Some(smelt::RoundingMode::Trunc))
+            .unwrap_err()
+            .kind,
+        ErrorKind::DType
+    );
+    // Out of place: shapes that do not broadcast before a zero divisor or a refused dtype.
+    let i = Tensor::ones(&[6], Some(DType::I64));
+    let z = Tensor::zeros(&[5], Some(DType::I64));
+    assert_eq!(
+        kind(i.try_div_mode(&z, Some(smelt::RoundingMode::Floor))),
+        ErrorKind::Shape
+    );
+    let f = Tensor::ones(&[4], None);
+    assert_eq!(
+        kind(f.try_binary(Tensor::ones(&[3], None), smelt::BinaryOp::BitAnd)),
+        ErrorKind::Shape
+    );
+    assert_eq!(
+        kind(f.try_binary(&f, smelt::BinaryOp::BitAnd)),
+        ErrorKind::DType
+    );
+    let flags = Tensor::new([true, false]);
+    let three = Tensor::new([true, true, false]);
+    assert_eq!(
+        kind(flags.try_binary(three, smelt::BinaryOp::DivFloor)),
+        ErrorKind::Shape
+    );
+    assert_eq!(
+        kind(flags.try_binary(&flags, smelt::BinaryOp::DivFloor)),
+        ErrorKind::DType
+    );
+}
+
+/// An explicit empty dim list: `all`/`any` reduce nothing (`self != 0`, row-major; uint8 stays
+/// uint8), `logsumexp` reduces everything and then, without keepdim, fails as PyTorch 2.15 does.
+#[test]
+fn empty_dim_lists_follow_pytorch() {
+    let x = Tensor::new([[0.0f32, 2.0, f32::NAN], [1.0, 0.0, 3.0]]).t();
+    let a = x.all_dims(&[], false);
+    assert_eq!(
+        (a.dtype(), a.shape(), a.stride()),
+        (DType::Bool, &[3, 2][..], vec![2, 1])
+    );
+    assert_eq!(values(&a), [0.0, 1.0, 1.0, 0.0, 1.0, 1.0]);
+    let u = Tensor::new([0u8, 3]).any_dims(&[], true);
+    assert_eq!((u.dtype(), values(&u)), (DType::U8, vec![0.0, 1.0]));
+    assert_eq!(x.all_dims(&[0], false).shape(), &[2]);
+    assert_eq!(
+        kind(x.try_logsumexp(&[] as &[i64], false)),
+        ErrorKind::Shape
+    );
+    assert_eq!(x.logsumexp(&[] as &[i64], true).shape(), &[1, 1]);
+    assert_eq!(
+        Tensor::scalar(2.0, DType::F32)
+            .logsumexp(&[] as &[i64], false)
+            .shape(),
+        &[] as &[usize]
+    );
+    let e = Tensor::zeros(&[0, 3], None).logsumexp(&[] as &[i64], false);
+    assert_eq!(values(&e), [f64::NEG_INFINITY]);
 }

@@ -19,7 +19,7 @@ use crate::names::{Dim, DimNames, drop_dims, refuse_named};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
-use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
+use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim, wrap_dims};
 use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
 
 /// The `dim` argument of the reductions that accept a list of dims (`sum`, `mean`, `var`,
@@ -341,6 +341,18 @@ impl Tensor {
     #[track_caller]
     fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         refuse_named(name, [self])?;
+        if self.numel() == 0 && self.ndim() > 0 {
+            // PyTorch walks an empty input's dims in the order given, each wrapped (`index`) and
+            // then checked for size 0 (`shape`), before it looks for a repeated dim.
+            for &d in dim {
+                if self.shape()[wrap_dim(d, self.ndim())?] == 0 {
+                    return Err(Error::shape(format!(
+                        "{name}(): Expected reduction dim {d} to have non-zero size (input shape {}).",
+                        fmt_list(self.shape())
+                    )));
+                }
+            }
+        }
         let plan = self.reduction_plan(dim, keepdim)?;
         self.check_nonempty(&plan, name, true)?;
         self.reduce_with(&plan, op, self.dtype())
@@ -550,6 +562,52 @@ impl Tensor {
     #[track_caller]
     pub fn all(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_all(dim, keepdim))
+    }
+
+    /// `torch.all(self, dim=dims, keepdim)` with the dims taken literally: a non-empty list as
+    /// [`Tensor::try_all`], an empty one (`dim=()`) reduces no dim, giving `self != 0` (bool; uint8
+    /// for uint8 input) laid out row-major. Errors: as [`Tensor::try_all`].
+    #[track_caller]
+    pub fn try_all_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        if dims.is_empty() {
+            return self.nonzero_mask();
+        }
+        self.try_all(dims, keepdim)
+    }
+
+    /// `torch.all(self, dim=dims, keepdim)` with the dims taken literally; panics where
+    /// [`Tensor::try_all_dims`] returns an error.
+    #[track_caller]
+    pub fn all_dims(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_all_dims(dims, keepdim))
+    }
+
+    /// `torch.any(self, dim=dims, keepdim)` with the dims taken literally; panics where
+    /// [`Tensor::try_any_dims`] returns an error.
+    #[track_caller]
+    pub fn any_dims(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_any_dims(dims, keepdim))
+    }
+
+    /// `torch.any(self, dim=dims, keepdim)` with the dims taken literally, as
+    /// [`Tensor::try_all_dims`].
+    #[track_caller]
+    pub fn try_any_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        if dims.is_empty() {
+            return self.nonzero_mask();
+        }
+        self.try_any(dims, keepdim)
+    }
+
+    /// `all`/`any` over no dim: each element tested alone, in a fresh row-major tensor.
+    #[track_caller]
+    fn nonzero_mask(&self) -> Result<Tensor> {
+        let mut m = self.try_binary(Scalar::Int(0), BinaryOp::Ne)?;
+        if self.dtype() == DType::U8 {
+            m = m.try_to_dtype(DType::U8, false)?;
+        }
+        let shape = self.shape().to_vec();
+        Ok(m.relayout(&shape, contiguous_strides(&shape)))
     }
 
     /// `torch.any(self, dim, keepdim)`: true where some element over `dim` is nonzero; bool (uint8

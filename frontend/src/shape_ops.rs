@@ -67,7 +67,10 @@ impl Tensor {
                     shifts.len()
                 )));
             }
-            let flat = self.try_flatten(0, -1)?;
+            // PyTorch: `self.contiguous().view(numel)` rolled along dim 0, viewed back.
+            let flat = self
+                .try_contiguous_format(smelt_ir::MemoryFormat::Contiguous)?
+                .try_view(&[self.numel() as i64])?;
             let shape: Vec<i64> = self.shape().iter().map(|&s| s as i64).collect();
             return flat.try_roll(shifts, &[0])?.try_view(&shape);
         }
@@ -76,6 +79,17 @@ impl Tensor {
                 "shifts and dimensions must align. shifts: {}, dims:{}",
                 shifts.len(),
                 dims.len()
+            )));
+        }
+        // PyTorch returns a preserve-format clone of an empty tensor before it looks at the dims
+        // (so a dim out of range goes unnoticed), and an empty tensor keeps its strides.
+        if self.numel() == 0 {
+            return self.try_clone_format(smelt_ir::MemoryFormat::Preserve);
+        }
+        if self.ndim() == 0 {
+            return Err(Error::index(format!(
+                "roll: Dimension specified as {} but tensor has no dimensions",
+                dims[0]
             )));
         }
         let out = self.try_clone_format(smelt_ir::MemoryFormat::Contiguous)?;

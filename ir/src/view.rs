@@ -1010,6 +1010,12 @@ impl View {
 
     /// `unflatten(dim, sizes)`.
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<View> {
+        if self.ndim() == 0 {
+            // PyTorch's `self.size(dim)` does not wrap a 0-dim tensor's dim.
+            return Err(Error::index(format!(
+                "unflatten got an unexpected error: Dimension specified as {dim} but tensor has no dimensions"
+            )));
+        }
         let d = wrap_dim(dim, self.ndim())?;
         if sizes.is_empty() {
             return Err(Error::value("unflatten: sizes must be non-empty"));
@@ -1135,12 +1141,13 @@ impl View {
                 "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
             ));
         }
+        // PyTorch 2.15 wraps the dim before it looks at the section count.
+        let d = wrap_dim(dim, self.ndim())?;
         if sections <= 0 {
             return Err(Error::value(format!(
                 "number of sections must be larger than 0, got {sections}"
             )));
         }
-        let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
         let (q, r) = (size / sections, size % sections);
         let mut out = piece_list("tensor_split", sections)?;

@@ -224,7 +224,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
                 one(s()?.try_unflatten(a.dim("dim")?, &a.ints("sizes")?))
             }
         }
-        "ravel" => one(s()?.try_reshape(&[-1])),
+        "ravel" => one(s()?.try_ravel()),
         "unfold" => one(s()?.try_unfold(a.int("dimension")?, a.int("size")?, a.int("step")?)),
         "diagonal" => {
             let (offset, d1, d2) = (
@@ -438,6 +438,13 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         }
         "argmax" => one(s()?.try_argmax(a.opt_int("dim")?, a.bool_or("keepdim", false)?)),
         "argmin" => one(s()?.try_argmin(a.opt_int("dim")?, a.bool_or("keepdim", false)?)),
+        // `dim=[]` (an explicit empty list) reduces no dim in torch's all/any.
+        "all" if a.is_list("dim") && a.ints("dim").is_ok_and(|d| d.is_empty()) => {
+            one(s()?.try_all_dims(&[], a.bool_or("keepdim", false)?))
+        }
+        "any" if a.is_list("dim") && a.ints("dim").is_ok_and(|d| d.is_empty()) => {
+            one(s()?.try_any_dims(&[], a.bool_or("keepdim", false)?))
+        }
         "all" => one(s()?.try_all(&dims(a)?, a.bool_or("keepdim", false)?)),
         "any" => one(s()?.try_any(&dims(a)?, a.bool_or("keepdim", false)?)),
         "count_nonzero" => one(s()?.try_count_nonzero(&int_dims(a)?)),
