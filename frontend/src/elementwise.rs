@@ -124,12 +124,7 @@ pub(crate) fn record(
         };
         inputs.push(operand.source(&shape, scalar_dtype, device));
     }
-    Ok(Tensor::computed_into(
-        op,
-        dtype,
-        View::new(shape, strides, 0),
-        inputs,
-    ))
+    Tensor::computed_into(op, dtype, View::new(shape, strides, 0), inputs)
 }
 
 /// Which dtype family an op accepts and what it returns for ints.
@@ -451,16 +446,49 @@ impl Tensor {
                 "Integers to negative integer powers are not allowed.",
             ));
         }
-        let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
+        let dtypes = binary_dtypes(op, common, a.dtype(), b.dtype());
+        if let Err(e) = &dtypes
+            && e.message.contains("not implemented for")
+            && let Operand::Tensor(t) = &b
+        {
+            // A dtype PyTorch's kernel refuses ("div_floor_cpu" not implemented for 'Bool') is
+            // found only after the TensorIterator has broadcast the shapes.
+            broadcast_shapes(a.shape(), t.shape())?;
+        }
+        let (compute, out) = dtypes?;
         if !compute.is_float()
             && matches!(
                 op,
                 BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
             )
         {
-            check_nonzero_divisor(&b)?;
+            // Nothing is divided when the broadcast result is empty, and shapes that do not
+            // broadcast are reported first (by `record`).
+            let divides = match &b {
+                Operand::Tensor(t) => {
+                    broadcast_shapes(a.shape(), t.shape()).is_ok_and(|s| !s.contains(&0))
+                }
+                Operand::Scalar(_) => a.numel() > 0,
+            };
+            if divides {
+                check_nonzero_divisor(&b)?;
+            }
         }
-        Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
+        let r = record(Op::Binary { op, compute }, out, compute, &[a, &b])?;
+        if op == BinaryOp::Pow && matches!(b, Operand::Scalar(_)) {
+            // `pow(Tensor, Scalar)` is a unary TensorIterator in PyTorch: the exponent takes no
+            // part in the layout (it matters for empty tensors, which the fast path lays out
+            // row-major).
+            let input = if a.dtype() == compute {
+                a.view.clone()
+            } else {
+                View::new(a.shape().to_vec(), a.view.preserve_format_strides(), 0)
+            };
+            let strides = elementwise_out_strides(a.shape(), &[&input]);
+            let shape = a.shape().to_vec();
+            return Ok(r.relayout(&shape, strides).with_dim_names(names));
+        }
+        Ok(r.with_dim_names(names))
     }
 
     /// `torch.add(self, other, alpha=alpha)` (`op` = [`BinaryOp::Add`]) or `torch.sub(…, alpha)`
@@ -639,7 +667,13 @@ impl Tensor {
             crate::lazy::NodeState::Pending(inputs) => inputs.to_vec(),
             crate::lazy::NodeState::Realized(_) | crate::lazy::NodeState::Lost => return self,
         };
-        Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)
+        // The same sizes and dtype as the node it replaces, so no size check can fail.
+        Tensor::computed_unchecked(
+            node.op.clone(),
+            node.dtype,
+            View::new(shape, strides, 0),
+            inputs,
+        )
     }
 
     /// `torch.round(self, decimals=decimals)`: each element rounded half to even, after scaling by
@@ -687,7 +721,7 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        )
+        )?
         .with_dim_names(self.dim_names()))
     }
 
@@ -723,7 +757,7 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        )
+        )?
         .with_dim_names(self.dim_names()))
     }
 

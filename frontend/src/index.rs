@@ -273,13 +273,7 @@ impl Tensor {
         let op = LibraryOp::Index {
             indices: plan.advanced.len(),
         };
-        Ok(Tensor::library(
-            op,
-            self.dtype(),
-            &layout.result_shape,
-            out,
-            inputs,
-        ))
+        Tensor::library(op, self.dtype(), &layout.result_shape, out, inputs)
     }
 
     /// Advanced index assignment, `self[items] = value` where some item is a tensor (PyTorch's

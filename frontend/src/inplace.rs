@@ -140,15 +140,26 @@ impl Tensor {
             refuse_named_operands(&name, &[&Operand::from(self), &other])?;
         }
         let names = self.inplace_names(&[&other])?;
+        // PyTorch's TensorIterator checks memory overlap first, then shapes, then the result
+        // type; an integer division by zero only traps in the kernel, after all of them.
+        self.check_writable()?;
+        self.check_partial_overlap(&other)?;
         self.check_inplace_shape(&[&other])?;
+        if matches!(
+            op,
+            BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
+        ) {
+            self.check_cast(crate::promote::result_type_of([
+                self.operand(),
+                other.operand(),
+            ]))?;
+        }
         let r = match alpha {
             Some(a) => self.try_add_scaled(other.clone(), a, op),
             None => self.try_binary(other.clone(), op),
         };
         let r = r?;
         self.check_cast(r.dtype())?;
-        self.check_writable()?;
-        self.check_partial_overlap(&other)?;
         self.receive_names(names)?;
         if self.view.internal_overlap().is_none() {
             // Elements of self share memory in a way PyTorch does not reject (overlapping

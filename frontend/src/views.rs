@@ -530,11 +530,12 @@ impl Tensor {
     /// [`Tensor::try_flatten_named`]).
     #[track_caller]
     pub fn try_flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        // The dims are wrapped first, a 0-dim tensor's against [-1, 0] as PyTorch does.
+        let s = smelt_ir::view::wrap_dim(start_dim, self.ndim())?;
+        let e = smelt_ir::view::wrap_dim(end_dim, self.ndim())?;
         if self.ndim() == 0 {
             return self.try_reshape(&[1]);
         }
-        let s = smelt_ir::view::wrap_dim(start_dim, self.ndim())?;
-        let e = smelt_ir::view::wrap_dim(end_dim, self.ndim())?;
         if s > e {
             return Err(Error::value(
                 "flatten() has invalid args: start_dim cannot come after end_dim",
@@ -560,9 +561,10 @@ impl Tensor {
     #[track_caller]
     pub fn try_ravel(&self) -> Result<Tensor> {
         refuse_named("view", [self])?;
-        let flat = self.try_contiguous_format(MemoryFormat::Contiguous)?;
-        let n = flat.numel();
-        Ok(flat.with_view(View::new(vec![n], vec![1], flat.view.offset)))
+        // `view(-1)` of the contiguous tensor: an empty tensor is contiguous as it is, and
+        // viewing it keeps a 1-D empty tensor's stride (PyTorch's `computeStride`).
+        self.try_contiguous_format(MemoryFormat::Contiguous)?
+            .try_view(&[-1])
     }
 
     /// `torch.ravel(self)`; panics where [`Tensor::try_ravel`] returns an error.
@@ -575,10 +577,13 @@ impl Tensor {
     #[track_caller]
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
         let names = self.dim_names();
-        Ok(r?
-            .into_iter()
-            .map(|v| self.with_view(v).with_dim_names(names.clone()))
-            .collect())
+        let r = r?;
+        let mut out = smelt_ir::view::piece_list("split", r.len() as i64)?;
+        out.extend(
+            r.into_iter()
+                .map(|v| self.with_view(v).with_dim_names(names.clone())),
+        );
+        Ok(out)
     }
 
     /// `torch.split(self, split_size, dim)`: views of `split_size` elements along `dim` (the last
