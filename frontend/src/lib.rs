@@ -20,7 +20,7 @@
 //! reductions in `reduce.rs` and, built from them, `reduce_composite.rs` (mean, var, std,
 //! logsumexp, softmax); cumsum/sort in `scan.rs`; views in `views.rs`; copies that reshape in
 //! `shape_ops.rs` and `join.rs` (cat, stack); indexing in `index.rs`, `gather.rs`,
-//! `masked.rs`; products in `matmul.rs`; random draws and the generator in `random.rs`; in-place ops in `inplace.rs`; dim names in `names.rs`
+//! `masked.rs`; products in `matmul.rs`; layer norm and GELU in `nn.rs`; random draws and the generator in `random.rs`; in-place ops in `inplace.rs`; dim names in `names.rs`
 //! and `named_ops.rs`; printing in `display.rs`; dumps in `dump.rs` and `explain.rs`.
 //!
 //! ```
@@ -53,6 +53,7 @@ mod masked;
 mod matmul;
 mod named_ops;
 mod names;
+mod nn;
 mod plan_cache;
 mod promote;
 mod random;

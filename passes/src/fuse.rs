@@ -165,6 +165,20 @@ fn refine_space(group: &mut Group, read: &View, cmap: Option<&AffineMap>, produc
     true
 }
 
+/// Whether `a` and `b` give the same point for every point of `space`: equal offsets, and
+/// equal coefficients of every dim longer than 1. A dim of size 1 is always at 0, so its
+/// coefficients never matter (a batch of one, a single head: the reduction's consumers read
+/// the row through a broadcast there, which is the same row).
+fn same_on(a: &AffineMap, b: &AffineMap, space: &[usize]) -> bool {
+    a.inputs == b.inputs
+        && a.offset == b.offset
+        && a.coeffs.len() == b.coeffs.len()
+        && a.coeffs
+            .iter()
+            .zip(&b.coeffs)
+            .all(|(ra, rb)| (0..space.len()).all(|j| space[j] == 1 || ra.get(j) == rb.get(j)))
+}
+
 /// Whether `map` takes the points of `space` onto every index of `shape` exactly once: as a
 /// bijection from all the dims of size > 1 (an element-level store), or from the kept dims
 /// only, ignoring the reduced ones (a row-level store). An output must be written whole.
@@ -343,7 +357,7 @@ fn absorb(
             memo.clear();
             let row = AffineMap::projection(widened.space.len(), outer);
             match member_map(g, &widened, p, memo) {
-                Some(m) if m == row => {
+                Some(m) if same_on(&m, &row, &widened.space) => {
                     if stored {
                         if !covers_once(&row, &widened.space, *axes, &node.out.shape) {
                             memo.clear();
