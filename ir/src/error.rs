@@ -26,6 +26,9 @@ pub enum ErrorKind {
     Compile,
     /// An op smelt does not implement.
     Unsupported,
+    /// The op does not accept the tensor's layout or representation (a conjugate view where
+    /// only resolved values will do: `view_as_real`, `view(dtype)`).
+    Layout,
 }
 
 impl ErrorKind {
@@ -42,6 +45,7 @@ impl ErrorKind {
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Layout => "layout",
         }
     }
 }
@@ -98,6 +102,10 @@ impl Error {
     /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Unsupported, message)
+    }
+    /// An [`ErrorKind::Layout`] error.
+    pub fn layout(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Layout, message)
     }
 }
 

@@ -3,15 +3,20 @@
 
 use crate::dims::Dims;
 use crate::error::{Error, Result};
+use crate::reading::Reading;
 use std::fmt;
 
 /// A strided window onto a storage. Strides are ≥ 0 for every view PyTorch can create; the
-/// type allows negative strides so the compiler can express reversed loads.
+/// type allows negative strides so the compiler can express reversed loads. Shape, strides and
+/// offset count elements of the dtype the view reads, which its [`Reading`] relates to the
+/// storage's (a complex storage read as its real parts, a conjugate view); every view op keeps
+/// the reading.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct View {
     pub shape: Dims<usize>,
     pub strides: Dims<isize>,
     pub offset: usize,
+    pub read: Reading,
 }
 
 /// `[2, 3]` style formatting of a size list, as PyTorch prints it in messages.
@@ -306,6 +311,7 @@ impl View {
             shape: shape.into(),
             strides: contiguous_strides(shape),
             offset: 0,
+            read: Reading::PLAIN,
         }
     }
 
@@ -320,7 +326,24 @@ impl View {
             shape,
             strides,
             offset,
+            read: Reading::PLAIN,
         }
+    }
+
+    /// This geometry with another reading.
+    pub fn with_read(mut self, read: Reading) -> View {
+        self.read = read;
+        self
+    }
+
+    /// The same geometry read plainly: the storage's own elements, unchanged.
+    pub fn plain(&self) -> View {
+        self.clone().with_read(Reading::PLAIN)
+    }
+
+    /// Do the two views address the same elements the same way (the readings aside)?
+    pub fn same_geometry(&self, other: &View) -> bool {
+        self.shape == other.shape && self.strides == other.strides && self.offset == other.offset
     }
 
     pub fn ndim(&self) -> usize {
@@ -614,6 +637,7 @@ impl View {
             shape: Dims::new(),
             strides: Dims::new(),
             offset: self.offset,
+            read: self.read,
         };
         for (d, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
             v.shape.push(self.shape[d]);
@@ -643,6 +667,7 @@ impl View {
             shape: perm.iter().map(|&p| self.shape[p]).collect(),
             strides: perm.iter().map(|&p| self.strides[p]).collect(),
             offset: self.offset,
+            read: self.read,
         })
     }
 
@@ -779,6 +804,7 @@ impl View {
             shape: shape.into(),
             strides: strides.into(),
             offset: self.offset,
+            read: self.read,
         })
     }
 
@@ -801,6 +827,7 @@ impl View {
             shape: Dims::new(),
             strides: Dims::new(),
             offset: self.offset,
+            read: self.read,
         };
         if len > 0 {
             let shift = if offset >= 0 {
@@ -891,6 +918,7 @@ impl View {
             shape: shape.iter().map(|&s| s as usize).collect(),
             strides: strides.iter().map(|&s| s as isize).collect(),
             offset: offset as usize,
+            read: Reading::PLAIN,
         };
         if numel != Some(0) {
             let needed = hi + 1;
@@ -915,6 +943,7 @@ impl View {
                 shape: new_shape.into(),
                 strides,
                 offset: self.offset,
+                read: self.read,
             }),
             None => Err(Error::stride(
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
@@ -1118,6 +1147,7 @@ impl View {
             shape: out_shape.into(),
             strides,
             offset: self.offset,
+            read: self.read,
         }
     }
 }
@@ -1208,7 +1238,20 @@ impl fmt::Display for View {
             join(&self.shape),
             join(&self.strides),
             self.offset
-        )
+        )?;
+        // Plain readings print nothing, so dumps of real programs are unchanged.
+        match self.read.parts {
+            crate::reading::Parts::Whole => {}
+            crate::reading::Parts::Split => f.write_str(" parts")?,
+            crate::reading::Parts::Paired => f.write_str(" paired")?,
+        }
+        if self.read.conj {
+            f.write_str(" conj")?;
+        }
+        if self.read.neg {
+            f.write_str(" neg")?;
+        }
+        Ok(())
     }
 }
 
