@@ -119,7 +119,7 @@ impl Tensor {
         };
         let moved = src.realized_buffer()?.to_device(device)?;
         Ok(
-            Tensor::from_node(LazyNode::realized(moved, src.view.clone()))
+            Tensor::from_node(LazyNode::realized(moved, src.storage.dtype, src.view.clone()))
                 .with_dim_names(self.dim_names()),
         )
     }

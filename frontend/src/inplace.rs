@@ -34,14 +34,23 @@ impl Tensor {
                 moved = Operand::Tensor(on_device(t, device)?);
                 &moved
             }
+            Operand::Scalar(s) if s.is_complex() && !self.dtype().is_complex() => {
+                return Err(Error::dtype(format!(
+                    "{op}: value cannot be converted to type {} without overflow (a complex value into a {} tensor)",
+                    self.dtype().torch_name().to_lowercase(),
+                    self.dtype()
+                )));
+            }
             Operand::Tensor(_) | Operand::Scalar(_) => values,
         };
         let old = self.storage.current();
         let whole = View::contiguous(&[self.storage.len]);
+        // The values, in the dtype this view reads, are stored through it (a conjugate view
+        // stores their conjugate, a float view of a complex storage stores parts).
         let src = values.source(&self.view.shape, self.dtype(), device);
         let node = LazyNode::pending(
             Op::Assign,
-            self.dtype(),
+            self.storage.dtype,
             self.storage.len,
             self.view.clone(),
             vec![(old, whole), src],
@@ -77,17 +86,26 @@ impl Tensor {
         let Operand::Tensor(o) = other else {
             return Ok(());
         };
-        if !o.shares_storage(self) || o.view == self.view {
+        // The same elements read the same way (conjugation aside) overlap fully: allowed.
+        let same = o.dtype() == self.dtype() && o.view.same_geometry(&self.view);
+        if !o.shares_storage(self) || same {
             return Ok(());
         }
-        if let (Some((a0, a1)), Some((b0, b1))) =
-            (self.view.address_range(), o.view.address_range())
+        if let (Some((a0, a1)), Some((b0, b1))) = (self.byte_range(), o.byte_range())
             && a0 <= b1
             && b0 <= a1
         {
             return Err(Error::overlap(PARTIAL_OVERLAP));
         }
         Ok(())
+    }
+
+    /// The first and last byte of its storage this view reaches (views of one storage in
+    /// different dtypes compare by bytes).
+    fn byte_range(&self) -> Option<(isize, isize)> {
+        let size = self.dtype().size() as isize;
+        let (lo, hi) = self.view.address_range()?;
+        Some((lo * size, (hi + 1) * size - 1))
     }
 
     /// Checks that the broadcast of self and `others` is self's shape.
@@ -201,10 +219,13 @@ impl Tensor {
                 idx[d] = 0;
             }
         }
-        let len = buffer.len();
+        let len = self.storage.len;
         let buffer = Buffer::from(buffer).to_device(self.device())?;
-        self.storage
-            .set_current(LazyNode::realized(buffer, View::contiguous(&[len])));
+        self.storage.set_current(LazyNode::realized(
+            buffer,
+            self.storage.dtype,
+            View::contiguous(&[len]),
+        ));
         Ok(self)
     }
 

@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 mod check;
+mod complex;
 mod creation;
 mod default_dtype;
 mod device;
@@ -65,7 +66,7 @@ mod views;
 
 pub use creation::TensorData;
 pub use default_dtype::{
-    get_default_dtype, set_default_dtype, set_default_tensor_type, try_set_default_dtype,
+    get_default_complex_dtype, get_default_dtype, set_default_dtype, set_default_tensor_type, try_set_default_dtype,
     try_set_default_tensor_type, with_default_dtype,
 };
 pub use device::{get_default_device, set_default_device, with_default_device};
@@ -76,7 +77,8 @@ pub use explain::{
 };
 pub use names::{Dim, DimNames};
 pub use plan_cache::{PlanCacheStats, plan_cache_stats};
-pub use promote::{Operand, result_type};
+pub use num_complex::{Complex32, Complex64};
+pub use promote::{Operand, result_type, try_result_type};
 pub use random::{
     DEFAULT_SEED, Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
     try_set_rng_state, with_default_generator, with_generator,
@@ -92,7 +94,8 @@ pub use views::TensorIndex;
 /// The types and functions most programs use: `use smelt::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat, Operand, Result,
+        Complex32, Complex64, DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat,
+        Operand, Result,
         RoundingMode, Scalar, Tensor, TensorIndex, get_default_device, get_default_dtype,
         manual_seed, realize, set_default_device, set_default_dtype, with_default_device,
         with_default_dtype,

@@ -132,7 +132,8 @@ impl Tensor {
             shape.extend([r as usize, size]);
             strides.extend([0, stride]);
         }
-        let copy = self.copy_of_view(View::new(shape, strides, self.view.offset));
+        let copy =
+            self.copy_of_view(View::new(shape, strides, self.view.offset).with_read(self.view.read));
         let out: Vec<usize> = repeats
             .iter()
             .enumerate()

@@ -44,12 +44,12 @@ impl Tensor {
         }
     }
 
-    /// A tensor holding host `buffer` with view `view`, on the thread's default device (the
-    /// values are copied there when it is not the host).
+    /// A tensor of `dtype` holding host `buffer` with view `view`, on the thread's default
+    /// device (the values are copied there when it is not the host).
     #[track_caller]
-    pub(crate) fn try_from_buffer(buffer: HostBuffer, view: View) -> Result<Tensor> {
+    pub(crate) fn try_from_buffer(buffer: HostBuffer, dtype: DType, view: View) -> Result<Tensor> {
         let buffer = Buffer::from(buffer).to_device(crate::device::get_default_device())?;
-        Ok(Tensor::from_node(LazyNode::realized(buffer, view)))
+        Ok(Tensor::from_node(LazyNode::realized(buffer, dtype, view)))
     }
 
     /// A new, unnamed handle on the same storage with another view (a view op sets the
@@ -149,9 +149,11 @@ impl Tensor {
         note: &'static str,
         device: Device,
     ) -> Result<Tensor> {
+        let dtype = buffer.dtype();
         let buffer = Buffer::from(buffer).to_device(device)?;
         Ok(Tensor::from_node(LazyNode::realized_with_note(
             buffer,
+            dtype,
             view,
             Some(note),
         )))
@@ -159,9 +161,20 @@ impl Tensor {
 
     // ---- metadata -------------------------------------------------------------------------
 
-    /// The element type (`tensor.dtype`).
+    /// The element type (`tensor.dtype`): the storage's, or the one this view reads it as
+    /// (`x.real` of a complex64 tensor is a float32 view of its storage).
     pub fn dtype(&self) -> DType {
-        self.storage.dtype
+        self.view.read.dtype(self.storage.dtype)
+    }
+    /// Is this a conjugate view (`tensor.is_conj()`): a complex tensor whose reads conjugate
+    /// the values its storage holds ([`Tensor::conj`])?
+    pub fn is_conj(&self) -> bool {
+        self.view.read.conj
+    }
+    /// Does this view negate the values it reads (`tensor.is_neg()`: `imag` of a conjugate
+    /// view)?
+    pub fn is_neg(&self) -> bool {
+        self.view.read.neg
     }
     /// Where the storage lives (`tensor.device`).
     pub fn device(&self) -> Device {
@@ -227,9 +240,10 @@ impl Tensor {
     pub fn is_non_overlapping_and_dense(&self) -> bool {
         self.view.is_non_overlapping_and_dense()
     }
-    /// Number of elements of the underlying storage.
+    /// Number of elements of the underlying storage, counted in this tensor's dtype (a float
+    /// view of a complex storage counts two per complex element).
     pub fn storage_len(&self) -> usize {
-        self.storage.len
+        self.view.read.len(self.storage.len)
     }
     /// Do the two tensors use the same storage allocation?
     pub fn shares_storage(&self, other: &Tensor) -> bool {
@@ -280,12 +294,36 @@ impl Tensor {
         let Some((lo, hi)) = self.view.address_range() else {
             return Ok(out);
         };
-        // Only the elements this view reaches leave a device.
+        // Only the elements this view reaches leave a device (a complex element is two parts).
+        let dtype = self.dtype();
+        let parts = dtype.parts() as isize;
+        let (lo, hi) = (lo * parts, hi * parts + parts - 1);
         let (buf, base) = buffer.to_host_window(lo as usize, (hi - lo) as usize + 1)?;
+        let read = self.view.read;
+        let value = |address: isize| {
+            let at = (address * parts) as usize - base;
+            let v = if parts == 2 {
+                Scalar::Complex(buf.get(at).as_f64(), buf.get(at + 1).as_f64())
+            } else {
+                buf.get(at)
+            };
+            match v {
+                Scalar::Complex(re, im) => {
+                    let im = if read.conj { -im } else { im };
+                    if read.neg {
+                        Scalar::Complex(-re, -im)
+                    } else {
+                        Scalar::Complex(re, im)
+                    }
+                }
+                Scalar::Float(x) if read.neg => Scalar::Float(-x),
+                v => v,
+            }
+        };
         let shape = &self.view.shape;
         let mut idx = vec![0usize; shape.len()];
         loop {
-            out.push(buf.get(self.view.address(&idx) as usize - base));
+            out.push(value(self.view.address(&idx)));
             let mut d = shape.len();
             loop {
                 if d == 0 {
@@ -370,7 +408,9 @@ pub fn realize(tensors: &[&Tensor]) -> Result<()> {
 }
 
 /// Host element types a tensor can be built from or read into: `bool`, `u8`, `i8`, `i16`,
-/// `i32`, `i64`, `half::f16`, `half::bf16`, `f32`, `f64`.
+/// `i32`, `i64`, `half::f16`, `half::bf16`, `f32`, `f64`, [`Complex32`](crate::Complex32),
+/// [`Complex64`](crate::Complex64) (reading a complex tensor into a real type keeps the real
+/// part, as a cast does).
 pub trait Element: Copy {
     /// The dtype of tensors built from this type.
     const DTYPE: DType;
@@ -418,6 +458,24 @@ element!(
 element!(f32, DType::F32, |v| Scalar::Float(v as f64), |s| s.as_f64()
     as f32);
 element!(f64, DType::F64, Scalar::Float, |s| s.as_f64());
+element!(
+    num_complex::Complex32,
+    DType::C64,
+    |v| Scalar::Complex(v.re as f64, v.im as f64),
+    |s| {
+        let (re, im) = s.as_complex();
+        num_complex::Complex32::new(re as f32, im as f32)
+    }
+);
+element!(
+    num_complex::Complex64,
+    DType::C128,
+    |v| Scalar::Complex(v.re, v.im),
+    |s| {
+        let (re, im) = s.as_complex();
+        num_complex::Complex64::new(re, im)
+    }
+);
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
