@@ -135,7 +135,9 @@ impl Tensor {
         let v = &self.view;
         let n = v.ndim();
         if n == 0 {
-            return Err(Error::shape("Input tensor must have one or more dimensions"));
+            return Err(Error::shape(
+                "Input tensor must have one or more dimensions",
+            ));
         }
         if v.shape[n - 1] != 2 {
             return Err(Error::shape("Tensor must have a last dimension of size 2"));
@@ -460,7 +462,10 @@ impl Tensor {
 fn halve(view: &View, n: usize) -> View {
     let mut v = view.clone();
     v.shape = view.shape[..n].into();
-    v.strides = view.strides[..n].iter().map(|s| s.div_euclid(2)).collect::<Dims<isize>>();
+    v.strides = view.strides[..n]
+        .iter()
+        .map(|s| s.div_euclid(2))
+        .collect::<Dims<isize>>();
     v.offset = view.offset / 2;
     v.read = Reading {
         parts: match view.read.parts {
@@ -490,7 +495,8 @@ fn complex_of(op: &str, a: DType, b: DType) -> Result<DType> {
             b.torch_name()
         )));
     }
-    Ok(a.complex().expect("float32 and float64 have complex counterparts"))
+    Ok(a.complex()
+        .expect("float32 and float64 have complex counterparts"))
 }
 
 #[cfg(test)]
@@ -513,7 +519,10 @@ mod tests {
     fn real_and_imag_are_strided_float_views_of_the_storage() {
         let x = z(&[(1.0, 2.0), (3.0, 4.0), (5.0, 6.0)], &[3]);
         let (re, im) = (x.real(), x.imag());
-        assert_eq!((re.dtype(), re.stride(), re.storage_offset()), (DType::F32, vec![2], 0));
+        assert_eq!(
+            (re.dtype(), re.stride(), re.storage_offset()),
+            (DType::F32, vec![2], 0)
+        );
         assert_eq!((im.stride(), im.storage_offset()), (vec![2], 1));
         assert_eq!(re.to_vec::<f32>(), [1.0, 3.0, 5.0]);
         assert_eq!(im.to_vec::<f32>(), [2.0, 4.0, 6.0]);
@@ -539,11 +548,20 @@ mod tests {
         let back = r.view_as_complex();
         assert_eq!((back.stride(), back.dtype()), (x.stride(), DType::C64));
         assert_eq!(parts(&back), parts(&x));
-        assert_eq!(x.conj().try_view_as_real().unwrap_err().kind, smelt_ir::ErrorKind::Layout);
+        assert_eq!(
+            x.conj().try_view_as_real().unwrap_err().kind,
+            smelt_ir::ErrorKind::Layout
+        );
         let f = Tensor::new([1.0f32, 2.0, 3.0]);
-        assert_eq!(f.try_view_as_complex().unwrap_err().kind, smelt_ir::ErrorKind::Shape);
+        assert_eq!(
+            f.try_view_as_complex().unwrap_err().kind,
+            smelt_ir::ErrorKind::Shape
+        );
         let odd = Tensor::new([1.0f32, 2.0, 3.0]).slice(0, Some(1), None, 1);
-        assert_eq!(odd.try_view_as_complex().unwrap_err().kind, smelt_ir::ErrorKind::Stride);
+        assert_eq!(
+            odd.try_view_as_complex().unwrap_err().kind,
+            smelt_ir::ErrorKind::Stride
+        );
     }
 
     #[test]
@@ -559,7 +577,10 @@ mod tests {
             smelt_ir::ErrorKind::Layout
         );
         let three = Tensor::new([[1.0f32, 2.0, 3.0]]);
-        assert_eq!(three.try_view_dtype(DType::C64).unwrap_err().kind, smelt_ir::ErrorKind::Shape);
+        assert_eq!(
+            three.try_view_dtype(DType::C64).unwrap_err().kind,
+            smelt_ir::ErrorKind::Shape
+        );
     }
 
     #[test]

@@ -85,6 +85,7 @@ pub(crate) fn different_devices(op: &str, a: Device, b: Device) -> Error {
 
 /// `t` where `device` runs an op: itself when it is there, else (a 0-dim host tensor joining
 /// a device op) a copy on `device`.
+#[track_caller]
 pub(crate) fn on_device(t: &Tensor, device: Device) -> Result<Tensor> {
     if t.device() == device {
         Ok(t.clone())
@@ -118,10 +119,12 @@ impl Tensor {
             self.try_clone_format(MemoryFormat::Preserve)?
         };
         let moved = src.realized_buffer()?.to_device(device)?;
-        Ok(
-            Tensor::from_node(LazyNode::realized(moved, src.storage.dtype, src.view.clone()))
-                .with_dim_names(self.dim_names()),
-        )
+        Ok(Tensor::from_node(LazyNode::realized(
+            moved,
+            src.storage.dtype,
+            src.view.clone(),
+        ))
+        .with_dim_names(self.dim_names()))
     }
 
     /// `tensor.to(device)`; panics where [`Tensor::try_to`] returns an error.
@@ -165,6 +168,7 @@ mod tests {
 
     /// A pending tensor recorded on `device` without touching it: device rules are checked
     /// when an op is recorded, before anything runs, so no GPU is needed to test them.
+    #[track_caller]
     fn placed(device: Device, shape: &[usize]) -> Tensor {
         Tensor::from_node(LazyNode::pending_on(
             device,

@@ -57,7 +57,11 @@ impl Formatter {
         let min = nonzero.iter().map(|x| x.abs()).fold(f64::MAX, f64::min);
         f.int_mode = nonzero.iter().all(|x| *x == x.ceil());
         let wide = max / min > 1000.0 || max > 1.0e8;
-        f.sci = if f.int_mode { wide } else { wide || min < 1.0e-4 };
+        f.sci = if f.int_mode {
+            wide
+        } else {
+            wide || min < 1.0e-4
+        };
         f.width = nonzero
             .iter()
             .map(|&x| {
@@ -82,7 +86,10 @@ impl Formatter {
             sci: false,
             width: 1,
         };
-        f.width = values.iter().map(|v| f.exact_str(*v).len()).fold(1, usize::max);
+        f.width = values
+            .iter()
+            .map(|v| f.exact_str(*v).len())
+            .fold(1, usize::max);
         f
     }
 
@@ -287,7 +294,10 @@ mod tests {
     use smelt_ir::{DType, Scalar};
 
     fn complex(parts: &[(f64, f64)], shape: &[usize], dtype: DType) -> Tensor {
-        let values: Vec<Scalar> = parts.iter().map(|&(re, im)| Scalar::Complex(re, im)).collect();
+        let values: Vec<Scalar> = parts
+            .iter()
+            .map(|&(re, im)| Scalar::Complex(re, im))
+            .collect();
         Tensor::from_scalars(&values, shape, dtype)
     }
 

@@ -11,7 +11,7 @@ use crate::promote::{AsOperand, Operand};
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
-use smelt_ir::view::fmt_list;
+use smelt_ir::view::{Overlap, fmt_list};
 use smelt_ir::{BinaryOp, DType, Error, Result, Scalar, UnaryOp, View};
 use smelt_runtime::{Buffer, Device};
 
@@ -86,26 +86,40 @@ impl Tensor {
         let Operand::Tensor(o) = other else {
             return Ok(());
         };
-        // The same elements read the same way (conjugation aside) overlap fully: allowed.
-        let same = o.dtype() == self.dtype() && o.view.same_geometry(&self.view);
-        if !o.shares_storage(self) || same {
+        if !o.shares_storage(self) {
             return Ok(());
         }
-        if let (Some((a0, a1)), Some((b0, b1))) = (self.byte_range(), o.byte_range())
-            && a0 <= b1
-            && b0 <= a1
-        {
+        // PyTorch's `assert_no_partial_overlap`: full overlap, none, or too hard to tell pass.
+        // Views in another dtype of the same storage (real, imag, view_as_real) compare bytes.
+        let overlap = if o.dtype() == self.dtype() {
+            self.view.overlap_with(&o.view)
+        } else {
+            self.byte_overlap(o)
+        };
+        if overlap == Overlap::Partial {
             return Err(Error::overlap(PARTIAL_OVERLAP));
         }
         Ok(())
     }
 
-    /// The first and last byte of its storage this view reaches (views of one storage in
-    /// different dtypes compare by bytes).
-    fn byte_range(&self) -> Option<(isize, isize)> {
-        let size = self.dtype().size() as isize;
-        let (lo, hi) = self.view.address_range()?;
-        Some((lo * size, (hi + 1) * size - 1))
+    /// [`View::overlap_with`] for a view of the same storage in another dtype, by bytes: never
+    /// full, as the two read the bytes as different elements.
+    fn byte_overlap(&self, other: &Tensor) -> Overlap {
+        let (a, b) = (&self.view, &other.view);
+        if a.numel() == 0 || b.numel() == 0 {
+            return Overlap::No;
+        }
+        if !a.is_non_overlapping_and_dense() || !b.is_non_overlapping_and_dense() {
+            return Overlap::TooHard;
+        }
+        let range = |v: &View, size: usize| (v.offset * size, (v.offset + v.numel()) * size);
+        let (a0, a1) = range(a, self.dtype().size());
+        let (b0, b1) = range(b, other.dtype().size());
+        if a0 < b1 && b0 < a1 {
+            Overlap::Partial
+        } else {
+            Overlap::No
+        }
     }
 
     /// Checks that the broadcast of self and `others` is self's shape.

@@ -47,6 +47,7 @@ mod explain;
 mod gather;
 mod index;
 mod inplace;
+mod io;
 mod join;
 mod lazy;
 mod masked;
@@ -66,8 +67,8 @@ mod views;
 
 pub use creation::TensorData;
 pub use default_dtype::{
-    get_default_complex_dtype, get_default_dtype, set_default_dtype, set_default_tensor_type, try_set_default_dtype,
-    try_set_default_tensor_type, with_default_dtype,
+    get_default_complex_dtype, get_default_dtype, set_default_dtype, set_default_tensor_type,
+    try_set_default_dtype, try_set_default_tensor_type, with_default_dtype,
 };
 pub use device::{get_default_device, set_default_device, with_default_device};
 pub use dump::GraphDump;
@@ -75,9 +76,11 @@ pub use elementwise::RoundingMode;
 pub use explain::{
     BoundaryInfo, Explain, KernelInfo, Mode, explain, explain_all, explain_all_mode, explain_mode,
 };
+#[cfg(feature = "ndarray")]
+pub use io::NdArrayView;
 pub use names::{Dim, DimNames};
-pub use plan_cache::{PlanCacheStats, plan_cache_stats};
 pub use num_complex::{Complex32, Complex64};
+pub use plan_cache::{PlanCacheStats, plan_cache_stats};
 pub use promote::{Operand, result_type, try_result_type};
 pub use random::{
     DEFAULT_SEED, Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
@@ -87,6 +90,8 @@ pub use reduce::IntoDims;
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
+/// The element types of host buffers (`from_static`, `from_arc`, the `ndarray` conversions).
+pub use smelt_runtime::HostElement;
 pub use smelt_runtime::{Device, Target, flush_denormal, set_flush_denormal};
 pub use tensor::{Element, Tensor, realize, realize_with};
 pub use views::TensorIndex;
@@ -95,9 +100,8 @@ pub use views::TensorIndex;
 pub mod prelude {
     pub use crate::{
         Complex32, Complex64, DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat,
-        Operand, Result,
-        RoundingMode, Scalar, Tensor, TensorIndex, get_default_device, get_default_dtype,
-        manual_seed, realize, set_default_device, set_default_dtype, with_default_device,
-        with_default_dtype,
+        Operand, Result, RoundingMode, Scalar, Tensor, TensorIndex, get_default_device,
+        get_default_dtype, manual_seed, realize, set_default_device, set_default_dtype,
+        with_default_device, with_default_dtype,
     };
 }

@@ -333,7 +333,13 @@ impl Tensor {
     /// element of the inclusive product along the dim (`cumprod`, which multiplies in order
     /// from index 0 as PyTorch's reduction does, in double precision), or 1 over an empty dim.
     #[track_caller]
-    fn complex_prod(&self, plan: &Plan, dims: &[i64], keepdim: bool, dtype: DType) -> Result<Tensor> {
+    fn complex_prod(
+        &self,
+        plan: &Plan,
+        dims: &[i64],
+        keepdim: bool,
+        dtype: DType,
+    ) -> Result<Tensor> {
         let x = self.drop_names().try_to_dtype(dtype, false)?;
         let (x, d) = match dims {
             [d] => (x, *d),
@@ -347,7 +353,11 @@ impl Tensor {
             .try_cumprod(d, Some(dtype))?
             .try_select(d, -1)?
             .try_contiguous_format(smelt_ir::MemoryFormat::Contiguous)?;
-        if keepdim { last.try_reshape(&out_shape) } else { Ok(last) }
+        if keepdim {
+            last.try_reshape(&out_shape)
+        } else {
+            Ok(last)
+        }
     }
 
     /// `torch.prod(self, dim, keepdim, dtype=dtype)`; panics where [`Tensor::try_prod`] returns an
@@ -359,6 +369,7 @@ impl Tensor {
 
     // ---- amax, amin, max, min ----------------------------------------------------------------
 
+    #[track_caller]
     fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         refuse_named(name, [self])?;
         refuse_complex(name, self.dtype())?;
@@ -397,6 +408,7 @@ impl Tensor {
         ok(self.try_amin(dim, keepdim))
     }
 
+    #[track_caller]
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
         refuse_complex(&format!("{name}_all"), self.dtype())?;
         let plan = self.reduction_plan(&[], false)?;
@@ -433,6 +445,7 @@ impl Tensor {
     /// Values and indices along one dim: two nodes reading the same input, a `Reduce` for
     /// the values and an arg-reduce library call for the int64 indices. Both treat NaN as the
     /// extreme, so the index is that of the first NaN whenever the value is NaN.
+    #[track_caller]
     fn extreme_dim(
         &self,
         name: &str,
@@ -485,6 +498,7 @@ impl Tensor {
 
     // ---- argmax, argmin ----------------------------------------------------------------------
 
+    #[track_caller]
     fn arg_extreme(
         &self,
         name: &str,
@@ -541,6 +555,7 @@ impl Tensor {
 
     /// all/any: a dim name is refused (no Dimname overload); with dims, a named self is
     /// refused; without, the result is 0-dim (unnamed).
+    #[track_caller]
     fn logical_reduce(
         &self,
         name: &str,

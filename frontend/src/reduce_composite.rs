@@ -29,6 +29,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn mean_at(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = dtype.unwrap_or(self.dtype());
         if !out.is_float() && !out.is_complex() {
@@ -67,6 +68,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn var_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if dtype.is_complex() {
@@ -113,10 +115,13 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn std_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if dtype.is_complex() {
-            return self.var_at(dim, correction, keepdim)?.try_unary(UnaryOp::Sqrt);
+            return self
+                .var_at(dim, correction, keepdim)?
+                .try_unary(UnaryOp::Sqrt);
         }
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
@@ -150,6 +155,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn logsumexp_at(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         crate::reduce::refuse_complex("logsumexp", self.dtype())?;
         let dtype = if self.dtype().is_float() {
@@ -185,6 +191,7 @@ impl Tensor {
 
     /// The shared front of softmax/log_softmax: dtype checks, and `x - amax(x, dim)` in the
     /// compute dtype. `None` for an empty input (nothing to compute).
+    #[track_caller]
     fn softmax_shift(
         &self,
         name: &str,
@@ -213,6 +220,7 @@ impl Tensor {
 
     /// Finishes a softmax-like result: cast to `dtype` and lay out contiguously (PyTorch's
     /// softmax output is row-major whatever the input's strides).
+    #[track_caller]
     fn softmax_finish(&self, r: Tensor, dtype: DType) -> Result<Tensor> {
         let r = r.try_to_dtype(dtype, false)?;
         let shape = self.shape().to_vec();
@@ -230,6 +238,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    #[track_caller]
     fn softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
@@ -259,6 +268,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    #[track_caller]
     fn log_softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("log_softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {

@@ -35,6 +35,7 @@ pub(crate) fn ok<T>(r: Result<T>) -> T {
 
 impl Tensor {
     /// A tensor viewing the whole output of a fresh node.
+    #[track_caller]
     pub(crate) fn from_node(node: Arc<LazyNode>) -> Tensor {
         let view = node.out.clone();
         Tensor {
@@ -47,13 +48,37 @@ impl Tensor {
     /// A tensor of `dtype` holding host `buffer` with view `view`, on the thread's default
     /// device (the values are copied there when it is not the host).
     #[track_caller]
-    pub(crate) fn try_from_buffer(buffer: HostBuffer, dtype: DType, view: View) -> Result<Tensor> {
-        let buffer = Buffer::from(buffer).to_device(crate::device::get_default_device())?;
+    pub(crate) fn try_from_buffer(buffer: HostBuffer, view: View) -> Result<Tensor> {
+        let dtype = buffer.dtype();
+        Tensor::try_from_buffer_on(buffer, dtype, view, crate::device::get_default_device())
+    }
+
+    /// [`Tensor::try_from_buffer`] for a storage of `dtype` (a complex dtype's buffer holds its
+    /// real parts).
+    #[track_caller]
+    pub(crate) fn try_from_typed_buffer(
+        buffer: HostBuffer,
+        dtype: DType,
+        view: View,
+    ) -> Result<Tensor> {
+        Tensor::try_from_buffer_on(buffer, dtype, view, crate::device::get_default_device())
+    }
+
+    /// [`Tensor::try_from_typed_buffer`] on `device`.
+    #[track_caller]
+    pub(crate) fn try_from_buffer_on(
+        buffer: HostBuffer,
+        dtype: DType,
+        view: View,
+        device: Device,
+    ) -> Result<Tensor> {
+        let buffer = Buffer::from(buffer).to_device(device)?;
         Ok(Tensor::from_node(LazyNode::realized(buffer, dtype, view)))
     }
 
     /// A new, unnamed handle on the same storage with another view (a view op sets the
     /// result's names itself with [`Tensor::with_dim_names`]).
+    #[track_caller]
     pub(crate) fn with_view(&self, view: View) -> Tensor {
         Tensor {
             storage: self.storage.clone(),
@@ -64,6 +89,7 @@ impl Tensor {
 
     /// This handle's storage and view under new names (a new tensor object). A handle whose
     /// name cell no other handle shares (a fresh op result) keeps its cell: no one can tell.
+    #[track_caller]
     pub(crate) fn with_dim_names(mut self, names: Option<DimNames>) -> Tensor {
         let Err(names) = self.names.set_unshared(names) else {
             return self;
@@ -76,6 +102,7 @@ impl Tensor {
     }
 
     /// A new handle with the same view and names (an alias, PyTorch's `alias()`).
+    #[track_caller]
     pub(crate) fn alias(&self) -> Tensor {
         self.with_view(self.view.clone())
             .with_dim_names(self.dim_names())
@@ -260,6 +287,7 @@ impl Tensor {
     /// Computes this tensor's storage now, with everything it depends on, and returns `self`.
     /// Errors: a `device` error when the tensor's device is unusable, a `compile` error when
     /// code generation fails.
+    #[track_caller]
     pub fn try_realize(&self) -> Result<&Tensor> {
         realize_nodes(&[self.storage.current()])?;
         Ok(self)
@@ -418,6 +446,12 @@ pub trait Element: Copy {
     fn to_scalar(self) -> Scalar;
     /// The value of `s` converted to this type (as a cast to [`Element::DTYPE`] would).
     fn from_scalar(s: Scalar) -> Self;
+    /// A host buffer of [`Self::DTYPE`] holding `data`: the built-in element types adopt the
+    /// vector's allocation (no copy); this default converts element by element.
+    fn into_buffer(data: Vec<Self>) -> HostBuffer {
+        let values: Vec<Scalar> = data.into_iter().map(Self::to_scalar).collect();
+        HostBuffer::from_scalars(Self::DTYPE, &values)
+    }
 }
 
 macro_rules! element {
@@ -431,6 +465,9 @@ macro_rules! element {
             fn from_scalar(s: Scalar) -> Self {
                 let f: fn(Scalar) -> $t = $from;
                 f(s.cast($dt))
+            }
+            fn into_buffer(data: Vec<$t>) -> HostBuffer {
+                smelt_runtime::HostElement::wrap(smelt_runtime::memory::Memory::adopt(data))
             }
         }
     };
@@ -458,24 +495,28 @@ element!(
 element!(f32, DType::F32, |v| Scalar::Float(v as f64), |s| s.as_f64()
     as f32);
 element!(f64, DType::F64, Scalar::Float, |s| s.as_f64());
-element!(
-    num_complex::Complex32,
-    DType::C64,
-    |v| Scalar::Complex(v.re as f64, v.im as f64),
-    |s| {
-        let (re, im) = s.as_complex();
-        num_complex::Complex32::new(re as f32, im as f32)
-    }
-);
-element!(
-    num_complex::Complex64,
-    DType::C128,
-    |v| Scalar::Complex(v.re, v.im),
-    |s| {
-        let (re, im) = s.as_complex();
-        num_complex::Complex64::new(re, im)
-    }
-);
+
+/// Complex host types: the buffer holds the parts, real then imaginary for each element.
+macro_rules! complex_element {
+    ($t:ty, $part:ty, $dt:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            fn to_scalar(self) -> Scalar {
+                Scalar::Complex(f64::from(self.re), f64::from(self.im))
+            }
+            fn from_scalar(s: Scalar) -> Self {
+                let (re, im) = s.cast($dt).as_complex();
+                <$t>::new(re as $part, im as $part)
+            }
+            fn into_buffer(data: Vec<$t>) -> HostBuffer {
+                let parts: Vec<$part> = data.iter().flat_map(|z| [z.re, z.im]).collect();
+                smelt_runtime::HostElement::wrap(smelt_runtime::memory::Memory::adopt(parts))
+            }
+        }
+    };
+}
+complex_element!(num_complex::Complex32, f32, DType::C64);
+complex_element!(num_complex::Complex64, f64, DType::C128);
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -134,6 +134,7 @@ impl Tensor {
     /// `torch.select(self, dim, index)` (`x[..., index]` along `dim`): drops `dim` (a position or a
     /// name) and its name. Errors: an `index` error for a dim out of range or an index out of
     /// range, a `names` error for an unknown name.
+    #[track_caller]
     pub fn try_select(&self, dim: impl Into<Dim>, index: i64) -> Result<Tensor> {
         let dim = dim.into();
         let d = dim.position(self)?;
@@ -158,6 +159,7 @@ impl Tensor {
     }
 
     /// `torch.squeeze(self)`: drops every size-1 dim and its name. Never an error today.
+    #[track_caller]
     pub fn try_squeeze(&self) -> Result<Tensor> {
         let ones: Vec<usize> = (0..self.ndim())
             .filter(|&d| self.view.shape[d] == 1)
@@ -176,6 +178,7 @@ impl Tensor {
     /// `torch.squeeze(self, dim)`: drops `dim` when its size is 1; otherwise an alias which, on a
     /// named tensor, is unnamed (PyTorch 2.11 quirk). Errors: an `index` error for a dim out of
     /// range, a `names` error for an unknown name.
+    #[track_caller]
     pub fn try_squeeze_dim(&self, dim: impl Into<Dim>) -> Result<Tensor> {
         let d = dim.into().position(self)?;
         let v = self.view.squeeze(Some(&[d as i64]))?;
@@ -195,6 +198,7 @@ impl Tensor {
     /// `torch.transpose(self, dim0, dim1)` (also `swapaxes`, `swapdims`): a view with the two dims
     /// swapped; names move with their dims. Errors: an `index` error for a dim out of range, a
     /// `names` error for an unknown name.
+    #[track_caller]
     pub fn try_transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Result<Tensor> {
         let a = dim0.into().resolve(self)?;
         let b = dim1.into().resolve(self)?;
@@ -220,6 +224,7 @@ impl Tensor {
     }
     /// `tensor.t()`: a 2-D tensor transposed (0-D and 1-D returned as they are). Errors: a `shape`
     /// error for more than 2 dims.
+    #[track_caller]
     pub fn try_t(&self) -> Result<Tensor> {
         self.view.t()?;
         self.try_transpose(0, if self.ndim() < 2 { 0 } else { 1 })
@@ -230,6 +235,7 @@ impl Tensor {
         ok(self.try_t())
     }
     /// `tensor.mT`: the last two dims swapped. Errors: a `shape` error for fewer than 2 dims.
+    #[track_caller]
     pub fn try_mt(&self) -> Result<Tensor> {
         self.view.mt()?;
         self.try_transpose(-2, -1)
@@ -243,6 +249,7 @@ impl Tensor {
     /// `tensor.expand(sizes)`: size-1 dims repeated to `sizes` (`-1` keeps a dim; new leading dims
     /// are unnamed) by stride 0, without a copy. Errors: a `shape` error for fewer sizes than dims
     /// or a size that does not match a non-1 dim, a `value` error for `-1` in a new leading dim.
+    #[track_caller]
     pub fn try_expand(&self, sizes: &[i64]) -> Result<Tensor> {
         let v = self.view.expand(sizes)?;
         let names = self.dim_names().map(|n| {
@@ -269,6 +276,7 @@ impl Tensor {
     /// `torch.diagonal(self, offset, dim1, dim2)`: the diagonal of the `dim1`×`dim2` planes as a
     /// new last dim (above the main one for `offset > 0`); both dims and their names go. Errors: a
     /// `value` error for `dim1 == dim2`, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_diagonal(
         &self,
         offset: i64,
@@ -286,6 +294,7 @@ impl Tensor {
     /// `torch.diagonal(self, outdim=outdim, dim1=dim1, dim2=dim2, offset=offset)`: as
     /// [`Tensor::try_diagonal`], the new last dim named `outdim`. Errors: those of `try_diagonal`,
     /// and a `names` error for an invalid or duplicate name.
+    #[track_caller]
     pub fn try_diagonal_named(
         &self,
         offset: i64,
@@ -296,6 +305,7 @@ impl Tensor {
         self.diagonal_impl(offset, dim1.into(), dim2.into(), Some(outdim))
     }
 
+    #[track_caller]
     fn diagonal_impl(
         &self,
         offset: i64,
@@ -326,6 +336,7 @@ impl Tensor {
     /// Errors: a `shape` error when the sizes do not multiply to the dim's size, a `value` error
     /// for empty `sizes`, an `index` error for a dim out of range, a `names` error for a named
     /// tensor (use [`Tensor::try_unflatten_named`]).
+    #[track_caller]
     pub fn try_unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Result<Tensor> {
         let d = dim.into().resolve(self)?;
         if self.has_names() {
@@ -356,6 +367,7 @@ impl Tensor {
     }
 
     /// `tensor.T`: all dims reversed. Errors: a `names` error for a named tensor.
+    #[track_caller]
     pub fn try_big_t(&self) -> Result<Tensor> {
         let dims: Vec<i64> = (0..self.ndim() as i64).rev().collect();
         self.try_permute(&dims)
@@ -367,6 +379,7 @@ impl Tensor {
     }
 
     /// `tensor.expand_as(other)`: [`Tensor::try_expand`] to `other`'s shape.
+    #[track_caller]
     pub fn try_expand_as(&self, other: &Tensor) -> Result<Tensor> {
         self.try_expand(&shape_i64(other.shape()))
     }
@@ -376,6 +389,7 @@ impl Tensor {
         ok(self.try_expand_as(other))
     }
     /// `torch.broadcast_to(self, shape)`: [`Tensor::try_expand`].
+    #[track_caller]
     pub fn try_broadcast_to(&self, shape: &[i64]) -> Result<Tensor> {
         self.try_expand(shape)
     }
@@ -386,6 +400,7 @@ impl Tensor {
         ok(self.try_broadcast_to(shape))
     }
     /// `tensor.view_as(other)`: [`Tensor::try_view`] to `other`'s shape.
+    #[track_caller]
     pub fn try_view_as(&self, other: &Tensor) -> Result<Tensor> {
         self.try_view(&shape_i64(other.shape()))
     }
@@ -397,6 +412,7 @@ impl Tensor {
 
     /// `tensor.detach()`: a new handle sharing storage, metadata and names (smelt has no autograd,
     /// so this is an alias).
+    #[track_caller]
     pub fn detach(&self) -> Tensor {
         self.alias()
     }
@@ -405,6 +421,7 @@ impl Tensor {
     /// exactly this geometry; the offset defaults to `self`'s. The result is unnamed (PyTorch 2.11
     /// quirk). Errors: a `shape` error when `size` and `stride` differ in length, a `value` error
     /// for a negative stride or offset, an `index` error when the view reaches past the storage.
+    #[track_caller]
     pub fn try_as_strided(
         &self,
         size: &[i64],
@@ -495,14 +512,25 @@ impl Tensor {
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Tensor {
         ok(self.try_flatten(start_dim, end_dim))
     }
-    /// `torch.ravel(self)`: the elements as one dim ([`Tensor::reshape`] to `[-1]`). Panics for a
-    /// named tensor.
+    /// `torch.ravel(self)`: the elements as one contiguous dim — `self.contiguous().view(-1)`, so
+    /// a copy whenever self is not contiguous, even a 1-D self (expanded or stepped), and a view
+    /// otherwise. Errors: a `names` error for a named tensor (as `view`).
+    #[track_caller]
+    pub fn try_ravel(&self) -> Result<Tensor> {
+        refuse_named("view", [self])?;
+        let flat = self.try_contiguous_format(MemoryFormat::Contiguous)?;
+        let n = flat.numel();
+        Ok(flat.with_view(View::new(vec![n], vec![1], flat.view.offset)))
+    }
+
+    /// `torch.ravel(self)`; panics where [`Tensor::try_ravel`] returns an error.
     #[track_caller]
     pub fn ravel(&self) -> Tensor {
-        self.reshape(&[-1])
+        ok(self.try_ravel())
     }
 
     /// Pieces of a split: each keeps self's names.
+    #[track_caller]
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
         let names = self.dim_names();
         Ok(r?
@@ -514,6 +542,7 @@ impl Tensor {
     /// `torch.split(self, split_size, dim)`: views of `split_size` elements along `dim` (the last
     /// may be shorter), each keeping `self`'s names. Errors: a `value` error for a 0-dim tensor or
     /// a negative `split_size` (or 0 on a non-empty dim), an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.split(split_size, dim))
     }
@@ -525,6 +554,7 @@ impl Tensor {
     /// `torch.split(self, sizes, dim)` with a list: views of the given sizes along `dim`. Errors: a
     /// `value` error when the sizes do not add up to the dim's size, an `index` error for a dim out
     /// of range.
+    #[track_caller]
     pub fn try_split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.split_with_sizes(sizes, dim))
     }
@@ -537,6 +567,7 @@ impl Tensor {
     /// `torch.chunk(self, chunks, dim)`: at most `chunks` views of equal size along `dim` (the last
     /// may be shorter). Errors: a `value` error for a 0-dim tensor or `chunks < 1`,
     /// an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.chunk(chunks, dim))
     }
@@ -548,6 +579,7 @@ impl Tensor {
     /// `torch.tensor_split(self, sections, dim)`: exactly `sections` views along `dim`, the first
     /// `size % sections` one element longer. Errors: a `value` error for a 0-dim tensor or
     /// `sections < 1`, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.tensor_split_sections(sections, dim))
     }
@@ -559,6 +591,7 @@ impl Tensor {
     }
     /// `torch.tensor_split(self, indices, dim)` with a list: views split before each index along
     /// `dim`. Errors: a `value` error for a 0-dim tensor, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.tensor_split_indices(indices, dim))
     }
@@ -570,6 +603,7 @@ impl Tensor {
     }
     /// `torch.hsplit(self, sections)`: [`Tensor::try_tensor_split`] along dim 1 (dim 0 for 1-D).
     /// Errors: a `value` error for a 0-dim tensor or a dim `sections` does not divide.
+    #[track_caller]
     pub fn try_hsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
         if self.ndim() == 0 {
             return Err(Error::value(
@@ -581,6 +615,7 @@ impl Tensor {
     }
     /// `torch.vsplit(self, sections)`: [`Tensor::try_tensor_split`] along dim 0 of a tensor with at
     /// least 2 dims. Errors: a `value` error for fewer dims or a dim `sections` does not divide.
+    #[track_caller]
     pub fn try_vsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
         if self.ndim() < 2 {
             return Err(Error::value(format!(
@@ -590,6 +625,7 @@ impl Tensor {
         }
         self.split_divisible(sections, 0, "vsplit")
     }
+    #[track_caller]
     fn split_divisible(&self, sections: i64, dim: usize, op: &str) -> Result<Vec<Tensor>> {
         let size = self.view.shape[dim] as i64;
         if sections == 0 || size % sections != 0 {
@@ -602,6 +638,7 @@ impl Tensor {
     /// `torch.unbind(self, dim)`: one view per index of `dim` (a position or a name), each without
     /// `dim` and its name. Errors: an `index` error for a dim out of range or a 0-dim tensor, a
     /// `names` error for an unknown name.
+    #[track_caller]
     pub fn try_unbind(&self, dim: impl Into<Dim>) -> Result<Vec<Tensor>> {
         let d = dim.into().resolve(self)?;
         let pieces = self.view.unbind(d)?;
@@ -624,6 +661,7 @@ impl Tensor {
     /// items (advanced indexing) a copy, through [`Tensor::try_index`]. Errors: an `index` error
     /// for an index out of range, too many indices or two ellipses, a `value` error for a slice
     /// step below 1, a `names` error for a new axis on a named tensor (or a tensor item on one).
+    #[track_caller]
     pub fn try_getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
             refuse_named("index.Tensor", [self])?;

@@ -2,8 +2,8 @@
 //! buffer with the producer's output view (the heart of fusing through views).
 
 use crate::View;
-use crate::reading::Source;
 use crate::kernel::Index;
+use crate::reading::Source;
 
 /// `y = coeffs · x + offset`: one row per output dim, one coefficient per input dim.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

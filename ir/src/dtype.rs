@@ -293,10 +293,18 @@ pub fn promote_types(a: DType, b: DType) -> DType {
             }
         }
         (Category::Complex, Category::Floating) => {
-            if b == F64 { C128 } else { a }
+            if b == F64 {
+                C128
+            } else {
+                a
+            }
         }
         (Category::Floating, Category::Complex) => {
-            if a == F64 { C128 } else { b }
+            if a == F64 {
+                C128
+            } else {
+                b
+            }
         }
         (Category::Complex, _) => a,
         (_, Category::Complex) => b,

@@ -29,6 +29,10 @@ pub enum ErrorKind {
     /// The op does not accept the tensor's layout or representation (a conjugate view where
     /// only resolved values will do: `view_as_real`, `view(dtype)`).
     Layout,
+    /// An allocation the machine cannot make (out of memory).
+    Memory,
+    /// A file could not be read or written, or its contents break its format.
+    Io,
 }
 
 impl ErrorKind {
@@ -46,6 +50,8 @@ impl ErrorKind {
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Layout => "layout",
+            ErrorKind::Memory => "memory",
+            ErrorKind::Io => "io",
         }
     }
 }
@@ -98,6 +104,10 @@ impl Error {
     /// A [`ErrorKind::Device`] error.
     pub fn device(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Device, message)
+    }
+    /// An [`ErrorKind::Memory`] error.
+    pub fn memory(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Memory, message)
     }
     /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Error {

@@ -52,7 +52,10 @@ impl Fuser<'_> {
                 Val::Real(if part == Part::Re { re } else { im })
             }
             Source::Pair(re, im) => {
-                let (re, im) = (read_map(&re, map, space, out)?, read_map(&im, map, space, out)?);
+                let (re, im) = (
+                    read_map(&re, map, space, out)?,
+                    read_map(&im, map, space, out)?,
+                );
                 Val::Complex(self.value(src, re)?.real(), self.value(src, im)?.real())
             }
         };

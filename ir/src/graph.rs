@@ -387,7 +387,8 @@ fn reading_error(view: &View, dtype: DType) -> Option<&'static str> {
         }
         Parts::Split | Parts::Paired => {}
     }
-    (view.read.conj && !view.read.dtype(dtype).is_complex()).then_some("a conjugate read of real values")
+    (view.read.conj && !view.read.dtype(dtype).is_complex())
+        .then_some("a conjugate read of real values")
 }
 
 impl fmt::Display for Graph {

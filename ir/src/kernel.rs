@@ -221,10 +221,7 @@ impl Kernel {
             });
         };
         // A write through `dst` stores the transform of the value; composing it with `src`'s.
-        let (conj, neg) = (
-            src.read.conj != dst.read.conj,
-            src.read.neg != dst.read.neg,
-        );
+        let (conj, neg) = (src.read.conj != dst.read.conj, src.read.neg != dst.read.neg);
         if parts == 2 {
             part(&mut body, 0, neg);
             part(&mut body, 1, neg != conj);

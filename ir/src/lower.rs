@@ -142,7 +142,14 @@ impl Builder<'_> {
     /// Stores `v` (of `dtype`) through a view reading `read` at `index` (in `dtype`'s
     /// elements) into output argument `arg`: a complex value as its two parts, conjugated or
     /// negated first as the view reads (writes through a conjugate view store the conjugate).
-    pub(crate) fn store_val(&mut self, arg: usize, index: Index, v: Val, dtype: DType, read: Reading) {
+    pub(crate) fn store_val(
+        &mut self,
+        arg: usize,
+        index: Index,
+        v: Val,
+        dtype: DType,
+        read: Reading,
+    ) {
         match self.transform(v, dtype, read) {
             Val::Real(x) => {
                 self.push(Instr::Store { arg, index, x });
@@ -203,7 +210,12 @@ impl Builder<'_> {
     }
 
     /// The value of a complex node: its two real inputs as the parts of `dtype`.
-    pub(crate) fn complex_of(&mut self, (re, re_dtype): (Val, DType), (im, im_dtype): (Val, DType), dtype: DType) -> Val {
+    pub(crate) fn complex_of(
+        &mut self,
+        (re, re_dtype): (Val, DType),
+        (im, im_dtype): (Val, DType),
+        dtype: DType,
+    ) -> Val {
         let r = dtype.real();
         let re = self.cast_val(re, re_dtype, r).real();
         let im = self.cast_val(im, im_dtype, r).real();

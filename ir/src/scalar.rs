@@ -126,9 +126,13 @@ pub fn wrap_int(v: i64, dtype: DType) -> i64 {
         DType::I8 => v as i8 as i64,
         DType::I16 => v as i16 as i64,
         DType::I32 => v as i32 as i64,
-        DType::I64 | DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => {
-            v
-        }
+        DType::I64
+        | DType::F16
+        | DType::BF16
+        | DType::F32
+        | DType::F64
+        | DType::C64
+        | DType::C128 => v,
     }
 }
 

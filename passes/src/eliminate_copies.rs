@@ -21,9 +21,9 @@
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
-use smelt_ir::{Parts, View};
 use smelt_ir::affine::compose_views;
 use smelt_ir::graph::{Graph, NodeId, Op};
+use smelt_ir::{Parts, View};
 
 /// Consumers beyond which a copy is kept.
 const MAX_READERS: usize = 4;

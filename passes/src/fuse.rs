@@ -36,11 +36,11 @@ mod merge;
 
 use merge::{Plan, depends, plan_merges};
 use petgraph::Direction;
-use smelt_ir::{Parts, View};
 use smelt_ir::affine::{AffineMap, common_refinement, merge_map, read_map};
 use smelt_ir::fused::try_lower_group;
 use smelt_ir::graph::{Boundary, Graph, Group, Node, NodeId, Op};
 use smelt_ir::lower::needs_kernel;
+use smelt_ir::{Parts, View};
 
 /// The most outputs one kernel stores (each is a buffer argument and a store stream; CUDA's
 /// parameter space and the registers of one thread are finite).

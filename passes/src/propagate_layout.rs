@@ -14,10 +14,10 @@
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
-use smelt_ir::{Parts, View};
 use smelt_ir::affine::{AffineMap, compose_views};
 use smelt_ir::graph::{Graph, NodeId, Op};
 use smelt_ir::view::contiguous_strides;
+use smelt_ir::{Parts, View};
 
 /// For each dim `j` of the producer, the dim `i` of the read that walks it one to one
 /// (`None` for size-1 producer dims), when the read is a permutation of the producer's dims

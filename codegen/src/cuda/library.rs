@@ -1,6 +1,6 @@
 //! Render for library calls: a [`LibraryCall`] (gather, take, advanced indexing, argmax,
 //! cumsum, sort, integer matmul …) as one CUDA C kernel, so every library routine but a float
-//! matmul (cuBLAS) runs on the device where its buffers live. Pure, like [`super::render`].
+//! matmul (cuBLAS) runs on the device where its buffers live. Pure, like [`super::render()`].
 //!
 //! Each kernel computes exactly what the host routine in `runtime/src/library/` computes, in
 //! the same order where order matters: one thread per output element for reads (gather,
@@ -449,7 +449,10 @@ fn scan(lib: &mut Lib, call: &LibraryCall, dim: usize, product_scan: bool) -> (u
         lib.line(3, &format!("const {} v = {v};", storage_type(out_dtype)));
         lib.line(3, "const double a = (double)v.x, b = (double)v.y;");
         if product_scan {
-            lib.line(3, "const double t = re * a - im * b; im = re * b + im * a; re = t;");
+            lib.line(
+                3,
+                "const double t = re * a - im * b; im = re * b + im * a; re = t;",
+            );
         } else {
             lib.line(3, "re = re + a; im = im + b;");
         }

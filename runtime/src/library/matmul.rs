@@ -47,12 +47,30 @@ pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Hos
         (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) if complex => {
             let zero = Complex::new(0.0f32, 0.0);
             let one = Complex::new(1.0f32, 0.0);
-            gemm_batched(as_complex_mut(o), as_complex(a), as_complex(b), av, bv, ov, zero, one)
+            gemm_batched(
+                as_complex_mut(o),
+                as_complex(a),
+                as_complex(b),
+                av,
+                bv,
+                ov,
+                zero,
+                one,
+            )
         }
         (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) if complex => {
             let zero = Complex::new(0.0f64, 0.0);
             let one = Complex::new(1.0f64, 0.0);
-            gemm_batched(as_complex_mut(o), as_complex(a), as_complex(b), av, bv, ov, zero, one)
+            gemm_batched(
+                as_complex_mut(o),
+                as_complex(a),
+                as_complex(b),
+                av,
+                bv,
+                ov,
+                zero,
+                one,
+            )
         }
         (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) => {
             gemm_batched(o, a, b, av, bv, ov, 0.0f32, 1.0f32)
@@ -198,7 +216,10 @@ pub fn matmul_reference(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mu
 /// element, rounded once.
 fn complex_reference(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
     let (av, bv, ov) = check_views(call);
-    let ((ad, a), (bd, b)) = ((call.inputs[0].0, &inputs[0]), (call.inputs[1].0, &inputs[1]));
+    let ((ad, a), (bd, b)) = (
+        (call.inputs[0].0, &inputs[0]),
+        (call.inputs[1].0, &inputs[1]),
+    );
     let r = ov.ndim();
     let k = av.shape[r - 1];
     let (mut ap, mut bp) = (vec![0usize; r], vec![0usize; r]);
@@ -248,8 +269,14 @@ mod tests {
             let mut slow = HostBuffer::zeros(dtype, m * n);
             matmul_reference(&call, &[a, b], &mut slow);
             for i in 0..m * n {
-                let (x, y) = (fast.get_as(dtype, i).as_complex(), slow.get_as(dtype, i).as_complex());
-                assert!((x.0 - y.0).abs() < 1e-5 && (x.1 - y.1).abs() < 1e-5, "{x:?} vs {y:?}");
+                let (x, y) = (
+                    fast.get_as(dtype, i).as_complex(),
+                    slow.get_as(dtype, i).as_complex(),
+                );
+                assert!(
+                    (x.0 - y.0).abs() < 1e-5 && (x.1 - y.1).abs() < 1e-5,
+                    "{x:?} vs {y:?}"
+                );
             }
         }
     }

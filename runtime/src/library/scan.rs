@@ -81,7 +81,11 @@ fn complex_scan(
     outer_shape[dim] = 1;
     let mut point = vec![0usize; xv.ndim()];
     loop {
-        let (mut re, mut im) = if product { (1.0f64, 0.0f64) } else { (0.0, 0.0) };
+        let (mut re, mut im) = if product {
+            (1.0f64, 0.0f64)
+        } else {
+            (0.0, 0.0)
+        };
         for i in 0..xv.shape[dim] {
             point[dim] = i;
             let (a, b) = x
@@ -93,7 +97,11 @@ fn complex_scan(
             } else {
                 (re + a, im + b)
             };
-            out.set_as(call.dtype, ov.address(&point) as usize, Scalar::Complex(re, im));
+            out.set_as(
+                call.dtype,
+                ov.address(&point) as usize,
+                Scalar::Complex(re, im),
+            );
         }
         point[dim] = 0;
         if !next_index(&mut point, &outer_shape) {

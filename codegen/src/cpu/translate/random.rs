@@ -6,9 +6,9 @@
 
 use super::{Result, Translator, little, unsupported};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Value, types};
-use smelt_ir::{DType, REAL_KERNELS};
 use smelt_ir::kernel::Instr;
 use smelt_ir::random::{MULTIPLIERS, RandomDist, WEYL};
+use smelt_ir::{DType, REAL_KERNELS};
 
 impl<'a, 'f> Translator<'a, 'f> {
     /// Whether the draw `instr` has a SIMD form in f32 lanes: a uniform f32, f16 or bf16
