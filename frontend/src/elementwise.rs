@@ -402,6 +402,11 @@ fn check_nonzero_divisor(divisor: &Operand) -> Result<()> {
 fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DType, DType)> {
     let name = op.name();
     if common.is_complex() {
+        if op == BinaryOp::Sub && (a.is_bool() || b.is_bool()) {
+            return Err(Error::dtype(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            ));
+        }
         return complex_binary_dtypes(op, common);
     }
     Ok(match op {
@@ -525,7 +530,13 @@ impl Tensor {
             refuse_named_operands(name, &[a, &b])?;
         }
         let names = unify_operands(&[a, &b], "broadcast")?;
-        let common = result_type_of([a.operand(), b.operand()])?;
+        let common = match result_type_of([a.operand(), b.operand()]) {
+            // A half float beside a complex operand: PyTorch compares in complex32 (or its
+            // bfloat16 twin), which smelt lacks; complex64 holds every half value exactly, so
+            // eq/ne agree except where a complex operand would round in half precision.
+            Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => DType::C64,
+            r => r?,
+        };
         if op == BinaryOp::Pow
             && !common.is_float()
             && !common.is_complex()

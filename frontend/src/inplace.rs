@@ -219,12 +219,50 @@ impl Tensor {
         let alpha = alpha.unwrap_or(Scalar::Int(1)).cast(compute);
         let shape = self.view.shape.clone();
         let mut idx = vec![0usize; shape.len()];
+        // A complex element read by the view is the pair of buffer parts at `2a` and `2a + 1`
+        // (a complex storage, or a real one read as complex); a real one is at `a` (a real
+        // storage, or a complex one read as its parts). Conjugation and negation are undone
+        // on the way back (both are involutions).
+        let complex = self.dtype().is_complex();
+        let read = self.view.read;
+        let turn = |x: Scalar| -> Scalar {
+            let (mut re, mut im) = x.as_complex();
+            if read.conj {
+                im = -im;
+            }
+            if read.neg {
+                (re, im) = (-re, -im);
+            }
+            if complex {
+                Scalar::Complex(re, im)
+            } else if read.neg {
+                Scalar::Float(re)
+            } else {
+                x
+            }
+        };
         for v in values {
             let addr = self.view.address(&idx) as usize;
-            let cur = buffer.get(addr).cast(compute);
-            let v =
-                smelt_runtime::scalar_ops::binary(BinaryOp::Mul, v.cast(compute), alpha, compute);
-            buffer.set(addr, smelt_runtime::scalar_ops::binary(op, cur, v, compute));
+            if complex {
+                let cur = turn(Scalar::Complex(
+                    buffer.get(2 * addr).as_f64(),
+                    buffer.get(2 * addr + 1).as_f64(),
+                ));
+                let new = turn(complex_update(op, cur, v, alpha)?);
+                let (re, im) = new.cast(self.dtype()).as_complex();
+                buffer.set(2 * addr, Scalar::Float(re));
+                buffer.set(2 * addr + 1, Scalar::Float(im));
+            } else {
+                let cur = turn(buffer.get(addr)).cast(compute);
+                let v = smelt_runtime::scalar_ops::binary(
+                    BinaryOp::Mul,
+                    v.cast(compute),
+                    alpha,
+                    compute,
+                );
+                let new = smelt_runtime::scalar_ops::binary(op, cur, v, compute);
+                buffer.set(addr, turn(new));
+            }
             for d in (0..shape.len()).rev() {
                 idx[d] += 1;
                 if idx[d] < shape[d] {
@@ -504,4 +542,28 @@ assign_ops! {
     SubAssign, sub_assign, BinaryOp::Sub;
     MulAssign, mul_assign, BinaryOp::Mul;
     DivAssign, div_assign, BinaryOp::Div;
+}
+
+/// `cur op alpha * v` on complex values (in double precision; the caller rounds to the
+/// tensor's dtype): the in-place arithmetic a complex tensor accepts.
+fn complex_update(op: BinaryOp, cur: Scalar, v: Scalar, alpha: Scalar) -> Result<Scalar> {
+    use num_complex::Complex64 as C;
+    let z = |s: Scalar| {
+        let (re, im) = s.as_complex();
+        C::new(re, im)
+    };
+    let (x, y) = (z(cur), z(v) * z(alpha));
+    let r = match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Sub => x - y,
+        BinaryOp::Mul => x * y,
+        BinaryOp::Div => x / y,
+        _ => {
+            return Err(Error::unsupported(format!(
+                "{}_: smelt has no in-place update of a self-overlapping complex view",
+                op.name()
+            )));
+        }
+    };
+    Ok(Scalar::Complex(r.re, r.im))
 }

@@ -352,7 +352,8 @@ impl Tensor {
         let last = x
             .try_cumprod(d, Some(dtype))?
             .try_select(d, -1)?
-            .try_contiguous_format(smelt_ir::MemoryFormat::Contiguous)?;
+            // A fresh tensor (offset 0), not a view into the cumulative product.
+            .try_clone_format(smelt_ir::MemoryFormat::Contiguous)?;
         if keepdim {
             last.try_reshape(&out_shape)
         } else {
@@ -410,9 +411,10 @@ impl Tensor {
 
     #[track_caller]
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
-        refuse_complex(&format!("{name}_all"), self.dtype())?;
+        // The empty check comes first, as in PyTorch: an empty complex tensor is a shape error.
         let plan = self.reduction_plan(&[], false)?;
         self.check_nonempty(&plan, name, false)?;
+        refuse_complex(&format!("{name}_all"), self.dtype())?;
         Ok(self.reduce_with(&plan, op, self.dtype()))
     }
 

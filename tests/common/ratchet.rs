@@ -18,8 +18,7 @@ pub enum Floor {
 /// Every conformance file and its floor. A file without an entry fails the suite (with the
 /// count to enter): a file that nobody enrolled would be checked for panics only.
 pub const FLOORS: &[(&str, Floor)] = &[
-    // Complex dtypes are landing: promotion quirks, inplace scalars and reduce offsets remain.
-    ("complex.jsonl", Floor::Passing(409)),
+    ("complex.jsonl", Floor::All),
     ("creation.jsonl", Floor::All),
     ("elementwise.jsonl", Floor::All),
     ("indexing.jsonl", Floor::All),
