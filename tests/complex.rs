@@ -124,6 +124,21 @@ fn half_floats_compare_with_complex() {
     let b = h.to_dtype(DType::BF16);
     let ne = b.try_binary(c(2.0, 0.0), BinaryOp::Ne).unwrap();
     assert_eq!(ne.to_vec::<bool>(), [true, false]);
+    // The complex operand rounds to half precision first, as in complex32: torch gives
+    // eq(tensor([1.0], float16), 1.0001+0j) → [True], eq(bf16 [1.0], tensor(1.001+0j)) → [True].
+    let one = Tensor::from_scalars(&[Scalar::Float(1.0)], &[1], DType::F16);
+    let eq = one.try_binary(c(1.0001, 0.0), BinaryOp::Eq).unwrap();
+    assert_eq!(eq.to_vec::<bool>(), [true]);
+    let z = Tensor::from_scalars(&[c(1.001, 0.0)], &[], DType::C128);
+    let eq = one
+        .to_dtype(DType::BF16)
+        .try_binary(&z, BinaryOp::Eq)
+        .unwrap();
+    assert_eq!(eq.to_vec::<bool>(), [true]);
+    let ne = z
+        .try_binary(&one.to_dtype(DType::BF16), BinaryOp::Ne)
+        .unwrap();
+    assert_eq!(ne.to_vec::<bool>(), [false]);
     // Arithmetic would give complex32, which smelt lacks.
     assert!(h.try_binary(c(1.0, 1.0), BinaryOp::Add).is_err());
 }

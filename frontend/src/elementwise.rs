@@ -398,6 +398,48 @@ fn check_nonzero_divisor(divisor: &Operand) -> Result<()> {
     Ok(())
 }
 
+/// `eq`/`ne` of a float16 or bfloat16 tensor with dims and a 0-dim complex tensor or complex
+/// scalar, which promote to complex32 (or its bfloat16 twin) in PyTorch: smelt lacks those, so
+/// it rounds the complex operand's parts to the half dtype, as the cast to complex32 does,
+/// and compares in complex64, which holds every half value exactly.
+#[track_caller]
+fn half_complex_compare(a: &Tensor, b: &Operand, op: BinaryOp) -> Result<Tensor> {
+    let half = if a.dtype().is_complex() {
+        b.dtype()
+    } else {
+        a.dtype()
+    };
+    let round = |x: &Operand| -> Result<Operand> {
+        Ok(match x {
+            Operand::Scalar(Scalar::Complex(re, im)) => {
+                let r = |v: f64| Scalar::Float(v).cast(half).as_f64();
+                Operand::Scalar(Scalar::Complex(r(*re), r(*im)))
+            }
+            Operand::Tensor(t) if t.dtype().is_complex() => {
+                let part = |p: Tensor| p.try_to_dtype(half, false)?.try_to_dtype(DType::F32, false);
+                Operand::Tensor(Tensor::try_complex(
+                    &part(t.try_real()?)?,
+                    &part(t.try_imag()?)?,
+                )?)
+            }
+            other => other.clone(),
+        })
+    };
+    let (x, y) = (round(&Operand::from(a))?, round(b)?);
+    let Operand::Tensor(x) = x else {
+        unreachable!("invariant: a tensor stays a tensor")
+    };
+    record(
+        Op::Binary {
+            op,
+            compute: DType::C64,
+        },
+        DType::Bool,
+        DType::C64,
+        &[&x, &y],
+    )
+}
+
 /// The kinds of binary op, for dtype rules.
 fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DType, DType)> {
     let name = op.name();
@@ -531,10 +573,9 @@ impl Tensor {
         }
         let names = unify_operands(&[a, &b], "broadcast")?;
         let common = match result_type_of([a.operand(), b.operand()]) {
-            // A half float beside a complex operand: PyTorch compares in complex32 (or its
-            // bfloat16 twin), which smelt lacks; complex64 holds every half value exactly, so
-            // eq/ne agree except where a complex operand would round in half precision.
-            Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => DType::C64,
+            Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
+                return half_complex_compare(a, &b, op).map(|t| t.with_dim_names(names));
+            }
             r => r?,
         };
         if op == BinaryOp::Pow
