@@ -136,7 +136,7 @@ fn half_floats_compare_with_complex() {
         .unwrap();
     assert_eq!(eq.to_vec::<bool>(), [true]);
     let ne = z
-        .try_binary(&one.to_dtype(DType::BF16), BinaryOp::Ne)
+        .try_binary(one.to_dtype(DType::BF16), BinaryOp::Ne)
         .unwrap();
     assert_eq!(ne.to_vec::<bool>(), [false]);
     // Arithmetic would give complex32, which smelt lacks.

@@ -152,7 +152,7 @@ impl Tensor {
                 "Tensor must have a stride divisible by 2 for all but last dimension",
             ));
         }
-        if v.offset % 2 != 0 {
+        if !v.offset.is_multiple_of(2) {
             return Err(Error::stride(
                 "Tensor must have a storage_offset divisible by 2",
             ));
@@ -217,7 +217,7 @@ impl Tensor {
             w.strides[n - 1] = 1;
             return Ok(self.with_view(w));
         }
-        if v.shape[n - 1] % 2 != 0 {
+        if !v.shape[n - 1].is_multiple_of(2) {
             return Err(Error::shape(format!(
                 "self.size(-1) must be divisible by 2 to view {f} as {t} (different element sizes), but got {}",
                 v.shape[n - 1]
@@ -235,7 +235,7 @@ impl Tensor {
                 v.strides[d]
             )));
         }
-        if v.offset % 2 != 0 {
+        if !v.offset.is_multiple_of(2) {
             return Err(Error::stride(format!(
                 "self.storage_offset() must be divisible by 2 to view {f} as {t} (different element sizes), but got {}",
                 v.offset

@@ -422,7 +422,7 @@ fn half_complex_compare(a: &Tensor, b: &Operand, op: BinaryOp) -> Result<Tensor>
                     &part(t.try_imag()?)?,
                 )?)
             }
-            other => other.clone(),
+            other @ (Operand::Tensor(_) | Operand::Scalar(_)) => other.clone(),
         })
     };
     let (x, y) = (round(&Operand::from(a))?, round(b)?);

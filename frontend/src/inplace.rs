@@ -558,7 +558,26 @@ fn complex_update(op: BinaryOp, cur: Scalar, v: Scalar, alpha: Scalar) -> Result
         BinaryOp::Sub => x - y,
         BinaryOp::Mul => x * y,
         BinaryOp::Div => x / y,
-        _ => {
+        BinaryOp::DivTrunc
+        | BinaryOp::DivFloor
+        | BinaryOp::Remainder
+        | BinaryOp::Fmod
+        | BinaryOp::Pow
+        | BinaryOp::Maximum
+        | BinaryOp::Minimum
+        | BinaryOp::Atan2
+        | BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Le
+        | BinaryOp::Gt
+        | BinaryOp::Ge
+        | BinaryOp::LogicalAnd
+        | BinaryOp::LogicalOr
+        | BinaryOp::LogicalXor
+        | BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor => {
             return Err(Error::unsupported(format!(
                 "{}_: smelt has no in-place update of a self-overlapping complex view",
                 op.name()

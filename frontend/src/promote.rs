@@ -246,7 +246,17 @@ fn no_complex_counterpart(dtype: DType) -> Error {
         DType::BF16 => Error::dtype(
             "Unknown Complex ScalarType for BFloat16: PyTorch has no bfloat16 complex type",
         ),
-        _ => Error::dtype(format!(
+        DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::F16
+        | DType::F32
+        | DType::F64
+        | DType::C64
+        | DType::C128 => Error::dtype(format!(
             "promoting {dtype} with a complex operand gives complex32, which smelt does not support"
         )),
     }

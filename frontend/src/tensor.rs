@@ -345,7 +345,7 @@ impl Tensor {
                     }
                 }
                 Scalar::Float(x) if read.neg => Scalar::Float(-x),
-                v => v,
+                v @ (Scalar::Bool(_) | Scalar::Int(_) | Scalar::Float(_)) => v,
             }
         };
         let shape = &self.view.shape;

@@ -78,8 +78,22 @@ impl Builder<'_> {
     pub(crate) fn load_read(&mut self, src: NodeId, index: Index, read: Reading) -> Val {
         let p = self.g.node(src);
         let dtype = read.dtype(p.dtype);
-        let v = match p.op {
-            Op::Fill { value } if read.parts != Parts::Split => {
+        let fill = match p.op {
+            Op::Fill { value } if read.parts != Parts::Split => Some(value),
+            Op::Fill { .. }
+            | Op::Input { .. }
+            | Op::Unary { .. }
+            | Op::Binary { .. }
+            | Op::Where
+            | Op::Cast
+            | Op::Assign
+            | Op::Reduce { .. }
+            | Op::Library(_)
+            | Op::Random { .. }
+            | Op::Complex => None,
+        };
+        let v = match fill {
+            Some(value) => {
                 let value = value.cast(p.dtype);
                 match (value, dtype.is_complex()) {
                     (_, false) => Val::Real(self.const_of(value, dtype)),
@@ -94,11 +108,11 @@ impl Builder<'_> {
                     }
                 }
             }
-            _ if dtype.is_complex() => Val::Complex(
+            None if dtype.is_complex() => Val::Complex(
                 self.load_index(src, part_index(&index, 0)),
                 self.load_index(src, part_index(&index, 1)),
             ),
-            _ => Val::Real(self.load_index(src, index)),
+            None => Val::Real(self.load_index(src, index)),
         };
         self.transform(v, dtype, read)
     }

@@ -147,7 +147,7 @@ pub fn source(view: &View) -> Option<Source> {
                 .zip(&view.strides)
                 .map(|(&n, &s)| if n > 1 { s / 2 } else { 0 })
                 .collect();
-            let part = if view.offset % 2 == 0 {
+            let part = if view.offset.is_multiple_of(2) {
                 Part::Re
             } else {
                 Part::Im
