@@ -52,8 +52,8 @@ impl HostBuffer {
             Memory::try_zeroed(len).map_err(|e| Error::memory(e.message()))
         }
         let (dtype, len) = (dtype.storage(), len.saturating_mul(dtype.parts()));
-        crate::stats::count_allocation(len.saturating_mul(dtype.size()));
-        Ok(match dtype {
+        // Counted once made: a refused allocation allocated nothing.
+        let buffer = match dtype {
             DType::Bool => HostBuffer::Bool(z(len)?),
             DType::U8 => HostBuffer::U8(z(len)?),
             DType::I8 => HostBuffer::I8(z(len)?),
@@ -65,7 +65,9 @@ impl HostBuffer {
             DType::F32 => HostBuffer::F32(z(len)?),
             DType::F64 => HostBuffer::F64(z(len)?),
             DType::C64 | DType::C128 => unreachable!("the storage dtype is real"),
-        })
+        };
+        crate::stats::count_allocation(len * dtype.size());
+        Ok(buffer)
     }
 
     /// [`HostBuffer::for_overwrite`], or a `memory` error when the system cannot allocate it.
@@ -74,8 +76,8 @@ impl HostBuffer {
             Memory::try_for_overwrite(len).map_err(|e| Error::memory(e.message()))
         }
         let (dtype, len) = (dtype.storage(), len.saturating_mul(dtype.parts()));
-        crate::stats::count_allocation(len.saturating_mul(dtype.size()));
-        Ok(match dtype {
+        // Counted once made: a refused allocation allocated nothing.
+        let buffer = match dtype {
             DType::Bool => HostBuffer::Bool(w(len)?),
             DType::U8 => HostBuffer::U8(w(len)?),
             DType::I8 => HostBuffer::I8(w(len)?),
@@ -87,7 +89,9 @@ impl HostBuffer {
             DType::F32 => HostBuffer::F32(w(len)?),
             DType::F64 => HostBuffer::F64(w(len)?),
             DType::C64 | DType::C128 => unreachable!("the storage dtype is real"),
-        })
+        };
+        crate::stats::count_allocation(len * dtype.size());
+        Ok(buffer)
     }
 
     /// A buffer of `len` elements whose values are unspecified (stale, but valid for the
