@@ -140,9 +140,6 @@ pub(crate) fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
     Ok(sizes)
 }
 
-/// A fresh tensor of `dtype` with `strides` (dense) whose elements are `value` (lazy), on the
-/// default device.
-#[track_caller]
 /// A complex fill value is refused for a real dtype, as PyTorch refuses to convert it.
 fn check_fill(op: &str, value: Scalar, dtype: DType) -> Result<()> {
     if value.is_complex() && !dtype.is_complex() {
@@ -154,6 +151,9 @@ fn check_fill(op: &str, value: Scalar, dtype: DType) -> Result<()> {
     Ok(())
 }
 
+/// A fresh tensor of `dtype` with `strides` (dense) whose elements are `value` (lazy), on the
+/// default device.
+#[track_caller]
 fn filled(shape: &[usize], strides: Dims<isize>, value: Scalar, dtype: DType) -> Tensor {
     filled_on(
         shape,
