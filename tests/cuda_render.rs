@@ -78,10 +78,10 @@ fn workloads_render_as_golden_cuda() {
     }
 }
 
-/// One elementwise chain, one reduction and one softmax-like multi-pass row per dtype.
+/// One elementwise chain, one reduction and one softmax-like multi-pass row per real dtype.
 #[test]
 fn every_dtype_renders_as_golden_cuda() {
-    for dtype in DType::ALL {
+    for dtype in DType::REAL {
         let a = Tensor::arange(0.0, 12.0, 1.0, Some(DType::I64))
             .reshape(&[3, 4])
             .to_dtype(dtype);
@@ -141,4 +141,23 @@ fn rendering_is_pure_and_size_independent() {
     assert_eq!(rs.body, rl.body, "the source depends on structure only");
     assert_ne!(rs.scalars, rl.scalars, "sizes travel as parameters");
     assert_eq!(render(&ks[0]), rs, "rendering is deterministic");
+}
+
+/// Complex kernels: a chain reading a conjugate view (the conjugation folds into the load),
+/// a reduction, and real results (`abs`, `real`), per complex dtype.
+#[test]
+fn complex_dtypes_render_as_golden_cuda() {
+    for dtype in [DType::C64, DType::C128] {
+        let re = Tensor::arange(0.0, 12.0, 1.0, Some(DType::F64)).reshape(&[3, 4]);
+        let im = Tensor::arange(-6.0, 6.0, 1.0, Some(DType::F64)).reshape(&[3, 4]);
+        let a = Tensor::complex(&re, &im).to_dtype(dtype);
+        let b = Tensor::complex(&im, &re).to_dtype(dtype);
+        a.realize();
+        b.realize();
+        let mut kernels = vec![];
+        kernels.extend(kernels_of(&((&a * &b.conj() + 2.0) / &a).exp()));
+        kernels.extend(kernels_of(&a.sum(&[1], false, None)));
+        kernels.extend(kernels_of(&(a.abs() + b.real())));
+        check(&format!("dtype_{}.cu", dtype.name()), &snapshot(&kernels));
+    }
 }

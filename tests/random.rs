@@ -18,6 +18,7 @@ fn bits(t: &Tensor) -> Vec<u64> {
             DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
                 s.as_i64() as u64
             }
+            DType::C64 | DType::C128 => unreachable!("random tensors are real"),
         })
         .collect()
 }

@@ -88,7 +88,15 @@ fn ulps_apart(x: f64, y: f64, dtype: DType) -> u64 {
             DType::F32 => ordered(u64::from((v as f32).to_bits()), 1 << 31),
             DType::F16 => ordered(u64::from(half::f16::from_f64(v).to_bits()), 1 << 15),
             DType::BF16 => ordered(u64::from(half::bf16::from_f64(v).to_bits()), 1 << 15),
-            DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
+            // Buffers hold real parts only; integers are never an ulp apart.
+            DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64
+            | DType::C64
+            | DType::C128 => {
                 return None;
             }
         })

@@ -140,6 +140,17 @@ pub(crate) fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
     Ok(sizes)
 }
 
+/// A complex fill value is refused for a real dtype, as PyTorch refuses to convert it.
+fn check_fill(op: &str, value: Scalar, dtype: DType) -> Result<()> {
+    if value.is_complex() && !dtype.is_complex() {
+        return Err(Error::dtype(format!(
+            "{op}: value cannot be converted to type {} without overflow (a complex value into a {dtype} tensor)",
+            dtype.torch_name().to_lowercase()
+        )));
+    }
+    Ok(())
+}
+
 /// A fresh tensor of `dtype` with `strides` (dense) whose elements are `value` (lazy), on the
 /// default device.
 #[track_caller]
@@ -228,7 +239,7 @@ impl Tensor {
                 smelt_ir::view::fmt_list(shape)
             )));
         }
-        Tensor::try_from_buffer(T::into_buffer(data), View::contiguous(shape))
+        Tensor::try_from_typed_buffer(T::into_buffer(data), T::DTYPE, View::contiguous(shape))
     }
 
     /// A tensor of `dtype` and `shape` from row-major scalars (each cast to `dtype`), on the
@@ -251,7 +262,7 @@ impl Tensor {
             )));
         }
         let mut buffer = HostBuffer::from_scalars(dtype, values);
-        if smelt_runtime::flush_denormal() && dtype.is_float() {
+        if smelt_runtime::flush_denormal() && (dtype.is_float() || dtype.is_complex()) {
             // torch.tensor under set_flush_denormal(True): a denormal element reads as 0.
             for i in 0..buffer.len() {
                 let x = buffer.get(i).as_f64();
@@ -260,7 +271,7 @@ impl Tensor {
                 }
             }
         }
-        Tensor::try_from_buffer(buffer, View::contiguous(shape))
+        Tensor::try_from_typed_buffer(buffer, dtype, View::contiguous(shape))
     }
 
     /// A 0-dim tensor holding `value` cast to `dtype` (`torch.tensor(value, dtype=dtype)`). Panics
@@ -283,6 +294,7 @@ impl Tensor {
         let shape = check_shape(shape, "full")?;
         let value = value.into();
         let dtype = dtype.unwrap_or_else(|| value.wrapped_dtype(get_default_dtype()));
+        check_fill("full", value, dtype)?;
         smelt_ir::view::check_sizes(&shape, dtype.size())?;
         Ok(filled(&shape, contiguous_strides(&shape), value, dtype))
     }
@@ -472,13 +484,9 @@ impl Tensor {
             .like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
         // On self's device, as PyTorch's `*_like` factories.
         let value = value.into();
-        let t = filled_on(
-            &self.view.shape,
-            strides,
-            value,
-            dtype.unwrap_or(self.dtype()),
-            self.device(),
-        );
+        let dtype = dtype.unwrap_or(self.dtype());
+        check_fill("full_like", value, dtype)?;
+        let t = filled_on(&self.view.shape, strides, value, dtype, self.device());
         Ok(t.with_dim_names(self.dim_names()))
     }
 
@@ -733,6 +741,7 @@ fn dtype_min_normal(dtype: DType) -> f64 {
         DType::F16 => 6.103_515_625e-5,
         DType::BF16 | DType::F32 => f64::from(f32::MIN_POSITIVE),
         DType::F64 => f64::MIN_POSITIVE,
+        DType::C64 | DType::C128 => dtype_min_normal(dtype.real()),
         DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => 0.0,
     }
 }

@@ -13,6 +13,12 @@ pub fn get_default_dtype() -> DType {
     DEFAULT_DTYPE.with(|d| d.get())
 }
 
+/// The current thread's default complex dtype, which follows the default dtype: complex128
+/// when it is float64, else complex64 (what complex scalars and complex data make).
+pub fn get_default_complex_dtype() -> DType {
+    smelt_ir::scalar::default_complex(get_default_dtype())
+}
+
 /// Sets the current thread's default floating dtype: what float scalars, integer inputs of
 /// float ops (`exp`, `div` …) and factories without a dtype use. Errors: a `dtype` error for a
 /// dtype that is not floating.

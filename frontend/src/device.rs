@@ -119,10 +119,12 @@ impl Tensor {
             self.try_clone_format(MemoryFormat::Preserve)?
         };
         let moved = src.realized_buffer()?.to_device(device)?;
-        Ok(
-            Tensor::from_node(LazyNode::realized(moved, src.view.clone()))
-                .with_dim_names(self.dim_names()),
-        )
+        Ok(Tensor::from_node(LazyNode::realized(
+            moved,
+            src.storage.dtype,
+            src.view.clone(),
+        ))
+        .with_dim_names(self.dim_names()))
     }
 
     /// `tensor.to(device)`; panics where [`Tensor::try_to`] returns an error.

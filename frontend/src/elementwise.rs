@@ -5,7 +5,7 @@
 use crate::default_dtype::get_default_dtype;
 use crate::device::{different_devices, on_device};
 use crate::names::{refuse_named, refuse_named_operands, unify_operands};
-use crate::promote::{AsOperand, Operand, OperandRef, result_type, result_type_of};
+use crate::promote::{AsOperand, Operand, OperandRef, result_type_of, try_result_type};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
@@ -127,8 +127,56 @@ pub(crate) fn record(
     Tensor::computed_into(op, dtype, View::new(shape, strides, 0), inputs)
 }
 
+/// The compute and result dtypes of a unary op on a complex input: `abs` and `angle` give the
+/// real counterpart, the predicates bool; the ops PyTorch refuses on complex (`sign`, rounding,
+/// `relu`, `bitwise_not`) and those smelt has no complex formula for are `dtype` errors.
+fn complex_unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
+    let name = op.name();
+    match op {
+        UnaryOp::Neg
+        | UnaryOp::Exp
+        | UnaryOp::Log
+        | UnaryOp::Sqrt
+        | UnaryOp::Rsqrt
+        | UnaryOp::Reciprocal
+        | UnaryOp::Square => Ok((input, input)),
+        UnaryOp::Abs | UnaryOp::Angle => Ok((input, input.real())),
+        UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite | UnaryOp::LogicalNot => {
+            Ok((input, DType::Bool))
+        }
+        UnaryOp::Sign => Err(Error::dtype(
+            "Unlike NumPy, torch.sign is not intended to support complex numbers. Please use torch.sgn instead.",
+        )),
+        UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => Err(Error::dtype(
+            format!("{name} is not supported for complex inputs"),
+        )),
+        UnaryOp::Relu => Err(Error::dtype("clamp is not supported for complex types")),
+        UnaryOp::BitwiseNot => Err(Error::dtype(format!(
+            "\"bitwise_not_cpu\" not implemented for '{}'",
+            input.torch_name()
+        ))),
+        UnaryOp::Expm1
+        | UnaryOp::Exp2
+        | UnaryOp::Log2
+        | UnaryOp::Log1p
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tan
+        | UnaryOp::Tanh
+        | UnaryOp::Sigmoid
+        | UnaryOp::Erf => Err(Error::dtype(format!(
+            "{name}: smelt has no complex formula for this op (dtype {input}); \
+             complex tensors support neg, exp, log, sqrt, rsqrt, reciprocal, square, abs, \
+             angle, sgn and the isnan/isinf/isfinite/logical_not predicates"
+        ))),
+    }
+}
+
 /// Which dtype family an op accepts and what it returns for ints.
 fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
+    if input.is_complex() {
+        return complex_unary_dtypes(op, input);
+    }
     let float_out = || {
         if input.is_float() {
             input
@@ -157,7 +205,8 @@ fn unary_dtypes(op: UnaryOp, input: DType) -> Result<(DType, DType)> {
         | UnaryOp::Tan
         | UnaryOp::Tanh
         | UnaryOp::Sigmoid
-        | UnaryOp::Erf => (float_out(), float_out()),
+        | UnaryOp::Erf
+        | UnaryOp::Angle => (float_out(), float_out()),
         UnaryOp::Neg => {
             if input.is_bool() {
                 return Err(Error::dtype(
@@ -344,9 +393,59 @@ fn check_nonzero_divisor(divisor: &Operand) -> Result<()> {
     Ok(())
 }
 
+/// `eq`/`ne` of a float16 or bfloat16 tensor with dims and a 0-dim complex tensor or complex
+/// scalar, which promote to complex32 (or its bfloat16 twin) in PyTorch: smelt lacks those, so
+/// it rounds the complex operand's parts to the half dtype, as the cast to complex32 does,
+/// and compares in complex64, which holds every half value exactly.
+#[track_caller]
+fn half_complex_compare(a: &Tensor, b: &Operand, op: BinaryOp) -> Result<Tensor> {
+    let half = if a.dtype().is_complex() {
+        b.dtype()
+    } else {
+        a.dtype()
+    };
+    let round = |x: &Operand| -> Result<Operand> {
+        Ok(match x {
+            Operand::Scalar(Scalar::Complex(re, im)) => {
+                let r = |v: f64| Scalar::Float(v).cast(half).as_f64();
+                Operand::Scalar(Scalar::Complex(r(*re), r(*im)))
+            }
+            Operand::Tensor(t) if t.dtype().is_complex() => {
+                let part = |p: Tensor| p.try_to_dtype(half, false)?.try_to_dtype(DType::F32, false);
+                Operand::Tensor(Tensor::try_complex(
+                    &part(t.try_real()?)?,
+                    &part(t.try_imag()?)?,
+                )?)
+            }
+            other @ (Operand::Tensor(_) | Operand::Scalar(_)) => other.clone(),
+        })
+    };
+    let (x, y) = (round(&Operand::from(a))?, round(b)?);
+    let Operand::Tensor(x) = x else {
+        unreachable!("invariant: a tensor stays a tensor")
+    };
+    record(
+        Op::Binary {
+            op,
+            compute: DType::C64,
+        },
+        DType::Bool,
+        DType::C64,
+        &[&x, &y],
+    )
+}
+
 /// The kinds of binary op, for dtype rules.
 fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DType, DType)> {
     let name = op.name();
+    if common.is_complex() {
+        if op == BinaryOp::Sub && (a.is_bool() || b.is_bool()) {
+            return Err(Error::dtype(
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            ));
+        }
+        return complex_binary_dtypes(op, common);
+    }
     Ok(match op {
         BinaryOp::Div | BinaryOp::Atan2 => {
             let c = if common.is_float() {
@@ -396,6 +495,40 @@ fn binary_dtypes(op: BinaryOp, common: DType, a: DType, b: DType) -> Result<(DTy
     })
 }
 
+/// The compute and result dtypes of a binary op whose operands promote to a complex dtype:
+/// arithmetic and the logical ops compute in it, `eq`/`ne` compare both parts; orderings,
+/// `maximum`/`minimum`, integer-style division, `atan2` and bitwise ops are refused as PyTorch
+/// refuses them, `pow` smelt has no complex formula for.
+fn complex_binary_dtypes(op: BinaryOp, common: DType) -> Result<(DType, DType)> {
+    let name = op.name();
+    let not_for = |kernel: &str| {
+        Err(Error::dtype(format!(
+            "\"{kernel}\" not implemented for '{}'",
+            common.torch_name()
+        )))
+    };
+    match op {
+        BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => Ok((common, common)),
+        BinaryOp::Eq | BinaryOp::Ne => Ok((common, DType::Bool)),
+        BinaryOp::LogicalAnd | BinaryOp::LogicalOr | BinaryOp::LogicalXor => {
+            Ok((common, DType::Bool))
+        }
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge => {
+            not_for(&format!("{name}_cpu"))
+        }
+        BinaryOp::Maximum | BinaryOp::Minimum => Err(Error::dtype(format!(
+            "{name} not implemented for complex tensors."
+        ))),
+        BinaryOp::DivTrunc | BinaryOp::DivFloor => not_for("div_floor_cpu"),
+        BinaryOp::Remainder | BinaryOp::Fmod => not_for(&format!("{name}_cpu")),
+        BinaryOp::Atan2 => not_for("atan2_cpu"),
+        BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => not_for(&format!("{name}_cpu")),
+        BinaryOp::Pow => Err(Error::dtype(format!(
+            "pow: smelt has no complex formula for this op (dtype {common})"
+        ))),
+    }
+}
+
 impl Tensor {
     /// Applies the unary elementwise op `op` with PyTorch's dtype rules: what [`Tensor::exp`] and
     /// its siblings call, for code that picks the op at run time. Errors: a `dtype` error for a
@@ -411,7 +544,8 @@ impl Tensor {
     #[track_caller]
     fn unary_unnamed(&self, op: UnaryOp) -> Result<Tensor> {
         let (compute, out) = unary_dtypes(op, self.dtype())?;
-        if matches!(op, UnaryOp::IsInf | UnaryOp::IsFinite) && !self.dtype().is_float() {
+        let exact = !self.dtype().is_float() && !self.dtype().is_complex();
+        if matches!(op, UnaryOp::IsInf | UnaryOp::IsFinite) && exact {
             // PyTorch answers these with `zeros_like`/`ones_like(self, bool)`: self's layout.
             return self.try_full_like(
                 Scalar::Bool(op == UnaryOp::IsFinite),
@@ -436,9 +570,15 @@ impl Tensor {
             refuse_named_operands(&name, &[a, &b])?;
         }
         let names = unify_operands(&[a, &b], "broadcast")?;
-        let common = result_type_of([a.operand(), b.operand()]);
+        let common = match result_type_of([a.operand(), b.operand()]) {
+            Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
+                return half_complex_compare(a, &b, op).map(|t| t.with_dim_names(names));
+            }
+            r => r?,
+        };
         if op == BinaryOp::Pow
             && !common.is_float()
+            && !common.is_complex()
             && let Operand::Scalar(Scalar::Int(e)) = b
             && e < 0
         {
@@ -457,6 +597,7 @@ impl Tensor {
         }
         let (compute, out) = dtypes?;
         if !compute.is_float()
+            && !compute.is_complex()
             && matches!(
                 op,
                 BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
@@ -509,9 +650,14 @@ impl Tensor {
             refuse_named_operands(&name, &[a, &b])?;
         }
         let names = unify_operands(&[a, &b], "broadcast")?;
-        let common = result_type_of([a.operand(), b.operand()]);
+        let common = result_type_of([a.operand(), b.operand()])?;
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
-        if !compute.is_float() && matches!(alpha, Scalar::Float(_)) {
+        if !compute.is_complex() && alpha.is_complex() {
+            return Err(Error::dtype(
+                "For non-complex input tensors, argument alpha must not be a complex number.",
+            ));
+        }
+        if !compute.is_float() && !compute.is_complex() && matches!(alpha, Scalar::Float(_)) {
             return Err(Error::dtype(
                 "For integral input tensors, argument alpha must not be a floating point number.",
             ));
@@ -562,7 +708,7 @@ impl Tensor {
         let (a, b) = (a.into(), b.into());
         let c = Operand::from(condition);
         refuse_named_operands("where.self", &[&c, &a, &b])?;
-        let dtype = result_type(&[&a, &b]);
+        let dtype = try_result_type(&[&a, &b])?;
         record(Op::Where, dtype, dtype, &[&c, &a, &b])
     }
 
@@ -598,7 +744,10 @@ impl Tensor {
         all.extend(min.iter().map(|o| o as &dyn AsOperand));
         all.extend(max.iter().map(|o| o as &dyn AsOperand));
         let names = unify_operands(&all, "broadcast")?;
-        let dtype = result_type_of(all.iter().map(|o| o.operand()));
+        let dtype = result_type_of(all.iter().map(|o| o.operand()))?;
+        if dtype.is_complex() {
+            return Err(Error::dtype("clamp is not supported for complex types"));
+        }
         if self.dtype().is_bool() && dtype.is_bool() {
             return Err(Error::dtype("\"clamp_cpu\" not implemented for 'Bool'"));
         }
@@ -1017,7 +1166,8 @@ pub(crate) fn refused_unary(op: UnaryOp, inplace: bool) -> Option<String> {
         | UnaryOp::BitwiseNot
         | UnaryOp::IsNan
         | UnaryOp::IsInf
-        | UnaryOp::IsFinite => None,
+        | UnaryOp::IsFinite
+        | UnaryOp::Angle => None,
     }
 }
 

@@ -24,7 +24,7 @@ pub(crate) fn index_values(index: &Tensor) -> Result<Vec<i64>> {
 /// `view` with a 0-dim view read as shape `[1]` (gather treats scalars as 1-element vectors).
 fn at_least_1d(view: &View) -> View {
     if view.ndim() == 0 {
-        View::new(vec![1], vec![1], view.offset)
+        View::new(vec![1], vec![1], view.offset).with_read(view.read)
     } else {
         view.clone()
     }
@@ -148,7 +148,8 @@ impl Tensor {
             vec![count],
             vec![index.view.strides.first().copied().unwrap_or(1)],
             index.view.offset,
-        );
+        )
+        .with_read(index.view.read);
         let inputs = vec![(self.storage.current(), sv), (index.storage.current(), iv)];
         Tensor::library(
             LibraryOp::IndexSelect { dim: d },

@@ -171,7 +171,14 @@ impl Tensor {
                         advanced.push((d, t.clone()));
                         d += 1;
                     }
-                    DType::I8 | DType::I16 | DType::F16 | DType::BF16 | DType::F32 | DType::F64 => {
+                    DType::I8
+                    | DType::I16
+                    | DType::F16
+                    | DType::BF16
+                    | DType::F32
+                    | DType::F64
+                    | DType::C64
+                    | DType::C128 => {
                         return Err(Error::index(format!(
                             "tensors used as indices must be long, int, byte or bool tensors, got {}",
                             t.dtype().torch_name()
@@ -326,7 +333,15 @@ impl Tensor {
         };
         let (node, values) = value.source(shape, self.dtype(), device);
         let order: Vec<i64> = layout.to_op_order.iter().map(|&i| i as i64).collect();
-        let values = values.permute(&order)?;
+        let mut values = values.permute(&order)?;
+        // A write through a conjugating or negating target stores the transform of the values:
+        // transform them instead (the routine writes through the target's geometry only).
+        let mut target = layout.target;
+        if values.read.dtype(node.dtype).is_complex() {
+            values.read.conj ^= target.read.conj;
+        }
+        values.read.neg ^= target.read.neg;
+        (target.read.conj, target.read.neg) = (false, false);
         let old = self.storage.current();
         let mut inputs = vec![(old, View::contiguous(&[self.storage.len])), (node, values)];
         for (_, t) in &plan.advanced {
@@ -336,7 +351,7 @@ impl Tensor {
         let op = Op::Library(LibraryOp::IndexPut {
             indices: plan.advanced.len(),
         });
-        let next = LazyNode::pending(op, self.dtype(), self.storage.len, layout.target, inputs);
+        let next = LazyNode::pending(op, self.storage.dtype, self.storage.len, target, inputs);
         self.storage.set_current(next);
         Ok(())
     }

@@ -34,14 +34,23 @@ impl Tensor {
                 moved = Operand::Tensor(on_device(t, device)?);
                 &moved
             }
+            Operand::Scalar(s) if s.is_complex() && !self.dtype().is_complex() => {
+                return Err(Error::dtype(format!(
+                    "{op}: value cannot be converted to type {} without overflow (a complex value into a {} tensor)",
+                    self.dtype().torch_name().to_lowercase(),
+                    self.dtype()
+                )));
+            }
             Operand::Tensor(_) | Operand::Scalar(_) => values,
         };
         let old = self.storage.current();
         let whole = View::contiguous(&[self.storage.len]);
+        // The values, in the dtype this view reads, are stored through it (a conjugate view
+        // stores their conjugate, a float view of a complex storage stores parts).
         let src = values.source(&self.view.shape, self.dtype(), device);
         let node = LazyNode::pending(
             Op::Assign,
-            self.dtype(),
+            self.storage.dtype,
             self.storage.len,
             self.view.clone(),
             vec![(old, whole), src],
@@ -77,11 +86,40 @@ impl Tensor {
         let Operand::Tensor(o) = other else {
             return Ok(());
         };
+        if !o.shares_storage(self) {
+            return Ok(());
+        }
         // PyTorch's `assert_no_partial_overlap`: full overlap, none, or too hard to tell pass.
-        if o.shares_storage(self) && self.view.overlap_with(&o.view) == Overlap::Partial {
+        // Views in another dtype of the same storage (real, imag, view_as_real) compare bytes.
+        let overlap = if o.dtype() == self.dtype() {
+            self.view.overlap_with(&o.view)
+        } else {
+            self.byte_overlap(o)
+        };
+        if overlap == Overlap::Partial {
             return Err(Error::overlap(PARTIAL_OVERLAP));
         }
         Ok(())
+    }
+
+    /// [`View::overlap_with`] for a view of the same storage in another dtype, by bytes: never
+    /// full, as the two read the bytes as different elements.
+    fn byte_overlap(&self, other: &Tensor) -> Overlap {
+        let (a, b) = (&self.view, &other.view);
+        if a.numel() == 0 || b.numel() == 0 {
+            return Overlap::No;
+        }
+        if !a.is_non_overlapping_and_dense() || !b.is_non_overlapping_and_dense() {
+            return Overlap::TooHard;
+        }
+        let range = |v: &View, size: usize| (v.offset * size, (v.offset + v.numel()) * size);
+        let (a0, a1) = range(a, self.dtype().size());
+        let (b0, b1) = range(b, other.dtype().size());
+        if a0 < b1 && b0 < a1 {
+            Overlap::Partial
+        } else {
+            Overlap::No
+        }
     }
 
     /// Checks that the broadcast of self and `others` is self's shape.
@@ -152,7 +190,7 @@ impl Tensor {
             self.check_cast(crate::promote::result_type_of([
                 self.operand(),
                 other.operand(),
-            ]))?;
+            ])?)?;
         }
         let r = match alpha {
             Some(a) => self.try_add_scaled(other.clone(), a, op),
@@ -197,12 +235,50 @@ impl Tensor {
         let alpha = alpha.unwrap_or(Scalar::Int(1)).cast(compute);
         let shape = self.view.shape.clone();
         let mut idx = vec![0usize; shape.len()];
+        // A complex element read by the view is the pair of buffer parts at `2a` and `2a + 1`
+        // (a complex storage, or a real one read as complex); a real one is at `a` (a real
+        // storage, or a complex one read as its parts). Conjugation and negation are undone
+        // on the way back (both are involutions).
+        let complex = self.dtype().is_complex();
+        let read = self.view.read;
+        let turn = |x: Scalar| -> Scalar {
+            let (mut re, mut im) = x.as_complex();
+            if read.conj {
+                im = -im;
+            }
+            if read.neg {
+                (re, im) = (-re, -im);
+            }
+            if complex {
+                Scalar::Complex(re, im)
+            } else if read.neg {
+                Scalar::Float(re)
+            } else {
+                x
+            }
+        };
         for v in values {
             let addr = self.view.address(&idx) as usize;
-            let cur = buffer.get(addr).cast(compute);
-            let v =
-                smelt_runtime::scalar_ops::binary(BinaryOp::Mul, v.cast(compute), alpha, compute);
-            buffer.set(addr, smelt_runtime::scalar_ops::binary(op, cur, v, compute));
+            if complex {
+                let cur = turn(Scalar::Complex(
+                    buffer.get(2 * addr).as_f64(),
+                    buffer.get(2 * addr + 1).as_f64(),
+                ));
+                let new = turn(complex_update(op, cur, v, alpha)?);
+                let (re, im) = new.cast(self.dtype()).as_complex();
+                buffer.set(2 * addr, Scalar::Float(re));
+                buffer.set(2 * addr + 1, Scalar::Float(im));
+            } else {
+                let cur = turn(buffer.get(addr)).cast(compute);
+                let v = smelt_runtime::scalar_ops::binary(
+                    BinaryOp::Mul,
+                    v.cast(compute),
+                    alpha,
+                    compute,
+                );
+                let new = smelt_runtime::scalar_ops::binary(op, cur, v, compute);
+                buffer.set(addr, turn(new));
+            }
             for d in (0..shape.len()).rev() {
                 idx[d] += 1;
                 if idx[d] < shape[d] {
@@ -211,10 +287,13 @@ impl Tensor {
                 idx[d] = 0;
             }
         }
-        let len = buffer.len();
+        let len = self.storage.len;
         let buffer = Buffer::from(buffer).to_device(self.device())?;
-        self.storage
-            .set_current(LazyNode::realized(buffer, View::contiguous(&[len])));
+        self.storage.set_current(LazyNode::realized(
+            buffer,
+            self.storage.dtype,
+            View::contiguous(&[len]),
+        ));
         Ok(self)
     }
 
@@ -483,4 +562,47 @@ assign_ops! {
     SubAssign, sub_assign, BinaryOp::Sub;
     MulAssign, mul_assign, BinaryOp::Mul;
     DivAssign, div_assign, BinaryOp::Div;
+}
+
+/// `cur op alpha * v` on complex values (in double precision; the caller rounds to the
+/// tensor's dtype): the in-place arithmetic a complex tensor accepts.
+fn complex_update(op: BinaryOp, cur: Scalar, v: Scalar, alpha: Scalar) -> Result<Scalar> {
+    use num_complex::Complex64 as C;
+    let z = |s: Scalar| {
+        let (re, im) = s.as_complex();
+        C::new(re, im)
+    };
+    let (x, y) = (z(cur), z(v) * z(alpha));
+    let r = match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Sub => x - y,
+        BinaryOp::Mul => x * y,
+        BinaryOp::Div => x / y,
+        BinaryOp::DivTrunc
+        | BinaryOp::DivFloor
+        | BinaryOp::Remainder
+        | BinaryOp::Fmod
+        | BinaryOp::Pow
+        | BinaryOp::Maximum
+        | BinaryOp::Minimum
+        | BinaryOp::Atan2
+        | BinaryOp::Eq
+        | BinaryOp::Ne
+        | BinaryOp::Lt
+        | BinaryOp::Le
+        | BinaryOp::Gt
+        | BinaryOp::Ge
+        | BinaryOp::LogicalAnd
+        | BinaryOp::LogicalOr
+        | BinaryOp::LogicalXor
+        | BinaryOp::BitAnd
+        | BinaryOp::BitOr
+        | BinaryOp::BitXor => {
+            return Err(Error::unsupported(format!(
+                "{}_: smelt has no in-place update of a self-overlapping complex view",
+                op.name()
+            )));
+        }
+    };
+    Ok(Scalar::Complex(r.re, r.im))
 }

@@ -109,6 +109,16 @@ impl LazyNode {
             inputs.iter().all(|(i, _)| i.device == device),
             "invariant: every input of a node is on its device ({device}): the op checks first"
         );
+        // Library routines read their inputs' elements (whole, or as parts) but neither
+        // conjugate nor negate them: such a view is resolved by a copy first.
+        let inputs = if matches!(op, Op::Library(_)) {
+            inputs
+                .into_iter()
+                .map(|(node, view)| resolved_input(device, node, view))
+                .collect()
+        } else {
+            inputs
+        };
         let inputs = if inputs.is_empty() {
             no_inputs()
         } else {
@@ -126,24 +136,31 @@ impl LazyNode {
         })
     }
 
-    /// A node that already has its buffer (on the buffer's device).
+    /// A node of `dtype` that already has its buffer (on the buffer's device; a complex
+    /// storage's buffer holds its real counterpart, two parts per element).
     #[track_caller]
-    pub(crate) fn realized(buffer: Buffer, out: View) -> Arc<LazyNode> {
-        LazyNode::realized_with_note(buffer, out, None)
+    pub(crate) fn realized(buffer: Buffer, dtype: DType, out: View) -> Arc<LazyNode> {
+        LazyNode::realized_with_note(buffer, dtype, out, None)
     }
 
     /// A realized node with a note for the dumps (a graph break says which op forced it).
     #[track_caller]
     pub(crate) fn realized_with_note(
         buffer: Buffer,
+        dtype: DType,
         out: View,
         note: Option<&'static str>,
     ) -> Arc<LazyNode> {
+        assert_eq!(
+            buffer.dtype(),
+            dtype.storage(),
+            "invariant: a buffer holds its storage's real dtype"
+        );
         Arc::new(LazyNode {
             op: Op::Input { slot: 0 },
-            dtype: buffer.dtype(),
+            dtype,
             device: buffer.device(),
-            len: buffer.len(),
+            len: buffer.len() / dtype.parts(),
             out,
             location: Location::caller(),
             note,
@@ -164,6 +181,26 @@ impl LazyNode {
             NodeState::Pending(_) | NodeState::Lost => None,
         }
     }
+}
+
+/// `(node, view)` as a plain read: itself, or, for a conjugating or negating view, a fresh
+/// contiguous copy of the values it reads.
+#[track_caller]
+fn resolved_input(device: Device, node: Arc<LazyNode>, view: View) -> (Arc<LazyNode>, View) {
+    if !view.read.transforms() {
+        return (node, view);
+    }
+    let dtype = view.read.dtype(node.dtype);
+    let out = View::contiguous(&view.shape);
+    let copy = LazyNode::pending_on(
+        device,
+        Op::Cast,
+        dtype,
+        out.numel(),
+        out.clone(),
+        vec![(node, view)],
+    );
+    (copy, out)
 }
 
 /// A storage: the flat allocation several tensors may share. Its contents are the output of
@@ -333,7 +370,8 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
             | Op::Assign
             | Op::Reduce { .. }
             | Op::Library(_)
-            | Op::Random { .. } => {
+            | Op::Random { .. }
+            | Op::Complex => {
                 if external && !is_output[i] {
                     is_output[i] = true;
                     w.outputs.push(NodeId::new(i));

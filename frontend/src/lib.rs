@@ -36,6 +36,7 @@
 #![warn(missing_docs)]
 
 mod check;
+mod complex;
 mod creation;
 mod default_dtype;
 mod device;
@@ -67,8 +68,8 @@ mod views;
 
 pub use creation::TensorData;
 pub use default_dtype::{
-    get_default_dtype, set_default_dtype, set_default_tensor_type, try_set_default_dtype,
-    try_set_default_tensor_type, with_default_dtype,
+    get_default_complex_dtype, get_default_dtype, set_default_dtype, set_default_tensor_type,
+    try_set_default_dtype, try_set_default_tensor_type, with_default_dtype,
 };
 pub use device::{get_default_device, set_default_device, with_default_device};
 pub use dump::GraphDump;
@@ -80,8 +81,9 @@ pub use explain::{
 #[cfg(feature = "ndarray")]
 pub use io::NdArrayView;
 pub use names::{Dim, DimNames};
+pub use num_complex::{Complex32, Complex64};
 pub use plan_cache::{PlanCacheStats, plan_cache_stats};
-pub use promote::{Operand, result_type};
+pub use promote::{Operand, result_type, try_result_type};
 pub use random::{
     DEFAULT_SEED, Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
     try_set_rng_state, with_default_generator, with_generator,
@@ -99,9 +101,9 @@ pub use views::TensorIndex;
 /// The types and functions most programs use: `use smelt::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat, Operand, Result,
-        RoundingMode, Scalar, Tensor, TensorIndex, get_default_device, get_default_dtype,
-        manual_seed, realize, set_default_device, set_default_dtype, with_default_device,
-        with_default_dtype,
+        Complex32, Complex64, DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat,
+        Operand, Result, RoundingMode, Scalar, Tensor, TensorIndex, get_default_device,
+        get_default_dtype, manual_seed, realize, set_default_device, set_default_dtype,
+        with_default_device, with_default_dtype,
     };
 }

@@ -180,6 +180,25 @@ fn named_product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     Ok(r.with_dim_names(names))
 }
 
+/// `dot`/`vdot`'s checks: two 1-D tensors of one dtype.
+fn check_vectors(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        return Err(Error::shape(format!(
+            "{op}: 1D tensors expected, but got {}D and {}D tensors",
+            a.ndim(),
+            b.ndim()
+        )));
+    }
+    if a.dtype() != b.dtype() {
+        return Err(Error::dtype(format!(
+            "{op} : expected both vectors to have same dtype, but found {} and {}",
+            a.dtype().torch_name(),
+            b.dtype().torch_name()
+        )));
+    }
+    Ok(())
+}
+
 fn expect_ndim(op: &str, what: &str, t: &Tensor, ndim: usize) -> Result<()> {
     if t.ndim() != ndim {
         return Err(Error::shape(format!(
@@ -200,6 +219,10 @@ impl Tensor {
     /// different devices.
     #[track_caller]
     pub fn try_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        if self.ndim() == 1 && other.ndim() == 1 && self.is_conj() && other.is_conj() {
+            // PyTorch's `dot` of two conjugate views: the conjugate of the plain product.
+            return Ok(named_product("matmul", &self.conj(), &other.conj())?.conj());
+        }
         named_product("matmul", self, other)
     }
     /// `torch.matmul(self, other)`; panics where [`Tensor::try_matmul`] returns an error.
@@ -275,23 +298,34 @@ impl Tensor {
     /// `torch.dot(self, tensor)`: the inner product of two 1-D tensors as a 0-dim tensor. Errors: a
     /// `shape` error for another rank or lengths that differ, a `dtype` error for different
     /// dtypes, a `device` error for tensors on different devices.
+    ///
+    /// Of two conjugate views the result is a conjugate view of the plain product (as PyTorch
+    /// computes it); any other conjugate operand is read conjugated.
     #[track_caller]
     pub fn try_dot(&self, tensor: &Tensor) -> Result<Tensor> {
-        if self.ndim() != 1 || tensor.ndim() != 1 {
-            return Err(Error::shape(format!(
-                "dot: 1D tensors expected, but got {}D and {}D tensors",
-                self.ndim(),
-                tensor.ndim()
-            )));
-        }
-        if self.dtype() != tensor.dtype() {
-            return Err(Error::dtype(format!(
-                "dot : expected both vectors to have same dtype, but found {} and {}",
-                self.dtype().torch_name(),
-                tensor.dtype().torch_name()
-            )));
+        check_vectors("dot", self, tensor)?;
+        if self.is_conj() && tensor.is_conj() {
+            return Ok(named_product("dot", &self.conj(), &tensor.conj())?.conj());
         }
         named_product("dot", self, tensor)
+    }
+
+    /// `torch.vdot(self, other)`: `Σ conj(self)·other` over two 1-D tensors (the dot product
+    /// for real ones), a 0-dim tensor; no type promotion. When only `other` is a conjugate view
+    /// the result is a conjugate view of `dot(self, other.conj())`, as PyTorch computes it.
+    /// Errors: as [`Tensor::try_dot`].
+    #[track_caller]
+    pub fn try_vdot(&self, other: &Tensor) -> Result<Tensor> {
+        check_vectors("vdot", self, other)?;
+        if other.is_conj() && !self.is_conj() {
+            return Ok(named_product("vdot", self, &other.conj())?.conj());
+        }
+        named_product("vdot", &self.conj(), other)
+    }
+    /// `torch.vdot(self, other)`; panics where [`Tensor::try_vdot`] returns an error.
+    #[track_caller]
+    pub fn vdot(&self, other: &Tensor) -> Tensor {
+        ok(self.try_vdot(other))
     }
     /// `torch.dot(self, tensor)`; panics where [`Tensor::try_dot`] returns an error.
     #[track_caller]
@@ -367,13 +401,19 @@ impl Tensor {
             )));
         }
         for (name, s) in [("beta", beta), ("alpha", alpha)] {
-            if !prod.dtype().is_float() && matches!(s, Scalar::Float(_)) {
+            let float = prod.dtype().is_float() || prod.dtype().is_complex();
+            if !float && matches!(s, Scalar::Float(_)) {
                 return Err(Error::dtype(format!(
                     "addmm: for integral input tensors, argument {name} must not be a floating point number"
                 )));
             }
+            if !prod.dtype().is_complex() && s.is_complex() {
+                return Err(Error::dtype(format!(
+                    "addmm: for non-complex input tensors, argument {name} must not be a complex number"
+                )));
+            }
         }
-        let is = |s: Scalar, v: f64| s.as_f64() == v;
+        let is = |s: Scalar, v: f64| s.as_complex() == (v, 0.0);
         let scaled = if is(alpha, 1.0) {
             prod
         } else {

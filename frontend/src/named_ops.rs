@@ -301,7 +301,7 @@ impl Tensor {
         names: Vec<Option<String>>,
     ) -> Result<Tensor> {
         let stored = normalise(names, shape.len())?;
-        let view = View::new(shape, strides, self.view.offset);
+        let view = View::new(shape, strides, self.view.offset).with_read(self.view.read);
         Ok(self.with_view(view).with_dim_names(stored))
     }
 

@@ -132,11 +132,12 @@ impl Plans {
 
 /// A constant as its kind and bits, so that `-0.0` and `0.0` (equal as floats) and every NaN
 /// payload stay distinct.
-pub(crate) fn scalar_bits(value: Scalar) -> [u64; 2] {
+pub(crate) fn scalar_bits(value: Scalar) -> [u64; 3] {
     match value {
-        Scalar::Bool(b) => [0, b as u64],
-        Scalar::Int(i) => [1, i as u64],
-        Scalar::Float(f) => [2, f.to_bits()],
+        Scalar::Bool(b) => [0, b as u64, 0],
+        Scalar::Int(i) => [1, i as u64, 0],
+        Scalar::Float(f) => [2, f.to_bits(), 0],
+        Scalar::Complex(re, im) => [3, re.to_bits(), im.to_bits()],
     }
 }
 
@@ -159,6 +160,7 @@ pub(crate) fn encode_op(op: &Op, words: &mut Vec<u64>) {
             encode_library(lib, words);
         }
         Op::Random { dist } => words.extend([9, dist.code() as u64]),
+        Op::Complex => words.push(10),
     }
 }
 
@@ -189,6 +191,8 @@ pub(crate) fn encode_view(view: &View, words: &mut Vec<u64>) {
     words.push(view.strides.len() as u64);
     words.extend(view.strides.iter().map(|&s| s as u64));
     words.push(view.offset as u64);
+    let read = view.read;
+    words.push(read.parts as u64 | (read.conj as u64) << 2 | (read.neg as u64) << 3);
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use crate::plan_cache::scalar_bits;
 use crate::tensor::Tensor;
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
-use smelt_ir::{DType, Scalar, View, promote_types};
+use smelt_ir::{DType, Error, Result, Scalar, View, promote_types};
 use smelt_runtime::Device;
 use std::sync::Arc;
 
@@ -57,6 +57,16 @@ impl From<i64> for Operand {
 impl From<i32> for Operand {
     fn from(v: i32) -> Self {
         Operand::Scalar(Scalar::Int(v as i64))
+    }
+}
+impl From<num_complex::Complex<f64>> for Operand {
+    fn from(v: num_complex::Complex<f64>) -> Self {
+        Operand::Scalar(Scalar::Complex(v.re, v.im))
+    }
+}
+impl From<num_complex::Complex<f32>> for Operand {
+    fn from(v: num_complex::Complex<f32>) -> Self {
+        Operand::Scalar(Scalar::Complex(v.re as f64, v.im as f64))
     }
 }
 impl From<bool> for Operand {
@@ -161,14 +171,16 @@ impl<'a> OperandRef<'a> {
 fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
     /// Interned fills, direct-mapped by value and dtype.
     const SLOTS: usize = 64;
-    type Slot = Option<(DType, [u64; 2], Arc<LazyNode>)>;
+    type Slot = Option<(DType, [u64; 3], Arc<LazyNode>)>;
     thread_local! {
         static FILLS: std::cell::RefCell<[Slot; SLOTS]> =
             const { std::cell::RefCell::new([const { None }; SLOTS]) };
     }
     // By kind and exact bits, so that 0.0 and -0.0 (and NaN payloads) stay apart.
     let bits = scalar_bits(value);
-    let slot = (bits[1].wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize ^ dtype as usize;
+    let slot = ((bits[1] ^ bits[2].rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+        as usize
+        ^ dtype as usize;
     let slot = slot % SLOTS;
     let here = std::panic::Location::caller();
     let interned = FILLS.with_borrow(|fills| match &fills[slot] {
@@ -200,12 +212,24 @@ fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
     node
 }
 
-fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
-    match (hi, lo) {
+/// c10's `combine_categories`: the dtype of a higher-priority group `hi` beside a
+/// lower-priority one `lo`, which only counts when its category is higher. A lower complex
+/// group makes a float `hi` its complex counterpart (PyTorch has none for bfloat16, and smelt
+/// no complex32 for float16: `dtype` errors) and replaces an integer or bool one.
+fn combine(hi: Option<DType>, lo: Option<DType>) -> Result<Option<DType>> {
+    Ok(match (hi, lo) {
         (None, lo) => lo,
         (hi, None) => hi,
         (Some(h), Some(l)) => {
-            if h.is_float() {
+            if h.is_complex() {
+                Some(h)
+            } else if l.is_complex() {
+                if h.is_float() {
+                    Some(h.complex().ok_or_else(|| no_complex_counterpart(h))?)
+                } else {
+                    Some(l)
+                }
+            } else if h.is_float() {
                 Some(h)
             } else if h.is_bool() || l.is_float() {
                 Some(promote_types(h, l))
@@ -213,6 +237,28 @@ fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
                 Some(h)
             }
         }
+    })
+}
+
+/// The error for a float dtype without a complex counterpart promoting with a complex one.
+fn no_complex_counterpart(dtype: DType) -> Error {
+    match dtype {
+        DType::BF16 => Error::dtype(
+            "Unknown Complex ScalarType for BFloat16: PyTorch has no bfloat16 complex type",
+        ),
+        DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::F16
+        | DType::F32
+        | DType::F64
+        | DType::C64
+        | DType::C128 => Error::dtype(format!(
+            "promoting {dtype} with a complex operand gives complex32, which smelt does not support"
+        )),
     }
 }
 
@@ -227,12 +273,26 @@ fn combine(hi: Option<DType>, lo: Option<DType>) -> Option<DType> {
 /// assert_eq!(smelt::result_type(&[&i, &Operand::from(3)]), DType::I32);
 /// assert_eq!(smelt::result_type(&[&i, &Operand::from(0.5)]), DType::F32);
 /// ```
+///
+/// Panics where [`try_result_type`] returns an error.
 pub fn result_type(operands: &[&Operand]) -> DType {
+    match try_result_type(operands) {
+        Ok(d) => d,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// [`result_type`] returning a `Result`: a `dtype` error where promotion meets a complex
+/// operand with a type that has no complex counterpart (a `bfloat16` tensor beside a 0-dim
+/// complex tensor or a complex scalar; `float16`'s would be complex32, which smelt lacks).
+pub fn try_result_type(operands: &[&Operand]) -> Result<DType> {
     result_type_of(operands.iter().map(|o| o.operand()))
 }
 
-/// [`result_type`] over borrowed operands.
-pub(crate) fn result_type_of<'a>(operands: impl IntoIterator<Item = OperandRef<'a>>) -> DType {
+/// [`try_result_type`] over borrowed operands.
+pub(crate) fn result_type_of<'a>(
+    operands: impl IntoIterator<Item = OperandRef<'a>>,
+) -> Result<DType> {
     let mut dim: Option<DType> = None;
     let mut zero: Option<DType> = None;
     let mut wrapped: Option<DType> = None;
@@ -244,7 +304,7 @@ pub(crate) fn result_type_of<'a>(operands: impl IntoIterator<Item = OperandRef<'
         };
         *bucket = Some(bucket.map_or(dt, |b| promote_types(b, dt)));
     }
-    combine(dim, combine(zero, wrapped)).unwrap_or_else(get_default_dtype)
+    Ok(combine(dim, combine(zero, wrapped)?)?.unwrap_or_else(get_default_dtype))
 }
 
 #[cfg(test)]

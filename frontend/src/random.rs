@@ -177,6 +177,7 @@ impl Generator {
             .collect();
         ok(Tensor::try_from_buffer_on(
             HostBuffer::from_scalars(DType::U8, &bytes),
+            DType::U8,
             View::contiguous(&[16]),
             Device::Cpu,
         ))
@@ -340,7 +341,7 @@ fn draw_with(
         &[Scalar::Int(seed as i64), Scalar::Int(offset as i64)],
     );
     let state = Buffer::from(state).to_device(device)?;
-    let state = LazyNode::realized(state, View::contiguous(&[2]));
+    let state = LazyNode::realized(state, DType::I64, View::contiguous(&[2]));
     Ok(Tensor::from_node(LazyNode::pending_on(
         device,
         Op::Random { dist },
@@ -567,11 +568,12 @@ impl Tensor {
     }
 }
 
-/// A dtype `randint` can fill: any but bool.
+/// A dtype `randint` can fill: any but bool and the complex ones.
 fn int_dtype(op: &str, dtype: DType) -> Result<DType> {
-    if dtype == DType::Bool {
+    if dtype == DType::Bool || dtype.is_complex() {
         Err(Error::dtype(format!(
-            "{op}: \"{op}\" not implemented for 'Bool'"
+            "{op}: \"{op}\" not implemented for '{}'",
+            dtype.torch_name()
         )))
     } else {
         Ok(dtype)
@@ -590,8 +592,8 @@ fn exact_top(dtype: DType) -> i128 {
         DType::I64 => i128::from(i64::MAX),
         DType::F16 => 1 << 11,
         DType::BF16 => 1 << 8,
-        DType::F32 => 1 << 24,
-        DType::F64 => 1 << 53,
+        DType::F32 | DType::C64 => 1 << 24,
+        DType::F64 | DType::C128 => 1 << 53,
     }
 }
 
@@ -603,7 +605,9 @@ fn exact_bottom(dtype: DType) -> i128 {
         DType::I16 => i128::from(i16::MIN),
         DType::I32 => i128::from(i32::MIN),
         DType::I64 => i128::from(i64::MIN),
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => -exact_top(dtype),
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => {
+            -exact_top(dtype)
+        }
     }
 }
 

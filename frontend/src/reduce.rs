@@ -180,7 +180,8 @@ impl Tensor {
             perm.iter().map(|&d| v.shape[d]).collect::<Dims<_>>(),
             perm.iter().map(|&d| v.strides[d]).collect::<Dims<_>>(),
             v.offset,
-        );
+        )
+        .with_read(v.read);
         let mut axes = reduced.len();
         if axes == 0 {
             // A 0-dim input: reduce over one size-1 axis.
@@ -324,9 +325,46 @@ impl Tensor {
         let plan = self.reduction_plan(&dims, keepdim)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let names = self.reduced_names(&dims, keepdim);
+        if dtype.is_complex() {
+            return Ok(self
+                .complex_prod(&plan, &dims, keepdim, dtype)?
+                .with_dim_names(names));
+        }
         Ok(self
             .reduce_with(&plan, ReduceOp::Prod, dtype)?
             .with_dim_names(names))
+    }
+
+    /// A complex product: no kernel reduction multiplies pairs of parts, so it is the last
+    /// element of the inclusive product along the dim (`cumprod`, which multiplies in order
+    /// from index 0 as PyTorch's reduction does, in double precision), or 1 over an empty dim.
+    #[track_caller]
+    fn complex_prod(
+        &self,
+        plan: &Plan,
+        dims: &[i64],
+        keepdim: bool,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        let x = self.drop_names().try_to_dtype(dtype, false)?;
+        let (x, d) = match dims {
+            [d] => (x, *d),
+            _ => (x.try_reshape(&[-1])?, 0),
+        };
+        let out_shape: Vec<i64> = plan.out_shape.iter().map(|&s| s as i64).collect();
+        if plan.count == 0 {
+            return Tensor::try_ones(&out_shape, Some(dtype));
+        }
+        let last = x
+            .try_cumprod(d, Some(dtype))?
+            .try_select(d, -1)?
+            // A fresh tensor (offset 0), not a view into the cumulative product.
+            .try_clone_format(smelt_ir::MemoryFormat::Contiguous)?;
+        if keepdim {
+            last.try_reshape(&out_shape)
+        } else {
+            Ok(last)
+        }
     }
 
     /// `torch.prod(self, dim, keepdim, dtype=dtype)`; panics where [`Tensor::try_prod`] returns an
@@ -353,6 +391,7 @@ impl Tensor {
                 }
             }
         }
+        refuse_complex(name, self.dtype())?;
         let plan = self.reduction_plan(dim, keepdim)?;
         self.check_nonempty(&plan, name, true)?;
         self.reduce_with(&plan, op, self.dtype())
@@ -390,8 +429,10 @@ impl Tensor {
 
     #[track_caller]
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
+        // The empty check comes first, as in PyTorch: an empty complex tensor is a shape error.
         let plan = self.reduction_plan(&[], false)?;
         self.check_nonempty(&plan, name, false)?;
+        refuse_complex(&format!("{name}_all"), self.dtype())?;
         self.reduce_with(&plan, op, self.dtype())
     }
 
@@ -432,6 +473,7 @@ impl Tensor {
         dim: Dim,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
+        refuse_complex(&format!("{name}_cpu"), self.dtype())?;
         let dim = dim.resolve(self)?;
         let plan = self.reduction_plan(&[dim], keepdim)?;
         self.check_nonempty(&plan, name, true)?;
@@ -488,6 +530,11 @@ impl Tensor {
         if self.dtype().is_bool() {
             return Err(Error::dtype(format!(
                 "{name}(): does not support bool input (\"{name}_cpu\" not implemented for 'Bool')"
+            )));
+        }
+        if self.is_complex() {
+            return Err(Error::dtype(format!(
+                "{name}(): does not support complex input"
             )));
         }
         let dims: Vec<i64> = dim.into_iter().collect();
@@ -643,8 +690,24 @@ impl Tensor {
     }
 }
 
+/// The `dtype` error of an op that orders values, for a complex tensor (`max`, `amax`,
+/// `argmax`, `sort` … PyTorch defines no order on complex numbers).
+pub(crate) fn refuse_complex(op: &str, dtype: DType) -> Result<()> {
+    if dtype.is_complex() {
+        return Err(Error::dtype(format!(
+            "\"{op}\" not implemented for '{}' (complex numbers have no order)",
+            dtype.torch_name()
+        )));
+    }
+    Ok(())
+}
+
 /// The dtype sum/prod/cumsum/cumprod produce without an explicit `dtype`: bool and ints
 /// widen to int64, floats stay.
 pub(crate) fn widened_int(dtype: DType) -> DType {
-    if dtype.is_float() { dtype } else { DType::I64 }
+    if dtype.is_float() || dtype.is_complex() {
+        dtype
+    } else {
+        DType::I64
+    }
 }

@@ -32,7 +32,7 @@ impl Tensor {
     #[track_caller]
     fn mean_at(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = dtype.unwrap_or(self.dtype());
-        if !out.is_float() {
+        if !out.is_float() && !out.is_complex() {
             let what = if dtype.is_some() {
                 "Optional dtype"
             } else {
@@ -75,6 +75,12 @@ impl Tensor {
     #[track_caller]
     fn var_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
+        if dtype.is_complex() {
+            // E|z − μ|²: the variances of the two parts add (a real result).
+            let re = self.try_real()?.var_at(dim, correction, keepdim)?;
+            let im = self.try_imag()?.var_at(dim, correction, keepdim)?;
+            return re.try_add(&im);
+        }
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
                 "std and var only support floating point and complex dtypes (var of {})",
@@ -118,6 +124,11 @@ impl Tensor {
     #[track_caller]
     fn std_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
+        if dtype.is_complex() {
+            return self
+                .var_at(dim, correction, keepdim)?
+                .try_unary(UnaryOp::Sqrt);
+        }
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
                 "std and var only support floating point and complex dtypes (std of {})",
@@ -153,6 +164,7 @@ impl Tensor {
 
     #[track_caller]
     fn logsumexp_at(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::reduce::refuse_complex("logsumexp", self.dtype())?;
         let dtype = if self.dtype().is_float() {
             self.dtype()
         } else {

@@ -10,7 +10,7 @@ use crate::tensor::{Tensor, ok};
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, wrap_dim};
-use smelt_ir::{DType, LibraryOp, Result, View};
+use smelt_ir::{DType, Error, LibraryOp, Result, View};
 
 impl Tensor {
     /// Records library op `op(dim)` over self along `dim` producing `dtype` with self's shape,
@@ -27,7 +27,7 @@ impl Tensor {
         let shape = self.shape().to_vec();
         let node = self.storage.current();
         if shape.is_empty() {
-            let edge = View::new(vec![1], vec![0], self.view.offset);
+            let edge = View::new(vec![1], vec![0], self.view.offset).with_read(self.view.read);
             let t = Tensor::computed(
                 Op::Library(op(d)),
                 dtype,
@@ -100,6 +100,9 @@ impl Tensor {
     #[track_caller]
     pub fn try_sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
         refuse_named("sort", [self])?;
+        if self.is_complex() {
+            return Err(Error::dtype("Sort does not support complex dtypes on CPU"));
+        }
         // Like PyTorch (values start as a clone of self): preserve-format strides.
         let strides = self.view.preserve_format_strides();
         let values = self.along_dim(dim, self.dtype(), strides.clone(), |dim| LibraryOp::Sort {

@@ -155,7 +155,13 @@ impl Tensor {
             shape.extend([r as usize, size]);
             strides.extend([0, stride]);
         }
-        let copy = self.copy_of_view(View::new(shape, strides, self.view.offset))?;
+        let copy = self
+            .copy_of_view(View::new(shape, strides, self.view.offset).with_read(self.view.read))?;
+        let out: Vec<usize> = repeats
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| r as usize * if i < pad { 1 } else { self.view.shape[i - pad] })
+            .collect();
         Ok(copy.with_view(View::contiguous(&out)))
     }
     /// `tensor.repeat(repeats)`; panics where [`Tensor::try_repeat`] returns an error.
@@ -179,6 +185,7 @@ impl Tensor {
             .collect();
         let mask = Tensor::try_from_buffer_on(
             HostBuffer::from_scalars(DType::Bool, &mask),
+            DType::Bool,
             View::contiguous(&[rows, cols]),
             self.device(),
         )?;

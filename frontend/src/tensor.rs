@@ -45,22 +45,35 @@ impl Tensor {
         }
     }
 
-    /// A tensor holding host `buffer` with view `view`, on the thread's default device (the
-    /// values are copied there when it is not the host).
+    /// A tensor of `dtype` holding host `buffer` with view `view`, on the thread's default
+    /// device (the values are copied there when it is not the host).
     #[track_caller]
     pub(crate) fn try_from_buffer(buffer: HostBuffer, view: View) -> Result<Tensor> {
-        Tensor::try_from_buffer_on(buffer, view, crate::device::get_default_device())
+        let dtype = buffer.dtype();
+        Tensor::try_from_buffer_on(buffer, dtype, view, crate::device::get_default_device())
     }
 
-    /// [`Tensor::try_from_buffer`] on `device`.
+    /// [`Tensor::try_from_buffer`] for a storage of `dtype` (a complex dtype's buffer holds its
+    /// real parts).
+    #[track_caller]
+    pub(crate) fn try_from_typed_buffer(
+        buffer: HostBuffer,
+        dtype: DType,
+        view: View,
+    ) -> Result<Tensor> {
+        Tensor::try_from_buffer_on(buffer, dtype, view, crate::device::get_default_device())
+    }
+
+    /// [`Tensor::try_from_typed_buffer`] on `device`.
     #[track_caller]
     pub(crate) fn try_from_buffer_on(
         buffer: HostBuffer,
+        dtype: DType,
         view: View,
         device: Device,
     ) -> Result<Tensor> {
         let buffer = Buffer::from(buffer).to_device(device)?;
-        Ok(Tensor::from_node(LazyNode::realized(buffer, view)))
+        Ok(Tensor::from_node(LazyNode::realized(buffer, dtype, view)))
     }
 
     /// A new, unnamed handle on the same storage with another view (a view op sets the
@@ -178,9 +191,11 @@ impl Tensor {
         note: &'static str,
         device: Device,
     ) -> Result<Tensor> {
+        let dtype = buffer.dtype();
         let buffer = Buffer::from(buffer).to_device(device)?;
         Ok(Tensor::from_node(LazyNode::realized_with_note(
             buffer,
+            dtype,
             view,
             Some(note),
         )))
@@ -188,9 +203,20 @@ impl Tensor {
 
     // ---- metadata -------------------------------------------------------------------------
 
-    /// The element type (`tensor.dtype`).
+    /// The element type (`tensor.dtype`): the storage's, or the one this view reads it as
+    /// (`x.real` of a complex64 tensor is a float32 view of its storage).
     pub fn dtype(&self) -> DType {
-        self.storage.dtype
+        self.view.read.dtype(self.storage.dtype)
+    }
+    /// Is this a conjugate view (`tensor.is_conj()`): a complex tensor whose reads conjugate
+    /// the values its storage holds ([`Tensor::conj`])?
+    pub fn is_conj(&self) -> bool {
+        self.view.read.conj
+    }
+    /// Does this view negate the values it reads (`tensor.is_neg()`: `imag` of a conjugate
+    /// view)?
+    pub fn is_neg(&self) -> bool {
+        self.view.read.neg
     }
     /// Where the storage lives (`tensor.device`).
     pub fn device(&self) -> Device {
@@ -256,9 +282,10 @@ impl Tensor {
     pub fn is_non_overlapping_and_dense(&self) -> bool {
         self.view.is_non_overlapping_and_dense()
     }
-    /// Number of elements of the underlying storage.
+    /// Number of elements of the underlying storage, counted in this tensor's dtype (a float
+    /// view of a complex storage counts two per complex element).
     pub fn storage_len(&self) -> usize {
-        self.storage.len
+        self.view.read.len(self.storage.len)
     }
     /// Do the two tensors use the same storage allocation?
     pub fn shares_storage(&self, other: &Tensor) -> bool {
@@ -310,12 +337,36 @@ impl Tensor {
         let Some((lo, hi)) = self.view.address_range() else {
             return Ok(out);
         };
-        // Only the elements this view reaches leave a device.
+        // Only the elements this view reaches leave a device (a complex element is two parts).
+        let dtype = self.dtype();
+        let parts = dtype.parts() as isize;
+        let (lo, hi) = (lo * parts, hi * parts + parts - 1);
         let (buf, base) = buffer.to_host_window(lo as usize, (hi - lo) as usize + 1)?;
+        let read = self.view.read;
+        let value = |address: isize| {
+            let at = (address * parts) as usize - base;
+            let v = if parts == 2 {
+                Scalar::Complex(buf.get(at).as_f64(), buf.get(at + 1).as_f64())
+            } else {
+                buf.get(at)
+            };
+            match v {
+                Scalar::Complex(re, im) => {
+                    let im = if read.conj { -im } else { im };
+                    if read.neg {
+                        Scalar::Complex(-re, -im)
+                    } else {
+                        Scalar::Complex(re, im)
+                    }
+                }
+                Scalar::Float(x) if read.neg => Scalar::Float(-x),
+                v @ (Scalar::Bool(_) | Scalar::Int(_) | Scalar::Float(_)) => v,
+            }
+        };
         let shape = &self.view.shape;
         let mut idx = vec![0usize; shape.len()];
         loop {
-            out.push(buf.get(self.view.address(&idx) as usize - base));
+            out.push(value(self.view.address(&idx)));
             let mut d = shape.len();
             loop {
                 if d == 0 {
@@ -400,7 +451,9 @@ pub fn realize(tensors: &[&Tensor]) -> Result<()> {
 }
 
 /// Host element types a tensor can be built from or read into: `bool`, `u8`, `i8`, `i16`,
-/// `i32`, `i64`, `half::f16`, `half::bf16`, `f32`, `f64`.
+/// `i32`, `i64`, `half::f16`, `half::bf16`, `f32`, `f64`, [`Complex32`](crate::Complex32),
+/// [`Complex64`](crate::Complex64) (reading a complex tensor into a real type keeps the real
+/// part, as a cast does).
 pub trait Element: Copy {
     /// The dtype of tensors built from this type.
     const DTYPE: DType;
@@ -457,6 +510,28 @@ element!(
 element!(f32, DType::F32, |v| Scalar::Float(v as f64), |s| s.as_f64()
     as f32);
 element!(f64, DType::F64, Scalar::Float, |s| s.as_f64());
+
+/// Complex host types: the buffer holds the parts, real then imaginary for each element.
+macro_rules! complex_element {
+    ($t:ty, $part:ty, $dt:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = $dt;
+            fn to_scalar(self) -> Scalar {
+                Scalar::Complex(f64::from(self.re), f64::from(self.im))
+            }
+            fn from_scalar(s: Scalar) -> Self {
+                let (re, im) = s.cast($dt).as_complex();
+                <$t>::new(re as $part, im as $part)
+            }
+            fn into_buffer(data: Vec<$t>) -> HostBuffer {
+                let parts: Vec<$part> = data.iter().flat_map(|z| [z.re, z.im]).collect();
+                smelt_runtime::HostElement::wrap(smelt_runtime::memory::Memory::adopt(parts))
+            }
+        }
+    };
+}
+complex_element!(num_complex::Complex32, f32, DType::C64);
+complex_element!(num_complex::Complex64, f64, DType::C128);
 
 impl fmt::Debug for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

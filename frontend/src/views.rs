@@ -405,11 +405,6 @@ impl Tensor {
     pub fn swapdims(&self, a: i64, b: i64) -> Tensor {
         self.transpose(a, b)
     }
-    /// `tensor.adjoint()`: [`Tensor::mt`] (every dtype is real).
-    #[track_caller]
-    pub fn adjoint(&self) -> Tensor {
-        self.mt()
-    }
 
     /// `tensor.T`: all dims reversed. Errors: a `names` error for a named tensor.
     #[track_caller]
@@ -474,8 +469,9 @@ impl Tensor {
         offset: Option<i64>,
     ) -> Result<Tensor> {
         let offset = offset.unwrap_or(self.view.offset as i64);
-        let v = View::as_strided(size, stride, offset, self.storage.len, self.dtype().size())?;
-        Ok(self.with_view(v))
+        let len = self.view.read.len(self.storage.len);
+        let v = View::as_strided(size, stride, offset, len, self.dtype().size())?;
+        Ok(self.with_view(v.with_read(self.view.read)))
     }
     /// `torch.as_strided(self, size, stride, storage_offset)`; panics where
     /// [`Tensor::try_as_strided`] returns an error.
@@ -492,7 +488,9 @@ impl Tensor {
         refuse_named("view", [self])?;
         let new_shape = smelt_ir::view::infer_size(shape, self.numel())?;
         match view_strides(&self.view.shape, &self.view.strides, &new_shape) {
-            Some(strides) => Ok(self.with_view(View::new(new_shape, strides, self.view.offset))),
+            Some(strides) => Ok(self.with_view(
+                View::new(new_shape, strides, self.view.offset).with_read(self.view.read),
+            )),
             None => {
                 let copy = self.try_clone_format(MemoryFormat::Contiguous)?;
                 Ok(copy.with_view(View::contiguous(&new_shape)))

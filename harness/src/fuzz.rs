@@ -108,6 +108,10 @@ pub fn values(n: usize, dtype: DType, seed: u64, specials: usize) -> Vec<Scalar>
                 DType::F16 | DType::BF16 | DType::F32 | DType::F64 => {
                     Scalar::Float((r % 17) as f64 / 4.0 - 2.0)
                 }
+                DType::C64 | DType::C128 => Scalar::Complex(
+                    (r % 17) as f64 / 4.0 - 2.0,
+                    (r / 17 % 17) as f64 / 4.0 - 2.0,
+                ),
             }
         })
         .collect();
@@ -184,7 +188,10 @@ enum Kind {
 fn kind(t: &Tensor) -> Kind {
     match t.dtype() {
         DType::Bool => Kind::Bool,
-        DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Kind::Float,
+        // A float constant is an operand of complex tensors too.
+        DType::F16 | DType::BF16 | DType::F32 | DType::F64 | DType::C64 | DType::C128 => {
+            Kind::Float
+        }
         DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => Kind::Int,
     }
 }

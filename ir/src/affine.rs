@@ -3,6 +3,7 @@
 
 use crate::View;
 use crate::kernel::Index;
+use crate::reading::Source;
 
 /// `y = coeffs · x + offset`: one row per output dim, one coefficient per input dim.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -249,9 +250,15 @@ pub fn view_at(view: &View, map: &AffineMap, space: &[usize]) -> Option<View> {
 }
 
 /// The map from a point of `space` to the producer's logical index (the producer wrote its
-/// buffer through `out`) when a consumer at `map(p)` reads that buffer through `view`.
+/// buffer through `out`) when a consumer at `map(p)` reads that buffer through `view`. A view
+/// reading the producer's complex elements as parts maps to the element whose part it reads
+/// (when that is one part throughout, [`crate::reading::source`]); a paired read (each element
+/// from two of the producer's) has no one map.
 pub fn read_map(view: &View, map: &AffineMap, space: &[usize], out: &View) -> Option<AffineMap> {
-    compose_views(&view_at(view, map, space)?, out)
+    match crate::reading::source(view)? {
+        Source::Same(v) | Source::Part(v, _) => compose_views(&view_at(&v, map, space)?, out),
+        Source::Pair(..) => None,
+    }
 }
 
 /// The coarsest shape both `a` and `b` are row-major groupings of (equal element counts):

@@ -26,9 +26,13 @@ pub enum DType {
     F32,
     /// `torch.float64`.
     F64,
+    /// `torch.complex64`: two float32 parts, real then imaginary.
+    C64,
+    /// `torch.complex128`: two float64 parts, real then imaginary.
+    C128,
 }
 
-/// The three categories that decide promotion between buckets: bool < integer < floating.
+/// The categories that decide promotion between buckets: bool < integer < floating < complex.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Category {
     /// `bool`.
@@ -37,11 +41,31 @@ pub enum Category {
     Integer,
     /// The floating dtypes.
     Floating,
+    /// The complex dtypes.
+    Complex,
 }
 
 impl DType {
     /// Every dtype, in variant order.
-    pub const ALL: [DType; 10] = [
+    pub const ALL: [DType; 12] = [
+        DType::Bool,
+        DType::U8,
+        DType::I8,
+        DType::I16,
+        DType::I32,
+        DType::I64,
+        DType::F16,
+        DType::BF16,
+        DType::F32,
+        DType::F64,
+        DType::C64,
+        DType::C128,
+    ];
+
+    /// Every real (not complex) dtype, in variant order: the element types of buffers and of
+    /// kernel IR values. A complex storage is a buffer of its real counterpart, twice as long
+    /// ([`DType::storage`]); the lowering splits complex values into their two parts.
+    pub const REAL: [DType; 10] = [
         DType::Bool,
         DType::U8,
         DType::I8,
@@ -60,7 +84,8 @@ impl DType {
             DType::Bool | DType::U8 | DType::I8 => 1,
             DType::I16 | DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
 
@@ -70,7 +95,61 @@ impl DType {
             DType::Bool => Category::Bool,
             DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => Category::Integer,
             DType::F16 | DType::BF16 | DType::F32 | DType::F64 => Category::Floating,
+            DType::C64 | DType::C128 => Category::Complex,
         }
+    }
+
+    /// Is this a complex dtype (`tensor.is_complex()`)?
+    pub fn is_complex(self) -> bool {
+        self.category() == Category::Complex
+    }
+
+    /// The real counterpart of a complex dtype (`complex64` → `float32`, `complex128` →
+    /// `float64`: the type of each part); every real dtype is its own.
+    pub fn real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64
+            | DType::F16
+            | DType::BF16
+            | DType::F32
+            | DType::F64 => self,
+        }
+    }
+
+    /// The complex dtype whose parts are `self` (`float32` → `complex64`, `float64` →
+    /// `complex128`; a complex dtype is its own); `None` where PyTorch has no such type smelt
+    /// supports (`float16` would give `complex32`, `bfloat16` has none) or for bool and integers.
+    pub fn complex(self) -> Option<DType> {
+        match self {
+            DType::F32 | DType::C64 => Some(DType::C64),
+            DType::F64 | DType::C128 => Some(DType::C128),
+            DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64
+            | DType::F16
+            | DType::BF16 => None,
+        }
+    }
+
+    /// The element type of the buffer holding a storage of this dtype: the real counterpart
+    /// ([`DType::real`]); a complex storage of `n` elements is a buffer of `2n` parts.
+    pub fn storage(self) -> DType {
+        self.real()
+    }
+
+    /// Buffer elements per element: 2 for complex dtypes (real, imaginary), else 1.
+    pub fn parts(self) -> usize {
+        if self.is_complex() { 2 } else { 1 }
     }
 
     /// Is this a floating dtype (`torch.is_floating_point`)?
@@ -101,7 +180,9 @@ impl DType {
             | DType::I32
             | DType::I64
             | DType::F32
-            | DType::F64 => self,
+            | DType::F64
+            | DType::C64
+            | DType::C128 => self,
         }
     }
 
@@ -110,6 +191,7 @@ impl DType {
     /// wrapping i64, bools as bools.
     pub fn accumulator(self) -> DType {
         match self.category() {
+            Category::Complex => DType::C128,
             Category::Floating => DType::F64,
             Category::Integer => DType::I64,
             Category::Bool => DType::Bool,
@@ -129,6 +211,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
 
@@ -145,6 +229,8 @@ impl DType {
             DType::BF16 => "BFloat16",
             DType::F32 => "Float",
             DType::F64 => "Double",
+            DType::C64 => "ComplexFloat",
+            DType::C128 => "ComplexDouble",
         }
     }
 
@@ -161,18 +247,27 @@ impl DType {
             "bfloat16" => DType::BF16,
             "float32" | "float" => DType::F32,
             "float64" | "double" => DType::F64,
+            "complex64" | "cfloat" => DType::C64,
+            "complex128" | "cdouble" => DType::C128,
             _ => return None,
         })
     }
 
     /// May a value of `self` be written into a tensor of `to` by an in-place op
-    /// (c10 `canCast`: no floating → integral, no non-bool → bool)?
+    /// (c10 `canCast`: no complex → non-complex, no floating → integral, no non-bool → bool)?
     pub fn can_cast_to(self, to: DType) -> bool {
-        let float_to_int = self.is_float() && !to.is_float();
+        let complex_to_real = self.is_complex() && !to.is_complex();
+        let float_to_int = self.is_float() && !to.is_float() && !to.is_complex();
         let to_bool = !self.is_bool() && to.is_bool();
-        !(float_to_int || to_bool)
+        !(complex_to_real || float_to_int || to_bool)
     }
 }
+
+/// The invariant every backend's match on the dtype of a kernel argument or value relies on
+/// for its complex arms: kernel IR is real ([`crate::Kernel::verify`]; the lowering splits a
+/// complex value into its parts and a complex buffer into twice as many real elements).
+pub const REAL_KERNELS: &str =
+    "invariant: kernel IR holds real dtypes only (the lowering splits complex values in two)";
 
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -180,13 +275,39 @@ impl fmt::Display for DType {
     }
 }
 
-/// `torch.promote_types(a, b)`: the pairwise promotion table of SEMANTICS.md §5.2.
+/// `torch.promote_types(a, b)`: the pairwise promotion table of SEMANTICS.md §5.2, with
+/// complex above floating: a complex dtype and a float take the complex dtype wide enough for
+/// both (`complex64` with `float64` is `complex128`), and integers or bool take the complex
+/// dtype. (`float16`/`bfloat16` stay below `complex64`; PyTorch's `complex32` is left out.)
 pub fn promote_types(a: DType, b: DType) -> DType {
     use DType::*;
     if a == b {
         return a;
     }
     match (a.category(), b.category()) {
+        (Category::Complex, Category::Complex) => {
+            if a == C128 || b == C128 {
+                C128
+            } else {
+                C64
+            }
+        }
+        (Category::Complex, Category::Floating) => {
+            if b == F64 {
+                C128
+            } else {
+                a
+            }
+        }
+        (Category::Floating, Category::Complex) => {
+            if a == F64 {
+                C128
+            } else {
+                b
+            }
+        }
+        (Category::Complex, _) => a,
+        (_, Category::Complex) => b,
         (Category::Bool, _) => b,
         (_, Category::Bool) => a,
         (Category::Integer, Category::Floating) => b,

@@ -26,6 +26,9 @@ pub enum ErrorKind {
     Compile,
     /// An op smelt does not implement.
     Unsupported,
+    /// The op does not accept the tensor's layout or representation (a conjugate view where
+    /// only resolved values will do: `view_as_real`, `view(dtype)`).
+    Layout,
     /// An allocation the machine cannot make (out of memory).
     Memory,
     /// A file could not be read or written, or its contents break its format.
@@ -46,6 +49,7 @@ impl ErrorKind {
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Layout => "layout",
             ErrorKind::Memory => "memory",
             ErrorKind::Io => "io",
         }
@@ -108,6 +112,10 @@ impl Error {
     /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Unsupported, message)
+    }
+    /// An [`ErrorKind::Layout`] error.
+    pub fn layout(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Layout, message)
     }
 }
 

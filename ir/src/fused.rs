@@ -4,17 +4,19 @@
 //! output argument each, after the read arguments; the stores end the body).
 
 use crate::affine::{AffineMap, read_map};
+use crate::complex::Val;
 use crate::graph::{Graph, Group, NodeId, Op};
-use crate::kernel::{Access, Arg, Instr, Kernel, ValueId};
+use crate::kernel::{Access, Arg, Kernel};
 use crate::lower::{Builder, Lowered};
+use crate::reading::{Part, Source, source};
 use crate::{DType, View};
 use std::collections::HashMap;
 
 struct Fuser<'g> {
     b: Builder<'g>,
     group: &'g Group,
-    memo: HashMap<(NodeId, AffineMap), ValueId>,
-    reduces: HashMap<NodeId, ValueId>,
+    memo: HashMap<(NodeId, AffineMap), Val>,
+    reduces: HashMap<NodeId, Val>,
 }
 
 /// Whether two maps from `space` agree at every point (coefficients of size-1 dims do not
@@ -32,20 +34,39 @@ fn same_on(space: &[usize], a: &AffineMap, b: &AffineMap) -> bool {
 
 impl Fuser<'_> {
     /// The value an input edge `(src, view)` supplies at the consumer's logical index `map(p)`,
-    /// in `src`'s dtype; `None` when a fused producer's read does not compose.
-    fn input(&mut self, src: NodeId, view: &View, map: &AffineMap) -> Option<ValueId> {
-        if self.group.members.contains(&src) {
-            let inner = read_map(view, map, &self.group.space, &self.b.g.node(src).out)?;
-            self.value(src, inner)
-        } else {
-            Some(self.b.load_index(src, map.index_through(view)))
+    /// in the dtype the view reads; `None` when a fused producer's read does not compose.
+    fn input(&mut self, src: NodeId, view: &View, map: &AffineMap) -> Option<Val> {
+        if !self.group.members.contains(&src) {
+            return Some(self.b.load_read(src, map.index_through(view), view.read));
         }
+        let out = &self.b.g.node(src).out;
+        let space = &self.group.space;
+        let v = match source(view)? {
+            Source::Same(v) => {
+                let inner = read_map(&v, map, space, out)?;
+                self.value(src, inner)?
+            }
+            Source::Part(v, part) => {
+                let inner = read_map(&v, map, space, out)?;
+                let (re, im) = self.value(src, inner)?.parts();
+                Val::Real(if part == Part::Re { re } else { im })
+            }
+            Source::Pair(re, im) => {
+                let (re, im) = (
+                    read_map(&re, map, space, out)?,
+                    read_map(&im, map, space, out)?,
+                );
+                Val::Complex(self.value(src, re)?.real(), self.value(src, im)?.real())
+            }
+        };
+        let dtype = view.read.dtype(self.b.g.node(src).dtype);
+        Some(self.b.transform(v, dtype, view.read))
     }
 
     /// The value of member `id` at its logical index `map(p)`, in its dtype; `None` when the
     /// group cannot compute it there (a read that does not compose, a reduction read at
     /// another row than the kernel's).
-    fn value(&mut self, id: NodeId, map: AffineMap) -> Option<ValueId> {
+    fn value(&mut self, id: NodeId, map: AffineMap) -> Option<Val> {
         let g = self.b.g;
         let node = g.node(id);
         if let Op::Reduce { .. } = node.op {
@@ -62,50 +83,43 @@ impl Fuser<'_> {
             return Some(v);
         }
         let ins = g.inputs(id);
-        let dt = |n: NodeId| g.node(n).dtype;
+        // The dtype an input edge reads (its view may reinterpret the producer's storage).
+        let dt = |k: usize| ins[k].1.read.dtype(g.node(ins[k].0).dtype);
         let v = match &node.op {
             Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Library(_) => {
                 panic!("invariant: fusion groups hold only elementwise and reduction nodes")
             }
             Op::Unary { op, compute } => {
                 let x = self.input(ins[0].0, &ins[0].1, &map)?;
-                let x = self.b.cast(x, dt(ins[0].0), *compute);
-                let r = self.b.push(Instr::Unary {
-                    op: *op,
-                    x,
-                    compute: *compute,
-                });
-                self.b.cast(r, op.result_dtype(*compute), node.dtype)
+                let x = self.b.cast_val(x, dt(0), *compute);
+                let r = self.b.unary_val(*op, x, *compute);
+                self.b.cast_val(r, op.result_dtype(*compute), node.dtype)
             }
             Op::Binary { op, compute } => {
-                let a = self.input(ins[0].0, &ins[0].1, &map)?;
-                let a = self.b.cast(a, dt(ins[0].0), *compute);
-                let c = self.input(ins[1].0, &ins[1].1, &map)?;
-                let c = self.b.cast(c, dt(ins[1].0), *compute);
-                let r = self.b.push(Instr::Binary {
-                    op: *op,
-                    a,
-                    b: c,
-                    compute: *compute,
-                });
-                self.b.cast(r, op.result_dtype(*compute), node.dtype)
+                let x = self.input(ins[0].0, &ins[0].1, &map)?;
+                let x = self.b.cast_val(x, dt(0), *compute);
+                let y = self.input(ins[1].0, &ins[1].1, &map)?;
+                let y = self.b.cast_val(y, dt(1), *compute);
+                let r = self.b.binary_val(*op, x, y, *compute);
+                self.b.cast_val(r, op.result_dtype(*compute), node.dtype)
             }
             Op::Where => {
                 let c = self.input(ins[0].0, &ins[0].1, &map)?;
-                let c = self.b.cast(c, dt(ins[0].0), DType::Bool);
+                let c = self.b.cast_val(c, dt(0), DType::Bool).real();
                 let x = self.input(ins[1].0, &ins[1].1, &map)?;
-                let x = self.b.cast(x, dt(ins[1].0), node.dtype);
+                let x = self.b.cast_val(x, dt(1), node.dtype);
                 let y = self.input(ins[2].0, &ins[2].1, &map)?;
-                let y = self.b.cast(y, dt(ins[2].0), node.dtype);
-                self.b.push(Instr::Where {
-                    cond: c,
-                    a: x,
-                    b: y,
-                })
+                let y = self.b.cast_val(y, dt(2), node.dtype);
+                self.b.where_val(c, x, y)
             }
             Op::Cast => {
                 let x = self.input(ins[0].0, &ins[0].1, &map)?;
-                self.b.cast(x, dt(ins[0].0), node.dtype)
+                self.b.cast_val(x, dt(0), node.dtype)
+            }
+            Op::Complex => {
+                let re = self.input(ins[0].0, &ins[0].1, &map)?;
+                let im = self.input(ins[1].0, &ins[1].1, &map)?;
+                self.b.complex_of((re, dt(0)), (im, dt(1)), node.dtype)
             }
             Op::Random { dist } => {
                 // Drawn by its logical (row-major) index at this point, whatever its buffer's
@@ -118,14 +132,10 @@ impl Fuser<'_> {
                 // A reduction reads its input at every point of the group's space.
                 let full = AffineMap::identity(self.group.space.len());
                 let x = self.input(ins[0].0, &ins[0].1, &full)?;
-                let x = self.b.cast(x, dt(ins[0].0), node.dtype);
+                let x = self.b.cast_val(x, dt(0), node.dtype);
                 // Two reductions of one value (a requested `amax` beside a softmax's own) are
                 // one pass over the row.
-                let reduce = Instr::Reduce { op: *op, x };
-                let r = match self.b.body.iter().position(|i| *i == reduce) {
-                    Some(r) => r,
-                    None => self.b.push(reduce),
-                };
+                let r = self.b.reduce_val(*op, x);
                 self.reduces.insert(id, r);
                 return Some(r);
             }
@@ -184,16 +194,18 @@ pub fn try_lower_group(g: &Graph, group: &Group) -> Option<Lowered> {
     for ((id, map), value) in group.outputs.iter().zip(values) {
         let node = g.node(*id);
         b.args.push(Arg {
-            dtype: node.dtype,
-            len: node.len,
+            dtype: node.dtype.storage(),
+            len: node.len * node.dtype.parts(),
             access: Access::Write,
         });
         let arg = b.args.len() - 1;
-        b.push(Instr::Store {
+        b.store_val(
             arg,
-            index: map.index_through(&node.out),
-            x: value,
-        });
+            map.index_through(&node.out),
+            value,
+            node.dtype,
+            node.out.read,
+        );
     }
     let mut names: Vec<String> = group
         .members

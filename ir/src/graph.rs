@@ -39,6 +39,9 @@ pub enum Op {
     /// `[seed, offset]`; the element at logical (row-major) index `p` is the draw of `dist` for
     /// counter `offset + p`, whatever reads it, however it is fused and laid out.
     Random { dist: RandomDist },
+    /// `torch.complex`: a complex node (of the node's dtype) whose real part is input 0 and
+    /// imaginary part input 1, each cast to the node's real counterpart.
+    Complex,
 }
 
 impl Op {
@@ -55,7 +58,8 @@ impl Op {
             | Op::Where
             | Op::Cast
             | Op::Reduce { .. }
-            | Op::Random { .. } => false,
+            | Op::Random { .. }
+            | Op::Complex => false,
         }
     }
 
@@ -71,6 +75,7 @@ impl Op {
             Op::Reduce { op, axes } => format!("reduce_{}[{axes}]", op.name()),
             Op::Library(op) => op.name(),
             Op::Random { dist } => format!("random_{}", dist.name()),
+            Op::Complex => "complex".to_string(),
         }
     }
 }
@@ -230,7 +235,18 @@ impl Graph {
         }
         for id in self.graph.node_indices() {
             let node = &self.graph[id];
-            if !node.out.fits_in(node.len) {
+            if !node.out.read.is_plain() && node.op != Op::Assign {
+                errors.push(format!(
+                    "%{}: output view {} reads its buffer other than plainly (only an assign \
+                     writes through a reinterpreting view)",
+                    id.index(),
+                    node.out
+                ));
+            }
+            if let Some(e) = reading_error(&node.out, node.dtype) {
+                errors.push(format!("%{}: output view {}: {e}", id.index(), node.out));
+            }
+            if !node.out.fits_in(node.out.read.len(node.len)) {
                 errors.push(format!(
                     "%{}: output view {} outside its buffer of {}",
                     id.index(),
@@ -240,7 +256,14 @@ impl Graph {
             }
             for (src, view) in self.inputs(id) {
                 let p = &self.graph[src];
-                if !view.fits_in(p.len) {
+                if let Some(e) = reading_error(&view, p.dtype) {
+                    errors.push(format!(
+                        "%{}: reads %{} through {view}: {e}",
+                        id.index(),
+                        src.index()
+                    ));
+                }
+                if !view.fits_in(view.read.len(p.len)) {
                     errors.push(format!(
                         "%{}: reads %{} through {} outside its buffer of {}",
                         id.index(),
@@ -255,7 +278,7 @@ impl Graph {
                 Op::Library(op) => op.arity(),
                 Op::Input { .. } | Op::Fill { .. } => 0,
                 Op::Unary { .. } | Op::Cast | Op::Reduce { .. } | Op::Random { .. } => 1,
-                Op::Binary { .. } | Op::Assign => 2,
+                Op::Binary { .. } | Op::Assign | Op::Complex => 2,
                 Op::Where => 3,
             };
             if arity != expected {
@@ -349,6 +372,23 @@ impl Graph {
         s.push_str("}\n");
         s
     }
+}
+
+/// Why reading a storage of `dtype` through `view` makes no sense, if it does not: a split
+/// read of a real storage, a paired read of anything but float32/float64, a conjugate read of
+/// real values.
+fn reading_error(view: &View, dtype: DType) -> Option<&'static str> {
+    use crate::reading::Parts;
+    match view.read.parts {
+        Parts::Whole => {}
+        Parts::Split if !dtype.is_complex() => return Some("a split read of a real storage"),
+        Parts::Paired if !matches!(dtype, DType::F32 | DType::F64) => {
+            return Some("a paired read of a storage that is not float32 or float64");
+        }
+        Parts::Split | Parts::Paired => {}
+    }
+    (view.read.conj && !view.read.dtype(dtype).is_complex())
+        .then_some("a conjugate read of real values")
 }
 
 impl fmt::Display for Graph {

@@ -182,40 +182,69 @@ pub struct Kernel {
 impl Kernel {
     /// A kernel copying view `src` of a buffer of `src_len` elements into view `dst` (of the
     /// same shape) of a fresh buffer of `dst_len` elements, both of `dtype`: how a backend
-    /// gives a library routine a layout it can read (a matmul operand cuBLAS cannot take).
+    /// gives a library routine a layout it can read (a matmul operand cuBLAS cannot take). The
+    /// views' readings apply (a conjugate source is copied conjugated); a complex dtype is
+    /// copied as its two parts.
     pub fn copy(dtype: DType, src: &View, src_len: usize, dst: &View, dst_len: usize) -> Kernel {
         assert_eq!(src.shape, dst.shape, "invariant: a copy keeps the shape");
         let index = |v: &View| Index {
             strides: v.strides.to_vec(),
             offset: v.offset as isize,
         };
+        let (storage, parts) = (dtype.storage(), dtype.parts());
+        let mut body = vec![];
+        let part = |body: &mut Vec<Instr>, k: isize, negate: bool| {
+            let at = |v: &View| {
+                if parts == 2 {
+                    crate::complex::part_index(&index(v), k)
+                } else {
+                    index(v)
+                }
+            };
+            body.push(Instr::Load {
+                arg: 0,
+                index: at(src),
+            });
+            let mut x = body.len() - 1;
+            if negate {
+                body.push(Instr::Unary {
+                    op: UnaryOp::Neg,
+                    x,
+                    compute: storage,
+                });
+                x = body.len() - 1;
+            }
+            body.push(Instr::Store {
+                arg: 1,
+                index: at(dst),
+                x,
+            });
+        };
+        // A write through `dst` stores the transform of the value; composing it with `src`'s.
+        let (conj, neg) = (src.read.conj != dst.read.conj, src.read.neg != dst.read.neg);
+        if parts == 2 {
+            part(&mut body, 0, neg);
+            part(&mut body, 1, neg != conj);
+        } else {
+            part(&mut body, 0, neg);
+        }
         let mut k = Kernel {
             name: format!("copy_{dtype}"),
             shape: src.shape.to_vec(),
             reduce_axes: 0,
             args: vec![
                 Arg {
-                    dtype,
-                    len: src_len,
+                    dtype: storage,
+                    len: src_len * parts,
                     access: Access::Read,
                 },
                 Arg {
-                    dtype,
-                    len: dst_len,
+                    dtype: storage,
+                    len: dst_len * parts,
                     access: Access::Write,
                 },
             ],
-            body: vec![
-                Instr::Load {
-                    arg: 0,
-                    index: index(src),
-                },
-                Instr::Store {
-                    arg: 1,
-                    index: index(dst),
-                    x: 0,
-                },
-            ],
+            body,
         };
         k.order_loops();
         k
@@ -455,8 +484,25 @@ impl Kernel {
                 ));
             }
         };
+        for (a, arg) in self.args.iter().enumerate() {
+            if arg.dtype.is_complex() {
+                errors.push(format!(
+                    "argument {a} is {}: buffers hold real parts",
+                    arg.dtype
+                ));
+            }
+        }
         let mut reduces = 0;
         for (i, instr) in self.body.iter().enumerate() {
+            let complex_compute = matches!(
+                instr,
+                Instr::Unary { compute, .. } | Instr::Binary { compute, .. } if compute.is_complex()
+            );
+            if types[i].is_some_and(DType::is_complex) || complex_compute {
+                errors.push(format!(
+                    "%{i} is complex: kernel values are real (complex ones are split in two)"
+                ));
+            }
             match instr {
                 Instr::Load { arg, index } => check_index(&mut errors, i, *arg, index),
                 Instr::Const { .. } => {}

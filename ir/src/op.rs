@@ -74,6 +74,9 @@ op_enum! {
         IsNan => "isnan",
         IsInf => "isinf",
         IsFinite => "isfinite",
+        /// The argument of a complex number (`atan2(im, re)`); of a real one: π below 0, 0
+        /// elsewhere, NaN for NaN.
+        Angle => "angle",
     }
 }
 
@@ -302,7 +305,8 @@ impl UnaryOp {
             | UnaryOp::Floor
             | UnaryOp::Ceil
             | UnaryOp::Round
-            | UnaryOp::Trunc => OnBool::Same,
+            | UnaryOp::Trunc
+            | UnaryOp::Angle => OnBool::Same,
         }
     }
 
@@ -333,7 +337,8 @@ impl UnaryOp {
             | UnaryOp::Tan
             | UnaryOp::Tanh
             | UnaryOp::Sigmoid
-            | UnaryOp::Erf => OnInt::ViaFloat,
+            | UnaryOp::Erf
+            | UnaryOp::Angle => OnInt::ViaFloat,
         }
     }
 
@@ -375,18 +380,20 @@ impl UnaryOp {
             | UnaryOp::BitwiseNot
             | UnaryOp::IsNan
             | UnaryOp::IsInf
-            | UnaryOp::IsFinite => false,
+            | UnaryOp::IsFinite
+            | UnaryOp::Angle => false,
         }
     }
 
-    /// The dtype of the result when computing in `compute`.
+    /// The dtype of the result when computing in `compute` (`abs` and `angle` of a complex
+    /// value are real).
     pub fn result_dtype(self, compute: DType) -> DType {
         match self {
             UnaryOp::LogicalNot | UnaryOp::IsNan | UnaryOp::IsInf | UnaryOp::IsFinite => {
                 DType::Bool
             }
+            UnaryOp::Abs | UnaryOp::Angle => compute.real(),
             UnaryOp::Neg
-            | UnaryOp::Abs
             | UnaryOp::Sign
             | UnaryOp::Exp
             | UnaryOp::Expm1

@@ -245,7 +245,9 @@ pub fn draw(dist: RandomDist, dtype: DType, seed: i64, offset: i64, position: i6
             | DType::I8
             | DType::I16
             | DType::I32
-            | DType::I64 => u64::from(((r0 >> 8) as f32 * (1.0 / 16_777_216.0)).to_bits()),
+            | DType::I64
+            | DType::C64
+            | DType::C128 => u64::from(((r0 >> 8) as f32 * (1.0 / 16_777_216.0)).to_bits()),
         },
         RandomDist::Normal => {
             let u1 = (bits53(r0, r1) + 1) as f64 * TWO_POW_M53;
@@ -271,9 +273,15 @@ fn narrow(x: f64, dtype: DType) -> u64 {
         DType::F64 => return x.to_bits(),
         DType::F16 => half::f16::from_f32(f).to_f32(),
         DType::BF16 => half::bf16::from_f32(f).to_f32(),
-        DType::F32 | DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
-            f
-        }
+        DType::F32
+        | DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::C64
+        | DType::C128 => f,
     };
     u64::from(f.to_bits())
 }

@@ -66,8 +66,13 @@ pub fn erf(x: f64) -> f64 {
     if x < 0.0 { -r } else { r }
 }
 
-/// `op(x)` computed in `compute`.
+/// `op(x)` computed in `compute`, a real dtype: kernel IR holds no complex values (the
+/// lowering splits them, `complex.rs`), and constant folding leaves complex nodes alone.
 pub fn unary(op: UnaryOp, x: Scalar, compute: DType) -> Scalar {
+    assert!(
+        !compute.is_complex(),
+        "invariant: scalar semantics are those of real dtypes"
+    );
     if compute.is_float() {
         let v = x.as_f64();
         let r = match op {
@@ -112,6 +117,15 @@ pub fn unary(op: UnaryOp, x: Scalar, compute: DType) -> Scalar {
             UnaryOp::IsNan => return Scalar::Bool(v.is_nan()),
             UnaryOp::IsInf => return Scalar::Bool(v.is_infinite()),
             UnaryOp::IsFinite => return Scalar::Bool(v.is_finite()),
+            UnaryOp::Angle => {
+                if v.is_nan() {
+                    v
+                } else if v < 0.0 {
+                    std::f64::consts::PI
+                } else {
+                    0.0
+                }
+            }
         };
         return fl(r, compute);
     }
@@ -191,9 +205,13 @@ fn int_pow(mut base: i64, mut exp: i64) -> i64 {
     acc
 }
 
-/// `op(a, b)` computed in `compute`. Integer division by zero gives 0 (PyTorch raises
-/// eagerly; a lazy kernel cannot, so the result is defined instead of trapping).
+/// `op(a, b)` computed in `compute`, a real dtype. Integer division by zero gives 0 (PyTorch
+/// raises eagerly; a lazy kernel cannot, so the result is defined instead of trapping).
 pub fn binary(op: BinaryOp, a: Scalar, b: Scalar, compute: DType) -> Scalar {
+    assert!(
+        !compute.is_complex(),
+        "invariant: scalar semantics are those of real dtypes"
+    );
     if compute.is_float() {
         let (x, y) = (a.as_f64(), b.as_f64());
         let r = match op {

@@ -3,6 +3,7 @@
 
 use crate::dims::Dims;
 use crate::error::{Error, Result};
+use crate::reading::Reading;
 use std::fmt;
 
 /// How two views of one storage overlap ([`View::overlap_with`], PyTorch's `MemOverlapStatus`).
@@ -19,12 +20,16 @@ pub enum Overlap {
 }
 
 /// A strided window onto a storage. Strides are ≥ 0 for every view PyTorch can create; the
-/// type allows negative strides so the compiler can express reversed loads.
+/// type allows negative strides so the compiler can express reversed loads. Shape, strides and
+/// offset count elements of the dtype the view reads, which its [`Reading`] relates to the
+/// storage's (a complex storage read as its real parts, a conjugate view); every view op keeps
+/// the reading.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct View {
     pub shape: Dims<usize>,
     pub strides: Dims<isize>,
     pub offset: usize,
+    pub read: Reading,
 }
 
 /// An empty list with room for the `count` pieces of a split, or a `memory` error when the
@@ -355,6 +360,7 @@ impl View {
             shape: shape.into(),
             strides: contiguous_strides(shape),
             offset: 0,
+            read: Reading::PLAIN,
         }
     }
 
@@ -369,7 +375,24 @@ impl View {
             shape,
             strides,
             offset,
+            read: Reading::PLAIN,
         }
+    }
+
+    /// This geometry with another reading.
+    pub fn with_read(mut self, read: Reading) -> View {
+        self.read = read;
+        self
+    }
+
+    /// The same geometry read plainly: the storage's own elements, unchanged.
+    pub fn plain(&self) -> View {
+        self.clone().with_read(Reading::PLAIN)
+    }
+
+    /// Do the two views address the same elements the same way (the readings aside)?
+    pub fn same_geometry(&self, other: &View) -> bool {
+        self.shape == other.shape && self.strides == other.strides && self.offset == other.offset
     }
 
     pub fn ndim(&self) -> usize {
@@ -699,6 +722,7 @@ impl View {
             shape: Dims::new(),
             strides: Dims::new(),
             offset: self.offset,
+            read: self.read,
         };
         for (d, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
             v.shape.push(self.shape[d]);
@@ -728,6 +752,7 @@ impl View {
             shape: perm.iter().map(|&p| self.shape[p]).collect(),
             strides: perm.iter().map(|&p| self.strides[p]).collect(),
             offset: self.offset,
+            read: self.read,
         })
     }
 
@@ -865,6 +890,7 @@ impl View {
             shape: shape.into(),
             strides: strides.into(),
             offset: self.offset,
+            read: self.read,
         })
     }
 
@@ -887,6 +913,7 @@ impl View {
             shape: Dims::new(),
             strides: Dims::new(),
             offset: self.offset,
+            read: self.read,
         };
         if len > 0 {
             let shift = if offset >= 0 {
@@ -977,6 +1004,7 @@ impl View {
             shape: shape.iter().map(|&s| s as usize).collect(),
             strides: strides.iter().map(|&s| s as isize).collect(),
             offset: offset as usize,
+            read: Reading::PLAIN,
         };
         if numel != Some(0) {
             let needed = hi + 1;
@@ -1001,6 +1029,7 @@ impl View {
                 shape: new_shape.into(),
                 strides,
                 offset: self.offset,
+                read: self.read,
             }),
             None => Err(Error::stride(
                 "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead.",
@@ -1214,6 +1243,7 @@ impl View {
             shape: out_shape.into(),
             strides,
             offset: self.offset,
+            read: self.read,
         }
     }
 }
@@ -1305,7 +1335,20 @@ impl fmt::Display for View {
             join(&self.shape),
             join(&self.strides),
             self.offset
-        )
+        )?;
+        // Plain readings print nothing, so dumps of real programs are unchanged.
+        match self.read.parts {
+            crate::reading::Parts::Whole => {}
+            crate::reading::Parts::Split => f.write_str(" parts")?,
+            crate::reading::Parts::Paired => f.write_str(" paired")?,
+        }
+        if self.read.conj {
+            f.write_str(" conj")?;
+        }
+        if self.read.neg {
+            f.write_str(" neg")?;
+        }
+        Ok(())
     }
 }
 

@@ -21,9 +21,9 @@
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
-use smelt_ir::View;
 use smelt_ir::affine::compose_views;
 use smelt_ir::graph::{Graph, NodeId, Op};
+use smelt_ir::{Parts, View};
 
 /// Consumers beyond which a copy is kept.
 const MAX_READERS: usize = 4;
@@ -34,7 +34,9 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
         return false;
     }
     let (src, w) = g.inputs(copy).remove(0);
-    if g.node(src).dtype != node.dtype {
+    // Views reading parts of a complex storage count other elements than the copy's: only
+    // whole-element reads compose (their conjugate and negative bits combine).
+    if g.node(src).dtype != node.dtype || w.read.parts != Parts::Whole {
         return false;
     }
     let reads: Vec<_> = g
@@ -47,6 +49,9 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
     }
     let mut rewired = vec![];
     for (_, consumer, edge) in &reads {
+        if edge.view.read.parts != Parts::Whole {
+            return false;
+        }
         let Some(m) = compose_views(&edge.view, &node.out) else {
             return false;
         };
@@ -58,8 +63,13 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
             edge.view.shape.clone(),
             index.strides,
             index.offset as usize,
-        );
+        )
+        .with_read(edge.view.read.then(w.read));
         if !view.fits_in(g.node(src).len) {
+            return false;
+        }
+        // Library routines read plainly: the copy that conjugates or negates for one stays.
+        if view.read.transforms() && matches!(g.node(*consumer).op, Op::Library(_)) {
             return false;
         }
         // An in-place write starts from its target's whole buffer as stored, whatever the
@@ -67,7 +77,8 @@ fn bypass(g: &mut Graph, copy: NodeId) -> bool {
         // holds the copy's elements in the same places.
         if edge.slot == 0 && g.node(*consumer).op.updates_input_0() {
             let src_len = g.node(src).len;
-            let whole = view.offset == 0
+            let whole = view.read.is_plain()
+                && view.offset == 0
                 && view.is_contiguous()
                 && view.numel() == src_len
                 && node.len == src_len;

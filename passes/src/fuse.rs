@@ -36,11 +36,11 @@ mod merge;
 
 use merge::{Plan, depends, plan_merges};
 use petgraph::Direction;
-use smelt_ir::View;
 use smelt_ir::affine::{AffineMap, common_refinement, merge_map, read_map};
 use smelt_ir::fused::try_lower_group;
 use smelt_ir::graph::{Boundary, Graph, Group, Node, NodeId, Op};
 use smelt_ir::lower::needs_kernel;
+use smelt_ir::{Parts, View};
 
 /// The most outputs one kernel stores (each is a buffer argument and a store stream; CUDA's
 /// parameter space and the registers of one thread are finite).
@@ -63,7 +63,12 @@ pub(crate) enum Stores {
 fn is_elementwise(op: &Op) -> bool {
     match op {
         // A random draw is elementwise: each element a function of its position.
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Random { .. } => true,
+        Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Complex
+        | Op::Cast
+        | Op::Random { .. } => true,
         Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Reduce { .. } | Op::Library(_) => {
             false
         }
@@ -84,7 +89,12 @@ fn seed(g: &Graph, root: NodeId) -> Option<Group> {
                 reduce_axes: *axes,
             })
         }
-        Op::Unary { .. } | Op::Binary { .. } | Op::Where | Op::Cast | Op::Random { .. } => {
+        Op::Unary { .. }
+        | Op::Binary { .. }
+        | Op::Where
+        | Op::Complex
+        | Op::Cast
+        | Op::Random { .. } => {
             let rank = node.out.ndim();
             Some(Group {
                 outputs: vec![(root, AffineMap::identity(rank))],
@@ -120,6 +130,7 @@ fn member_map(g: &Graph, group: &Group, id: NodeId, memo: &mut Memo) -> Option<A
             | Op::Unary { .. }
             | Op::Binary { .. }
             | Op::Where
+            | Op::Complex
             | Op::Cast
             | Op::Assign
             | Op::Library(_)
@@ -140,7 +151,10 @@ type Memo = std::collections::HashMap<NodeId, AffineMap>;
 /// div/mod in the kernel). Every output's map is composed with the merge of the new space.
 fn refine_space(group: &mut Group, read: &View, cmap: Option<&AffineMap>, producer: &Node) -> bool {
     let Some(cmap) = cmap else { return false };
-    let whole = read.offset == 0 && read.is_contiguous() && read.numel() == producer.len;
+    let whole = read.read.parts == Parts::Whole
+        && read.offset == 0
+        && read.is_contiguous()
+        && read.numel() == producer.len;
     let dense = producer.out.offset == 0
         && producer.out.is_contiguous()
         && producer.out.numel() == producer.len;
@@ -242,6 +256,7 @@ fn absorb(
         Op::Unary { .. }
         | Op::Binary { .. }
         | Op::Where
+        | Op::Complex
         | Op::Cast
         | Op::Reduce { .. }
         | Op::Random { .. } => {}
@@ -301,6 +316,7 @@ fn absorb(
             | Op::Unary { .. }
             | Op::Binary { .. }
             | Op::Where
+            | Op::Complex
             | Op::Cast
             | Op::Assign
             | Op::Library(_)
@@ -382,6 +398,7 @@ fn absorb(
         | Op::Unary { .. }
         | Op::Binary { .. }
         | Op::Where
+        | Op::Complex
         | Op::Cast
         | Op::Random { .. } => unreachable!("refused above"),
     }

@@ -14,10 +14,10 @@
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
-use smelt_ir::View;
 use smelt_ir::affine::{AffineMap, compose_views};
 use smelt_ir::graph::{Graph, NodeId, Op};
 use smelt_ir::view::contiguous_strides;
+use smelt_ir::{Parts, View};
 
 /// For each dim `j` of the producer, the dim `i` of the read that walks it one to one
 /// (`None` for size-1 producer dims), when the read is a permutation of the producer's dims
@@ -54,7 +54,8 @@ fn relayout(g: &mut Graph, id: NodeId) -> bool {
         | Op::Where
         | Op::Cast
         | Op::Reduce { .. }
-        | Op::Random { .. } => {}
+        | Op::Random { .. }
+        | Op::Complex => {}
         Op::Input { .. } | Op::Fill { .. } | Op::Assign | Op::Library(_) => return false,
     }
     if g.outputs.contains(&id) || node.out.numel() != node.len || node.out.numel() < 2 {
@@ -68,6 +69,10 @@ fn relayout(g: &mut Graph, id: NodeId) -> bool {
     let Some((_, first)) = reads.first() else {
         return false;
     };
+    // Views reading parts of a complex buffer address it in other units than its output view.
+    if reads.iter().any(|(_, v)| v.read.parts != Parts::Whole) {
+        return false;
+    }
     if first.is_contiguous() {
         return false;
     }
@@ -90,7 +95,8 @@ fn relayout(g: &mut Graph, id: NodeId) -> bool {
         if index.offset < 0 {
             return false;
         }
-        let v = View::new(view.shape.clone(), index.strides, index.offset as usize);
+        let v = View::new(view.shape.clone(), index.strides, index.offset as usize)
+            .with_read(view.read);
         if !v.fits_in(node.len) {
             return false;
         }

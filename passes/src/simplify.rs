@@ -40,6 +40,7 @@ fn key(g: &Graph, id: NodeId) -> Option<String> {
         | Op::Unary { .. }
         | Op::Binary { .. }
         | Op::Where
+        | Op::Complex
         | Op::Cast
         | Op::Reduce { .. }
         | Op::Random { .. } => {
@@ -62,7 +63,7 @@ fn key(g: &Graph, id: NodeId) -> Option<String> {
 
 /// Is `(src, view)` a constant fill equal to `value`?
 fn is_const(g: &Graph, src: NodeId, value: f64) -> bool {
-    matches!(g.node(src).op, Op::Fill { value: v } if v.as_f64() == value && !matches!(v, Scalar::Bool(_)))
+    matches!(g.node(src).op, Op::Fill { value: v } if v.as_f64() == value && matches!(v, Scalar::Int(_) | Scalar::Float(_)))
 }
 
 /// An identity `id` computes the same values as one of its inputs, read the same way:
@@ -83,10 +84,11 @@ fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
         .then_some(*src)
     };
     match n.op {
+        // Not for complex values: `(inf + 0i) * 1` has a NaN imaginary part.
         Op::Binary {
             op: BinaryOp::Mul,
             compute,
-        } if compute == n.dtype => {
+        } if compute == n.dtype && !compute.is_complex() => {
             if is_const(g, ins[1].0, 1.0) {
                 pass_through(0)
             } else if is_const(g, ins[0].0, 1.0) {
@@ -102,7 +104,9 @@ fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
         Op::Binary {
             op: BinaryOp::Div,
             compute,
-        } if compute == n.dtype && is_const(g, ins[1].0, 1.0) => pass_through(0),
+        } if compute == n.dtype && !compute.is_complex() && is_const(g, ins[1].0, 1.0) => {
+            pass_through(0)
+        }
         Op::Unary {
             op: UnaryOp::Neg, ..
         } => {
@@ -131,6 +135,7 @@ fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
         | Op::Unary { .. }
         | Op::Binary { .. }
         | Op::Where
+        | Op::Complex
         | Op::Cast
         | Op::Assign
         | Op::Reduce { .. }
@@ -144,6 +149,17 @@ fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
 fn fold(g: &mut Graph, id: NodeId) -> bool {
     let n = g.node(id);
     let ins = g.inputs(id);
+    // Complex values are computed by the lowering's expansion (`smelt_ir::complex`), not by
+    // the scalar semantics: a complex node, or one reading a fill through a reinterpreting,
+    // conjugating or negating view, stays.
+    if n.dtype.is_complex()
+        || ins
+            .iter()
+            .any(|(src, v)| !v.read.is_plain() || g.node(*src).dtype.is_complex())
+        || matches!(n.op, Op::Unary { compute, .. } | Op::Binary { compute, .. } if compute.is_complex())
+    {
+        return false;
+    }
     let mut consts = vec![];
     for (src, _) in &ins {
         match g.node(*src).op {
@@ -152,6 +168,7 @@ fn fold(g: &mut Graph, id: NodeId) -> bool {
             | Op::Unary { .. }
             | Op::Binary { .. }
             | Op::Where
+            | Op::Complex
             | Op::Cast
             | Op::Assign
             | Op::Reduce { .. }
@@ -183,7 +200,8 @@ fn fold(g: &mut Graph, id: NodeId) -> bool {
         | Op::Assign
         | Op::Reduce { .. }
         | Op::Library(_)
-        | Op::Random { .. } => return false,
+        | Op::Random { .. }
+        | Op::Complex => return false,
     };
     let edges: Vec<_> = g
         .graph

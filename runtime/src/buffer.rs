@@ -25,8 +25,10 @@ pub enum HostBuffer {
 }
 
 impl HostBuffer {
-    /// A buffer of `len` zeros.
+    /// A buffer of `len` zeros of `dtype` (a complex dtype: `2 * len` zeros of its real
+    /// counterpart, the parts of each element in turn; buffers are real, [`DType::storage`]).
     pub fn zeros(dtype: DType, len: usize) -> HostBuffer {
+        let (dtype, len) = (dtype.storage(), len * dtype.parts());
         crate::stats::count_allocation(len * dtype.size());
         match dtype {
             DType::Bool => HostBuffer::Bool(Memory::zeroed(len)),
@@ -39,6 +41,7 @@ impl HostBuffer {
             DType::BF16 => HostBuffer::BF16(Memory::zeroed(len)),
             DType::F32 => HostBuffer::F32(Memory::zeroed(len)),
             DType::F64 => HostBuffer::F64(Memory::zeroed(len)),
+            DType::C64 | DType::C128 => unreachable!("the storage dtype is real"),
         }
     }
 
@@ -48,6 +51,7 @@ impl HostBuffer {
         fn z<T: crate::memory::Element>(len: usize) -> Result<Memory<T>> {
             Memory::try_zeroed(len).map_err(|e| Error::memory(e.message()))
         }
+        let (dtype, len) = (dtype.storage(), len.saturating_mul(dtype.parts()));
         // Counted once made: a refused allocation allocated nothing.
         let buffer = match dtype {
             DType::Bool => HostBuffer::Bool(z(len)?),
@@ -60,6 +64,7 @@ impl HostBuffer {
             DType::BF16 => HostBuffer::BF16(z(len)?),
             DType::F32 => HostBuffer::F32(z(len)?),
             DType::F64 => HostBuffer::F64(z(len)?),
+            DType::C64 | DType::C128 => unreachable!("the storage dtype is real"),
         };
         crate::stats::count_allocation(len * dtype.size());
         Ok(buffer)
@@ -70,6 +75,7 @@ impl HostBuffer {
         fn w<T: crate::memory::Element>(len: usize) -> Result<Memory<T>> {
             Memory::try_for_overwrite(len).map_err(|e| Error::memory(e.message()))
         }
+        let (dtype, len) = (dtype.storage(), len.saturating_mul(dtype.parts()));
         // Counted once made: a refused allocation allocated nothing.
         let buffer = match dtype {
             DType::Bool => HostBuffer::Bool(w(len)?),
@@ -82,6 +88,7 @@ impl HostBuffer {
             DType::BF16 => HostBuffer::BF16(w(len)?),
             DType::F32 => HostBuffer::F32(w(len)?),
             DType::F64 => HostBuffer::F64(w(len)?),
+            DType::C64 | DType::C128 => unreachable!("the storage dtype is real"),
         };
         crate::stats::count_allocation(len * dtype.size());
         Ok(buffer)
@@ -89,8 +96,10 @@ impl HostBuffer {
 
     /// A buffer of `len` elements whose values are unspecified (stale, but valid for the
     /// dtype): for a producer that writes every element, such as a kernel whose store covers
-    /// its whole output. Usually a recycled block, so no page is faulted in or cleared.
+    /// its whole output. Usually a recycled block, so no page is faulted in or cleared. A
+    /// complex dtype gives `2 * len` elements of its real counterpart, as [`HostBuffer::zeros`].
     pub fn for_overwrite(dtype: DType, len: usize) -> HostBuffer {
+        let (dtype, len) = (dtype.storage(), len * dtype.parts());
         crate::stats::count_allocation(len * dtype.size());
         match dtype {
             DType::Bool => HostBuffer::Bool(Memory::for_overwrite(len)),
@@ -103,16 +112,40 @@ impl HostBuffer {
             DType::BF16 => HostBuffer::BF16(Memory::for_overwrite(len)),
             DType::F32 => HostBuffer::F32(Memory::for_overwrite(len)),
             DType::F64 => HostBuffer::F64(Memory::for_overwrite(len)),
+            DType::C64 | DType::C128 => unreachable!("the storage dtype is real"),
         }
     }
 
-    /// A buffer of `dtype` holding `values`, each cast to `dtype`.
+    /// A buffer of `dtype` holding `values`, each cast to `dtype` (a complex dtype: two parts
+    /// per value).
     pub fn from_scalars(dtype: DType, values: &[Scalar]) -> HostBuffer {
         let mut b = HostBuffer::for_overwrite(dtype, values.len());
         for (i, v) in values.iter().enumerate() {
-            b.set(i, *v);
+            b.set_as(dtype, i, *v);
         }
         b
+    }
+
+    /// Element `i` of a storage of `dtype` this buffer holds: [`HostBuffer::get`] for a real
+    /// dtype, the parts at `2i` and `2i + 1` as a complex scalar for a complex one.
+    pub fn get_as(&self, dtype: DType, i: usize) -> Scalar {
+        if dtype.is_complex() {
+            Scalar::Complex(self.get(2 * i).as_f64(), self.get(2 * i + 1).as_f64())
+        } else {
+            self.get(i)
+        }
+    }
+
+    /// Writes element `i` of a storage of `dtype` this buffer holds, converting `x` as a cast
+    /// to `dtype` does (a complex dtype: both parts).
+    pub fn set_as(&mut self, dtype: DType, i: usize, x: Scalar) {
+        if dtype.is_complex() {
+            let (re, im) = x.cast(dtype).as_complex();
+            self.set(2 * i, Scalar::Float(re));
+            self.set(2 * i + 1, Scalar::Float(im));
+        } else {
+            self.set(i, x);
+        }
     }
 
     pub fn dtype(&self) -> DType {

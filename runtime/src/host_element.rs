@@ -67,6 +67,10 @@ impl HostBuffer {
                 DType::BF16 => HostBuffer::BF16(Memory::from_le_bytes(owner, at, len)),
                 DType::F32 => HostBuffer::F32(Memory::from_le_bytes(owner, at, len)),
                 DType::F64 => HostBuffer::F64(Memory::from_le_bytes(owner, at, len)),
+                // A complex storage's bytes are its parts, each a little-endian real.
+                DType::C64 | DType::C128 => {
+                    HostBuffer::from_le_bytes(dtype.storage(), owner, at, len * dtype.parts())
+                }
             }
         }
     }

@@ -70,15 +70,16 @@ pub(crate) fn check_call(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) {
         call.inputs.len(),
         "invariant: one buffer per library input"
     );
-    for ((_, v), b) in call.inputs.iter().zip(inputs) {
+    // Buffers hold real parts: a complex view counts two per element.
+    for ((d, v), b) in call.inputs.iter().zip(inputs) {
         assert!(
-            v.fits_in(b.len()),
+            v.fits_in(b.len() / d.parts()),
             "invariant: library input view {v} inside its buffer of {}",
             b.len()
         );
     }
     assert!(
-        call.out.fits_in(call.len),
+        call.out.fits_in(call.out.read.len(call.len)),
         "invariant: library output view inside its buffer"
     );
 }

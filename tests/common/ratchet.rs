@@ -18,9 +18,7 @@ pub enum Floor {
 /// Every conformance file and its floor. A file without an entry fails the suite (with the
 /// count to enter): a file that nobody enrolled would be checked for panics only.
 pub const FLOORS: &[(&str, Floor)] = &[
-    // Complex dtypes have not landed; the one case that passes makes an empty tensor under
-    // a float64 default dtype.
-    ("complex.jsonl", Floor::Passing(1)),
+    ("complex.jsonl", Floor::All),
     ("creation.jsonl", Floor::All),
     ("elementwise.jsonl", Floor::All),
     ("indexing.jsonl", Floor::All),

@@ -56,6 +56,11 @@ fn bits(t: &Tensor) -> Vec<u64> {
             .map(|v| v.to_bits().into())
             .collect(),
         DType::F64 => t.to_vec::<f64>().iter().map(|v| v.to_bits()).collect(),
+        DType::C64 | DType::C128 => t
+            .to_vec::<smelt::Complex64>()
+            .iter()
+            .flat_map(|v| [v.re.to_bits(), v.im.to_bits()])
+            .collect(),
     }
 }
 

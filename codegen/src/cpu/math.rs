@@ -215,6 +215,7 @@ impl Inline {
             UnaryOp::Neg
             | UnaryOp::Abs
             | UnaryOp::Sign
+            | UnaryOp::Angle
             | UnaryOp::Exp2
             | UnaryOp::Log2
             | UnaryOp::Log1p

@@ -95,6 +95,7 @@ pub(crate) fn inline_math(op: UnaryOp, compute: DType) -> bool {
         | DType::I64
         | DType::F16
         | DType::BF16 => false,
+        DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
     })
 }
 
@@ -163,7 +164,7 @@ pub fn streams_aligned(kernel: &Kernel, bases: &[usize]) -> bool {
 }
 
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
-use smelt_ir::{BinaryOp, DType, Scalar, UnaryOp};
+use smelt_ir::{BinaryOp, DType, REAL_KERNELS, Scalar, UnaryOp};
 
 /// How an index moves along the innermost dimension; the one stride fact compiled code depends
 /// on (contiguous loads vectorise, broadcast ones splat).
@@ -254,6 +255,7 @@ pub fn structure_key(kernel: &Kernel) -> String {
                     Scalar::Bool(b) => ('b', b as u64),
                     Scalar::Int(i) => ('i', i as u64),
                     Scalar::Float(f) => ('f', f.to_bits()),
+                    Scalar::Complex(..) => panic!("{REAL_KERNELS}"),
                 };
                 s.push(kind);
                 push_num(&mut s, bits);

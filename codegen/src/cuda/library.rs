@@ -27,11 +27,13 @@ pub struct LibraryKernel {
     pub scratch: usize,
 }
 
-/// Whether `call` runs on cuBLAS rather than a rendered kernel: a matmul of one float dtype.
+/// Whether `call` runs on cuBLAS rather than a rendered kernel: a matmul of one float or
+/// complex dtype.
 pub fn runs_on_cublas(call: &LibraryCall) -> bool {
     match call.op {
         LibraryOp::Matmul => {
-            call.dtype.is_float() && call.inputs.iter().all(|(d, _)| *d == call.dtype)
+            (call.dtype.is_float() || call.dtype.is_complex())
+                && call.inputs.iter().all(|(d, _)| *d == call.dtype)
         }
         LibraryOp::Gather { .. }
         | LibraryOp::IndexSelect { .. }
@@ -172,7 +174,9 @@ pub fn render_library(call: &LibraryCall) -> LibraryKernel {
         .enumerate()
         .map(|(i, (d, _))| format!("const {}* __restrict__ in{i}", storage_type(*d)))
         .collect();
-    params.push(format!("{}* __restrict__ out", storage_type(call.dtype)));
+    // The output as its view writes it (an `index_put` through `z.real` writes parts).
+    let out_dtype = call.out.read.dtype(call.dtype);
+    params.push(format!("{}* __restrict__ out", storage_type(out_dtype)));
     if scratch > 0 {
         params.push("long long* __restrict__ scratch".to_string());
     }
@@ -363,7 +367,8 @@ fn index_put(lib: &mut Lib, call: &LibraryCall, k: usize) -> (usize, bool, usize
     let mut tp = vars("v", k);
     tp.extend_from_slice(&p[b_rank..]);
     let value = load_expr(&format!("in1[{}]", address(&v, &p)), *vd);
-    let value = store_expr(&cast_expr(&value, *vd, call.dtype), call.dtype);
+    let dtype = tv.read.dtype(call.dtype);
+    let value = store_expr(&cast_expr(&value, *vd, dtype), dtype);
     lib.line(
         2,
         &format!("if (ok) out[{}] = {value};", address(&target, &tp)),
@@ -435,6 +440,28 @@ fn scan(lib: &mut Lib, call: &LibraryCall, dim: usize, product_scan: bool) -> (u
     let o = lib.view("o", ov);
     let point = line_point(lib, &x, dim);
     let n = &x.sizes[dim];
+    if out_dtype.is_complex() {
+        // Two f64 parts, products as (ac − bd) + (ad + bc)i, as the host's complex scan.
+        let init = if product_scan { "1.0" } else { "0.0" };
+        lib.line(2, &format!("double re = {init}, im = 0.0;"));
+        lib.line(2, &format!("for (long long i = 0; i < {n}; ++i) {{"));
+        let v = cast_expr(&format!("in0[{}]", address(&x, &point)), *xd, out_dtype);
+        lib.line(3, &format!("const {} v = {v};", storage_type(out_dtype)));
+        lib.line(3, "const double a = (double)v.x, b = (double)v.y;");
+        if product_scan {
+            lib.line(
+                3,
+                "const double t = re * a - im * b; im = re * b + im * a; re = t;",
+            );
+        } else {
+            lib.line(3, "re = re + a; im = im + b;");
+        }
+        let out = cast_expr("make_double2(re, im)", DType::C128, out_dtype);
+        lib.line(3, &format!("out[{}] = {out};", address(&o, &point)));
+        lib.line(2, "}");
+        let lines = xv.numel().checked_div(xv.shape[dim]).unwrap_or(0);
+        return (lines, false, 0);
+    }
     let float = out_dtype.is_float();
     let (acc_t, acc_dtype) = if float {
         ("double", DType::F64)
@@ -553,6 +580,24 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
     lib.unravel(2, "t", &o.sizes, "p");
     let p = vars("p", r);
     let k = &a.sizes[r - 1];
+    if call.dtype.is_complex() {
+        // As the host's complex reference loop: two f64 parts, rounded once.
+        let mut ap = p.clone();
+        ap[r - 1] = "k".to_string();
+        let mut bp = p.clone();
+        bp[r - 2] = "k".to_string();
+        lib.line(2, "double re = 0.0, im = 0.0;");
+        lib.line(2, &format!("for (long long k = 0; k < {k}; ++k) {{"));
+        let x = cast_expr(&format!("in0[{}]", address(&a, &ap)), *ad, DType::C128);
+        let y = cast_expr(&format!("in1[{}]", address(&b, &bp)), *bd, DType::C128);
+        lib.line(3, &format!("const double2 x = {x}, y = {y};"));
+        lib.line(3, "re = re + (x.x * y.x - x.y * y.y);");
+        lib.line(3, "im = im + (x.x * y.y + x.y * y.x);");
+        lib.line(2, "}");
+        let out = cast_expr("make_double2(re, im)", DType::C128, call.dtype);
+        lib.line(2, &format!("out[{}] = {out};", address(&o, &p)));
+        return (ov.numel(), false, 0);
+    }
     // As `matmul_reference`: floats in f64, everything else (bools too) in wrapping i64.
     let acc = if call.dtype.is_float() {
         DType::F64

@@ -16,7 +16,7 @@
 
 use smelt_ir::kernel::{Index, Instr, Kernel, Level};
 use smelt_ir::random::RandomDist;
-use smelt_ir::{BinaryOp, DType, OnBool, OnInt, ReduceOp, Scalar, UnaryOp};
+use smelt_ir::{BinaryOp, DType, OnBool, OnInt, REAL_KERNELS, ReduceOp, Scalar, UnaryOp};
 use std::fmt::Write as _;
 
 /// The helpers every kernel uses (scalar semantics, block reduction).
@@ -68,6 +68,10 @@ pub fn storage_type(dtype: DType) -> &'static str {
         DType::BF16 => "sm_bfloat16",
         DType::F32 => "float",
         DType::F64 => "double",
+        // CUDA's pairs: the layout of a complex buffer (real, imaginary), for library code;
+        // generated kernels address its parts as floats (kernel IR is real).
+        DType::C64 => "float2",
+        DType::C128 => "double2",
     }
 }
 
@@ -89,6 +93,7 @@ fn round_to(dtype: DType, expr: String) -> String {
         | DType::I64
         | DType::F32
         | DType::F64 => expr,
+        DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
     }
 }
 
@@ -132,6 +137,7 @@ fn literal(value: Scalar, dtype: DType) -> String {
                 format!("{x:?}")
             }
         }
+        DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
     }
 }
 
@@ -391,6 +397,7 @@ fn random_fn(dist: RandomDist, dtype: DType) -> String {
         DType::BF16 => "_bf16",
         DType::I64 => "",
         DType::F32 | DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 => "_f32",
+        DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
     };
     format!("sm_random_{}{suffix}", dist.name())
 }
@@ -408,6 +415,8 @@ pub(crate) fn load_expr(element: &str, dtype: DType) -> String {
         | DType::I64
         | DType::F32
         | DType::F64 => element.to_string(),
+        // Library code moves a complex element as its `float2`/`double2`.
+        DType::C64 | DType::C128 => element.to_string(),
     }
 }
 
@@ -424,13 +433,34 @@ pub(crate) fn store_expr(v: &str, dtype: DType) -> String {
         | DType::I64
         | DType::F32
         | DType::F64 => v.to_string(),
+        DType::C64 | DType::C128 => v.to_string(),
     }
 }
 
-/// `(T)x` as smelt's cast from `from` to `to`.
+/// `(T)x` as smelt's cast from `from` to `to`. Complex values (library code only: kernels
+/// are real) are `float2`/`double2`: a real value gains imaginary part 0, a complex one cast to
+/// a real dtype keeps its real part (bool: either part nonzero).
 pub(crate) fn cast_expr(x: &str, from: DType, to: DType) -> String {
     if from == to {
         return x.to_string();
+    }
+    if to.is_complex() {
+        let r = to.real();
+        let (re, im) = if from.is_complex() {
+            (
+                cast_expr(&format!("({x}).x"), from.real(), r),
+                cast_expr(&format!("({x}).y"), from.real(), r),
+            )
+        } else {
+            (cast_expr(x, from, r), cast_expr("0", DType::I64, r))
+        };
+        return format!("make_{}({re}, {im})", storage_type(to));
+    }
+    if from.is_complex() {
+        if to == DType::Bool {
+            return format!("(({x}).x != 0 || ({x}).y != 0)");
+        }
+        return cast_expr(&format!("({x}).x"), from.real(), to);
     }
     match to {
         DType::Bool => format!("({x} != 0)"),
@@ -454,8 +484,10 @@ pub(crate) fn cast_expr(x: &str, from: DType, to: DType) -> String {
                 | DType::I32
                 | DType::I64
                 | DType::F64 => format!("sm_{narrow}_of_double((double){x})"),
+                DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
             }
         }
+        DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
     }
 }
 
@@ -492,6 +524,14 @@ fn float_unary(op: UnaryOp, x: &str, compute: DType) -> String {
         UnaryOp::BitwiseNot => x.to_string(),
         UnaryOp::LogicalNot => format!("({x} == 0)"),
         UnaryOp::IsNan => format!("({x} != {x})"),
+        UnaryOp::Angle => format!(
+            "({x} != {x} ? {x} : ({x} < {zero} ? {} : {zero}))",
+            if compute == DType::F64 {
+                "3.141592653589793"
+            } else {
+                "3.14159265f"
+            }
+        ),
         UnaryOp::IsInf => format!("({x} == {x} && {x} - {x} != {x} - {x})"),
         UnaryOp::IsFinite => format!("({x} - {x} == {x} - {x})"),
     }
@@ -618,6 +658,7 @@ fn accumulator(op: ReduceOp, dtype: DType, x: &str, acc: &str) -> Accumulator {
             | DType::BF16
             | DType::F32
             | DType::F64 => format!("({}){acc}", value_type(dtype)),
+            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
         };
         return Accumulator {
             ty: "int",

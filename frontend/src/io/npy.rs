@@ -179,6 +179,12 @@ pub(super) fn read(r: &mut impl Read, available: u64, context: &str) -> Result<T
     }
     let numel = nbytes / size;
     let buffer = match header.dtype {
+        // `parse_descr` reads no complex descr.
+        DType::C64 | DType::C128 => {
+            return Err(io_error(format!(
+                "{context}: smelt does not read complex npy data"
+            )));
+        }
         DType::Bool => {
             let bytes: Vec<u8> = read_elements(r, numel, false, context)?;
             // numpy's bools are bytes 0 and 1; like numpy, read any other byte as true.
@@ -314,6 +320,12 @@ pub(super) fn header_descr(dtype: DType, context: &str) -> Result<String> {
             return Err(Error::dtype(format!(
                 "{context}: bfloat16 has no numpy dtype; convert the tensor first \
                  (to_dtype(DType::F32) keeps every value)"
+            )));
+        }
+        DType::C64 | DType::C128 => {
+            return Err(Error::dtype(format!(
+                "{context}: smelt does not write {dtype} tensors to npy files yet; write \
+                 view_as_real(t), whose last dim holds the real and imaginary parts"
             )));
         }
     })

@@ -112,6 +112,13 @@ impl Tensor {
                     "{context}: two tensors are named '{name}'"
                 )));
             }
+            if t.dtype().is_complex() {
+                return Err(Error::dtype(format!(
+                    "{context}: smelt does not write {} tensors to safetensors yet ('{name}'); \
+                     write view_as_real of it",
+                    t.dtype()
+                )));
+            }
             let shape = t.shape().to_vec();
             views.push((
                 name,
@@ -177,6 +184,8 @@ impl SafeView for Dense {
             DType::BF16 => Dtype::BF16,
             DType::F32 => Dtype::F32,
             DType::F64 => Dtype::F64,
+            // Refused before a `Dense` is made.
+            DType::C64 | DType::C128 => unreachable!("invariant: no complex Dense"),
         }
     }
 

@@ -20,9 +20,22 @@ fn bad(op: &str, key: &str, what: &str) -> Error {
     Error::value(format!("{op}: argument `{key}` {what}"))
 }
 
-/// A JSON number or special string as a scalar, keeping its kind (int vs float vs bool).
+/// A JSON number or special string as a scalar, keeping its kind (int vs float vs bool);
+/// `{"complex": [re, im]}` is a Python complex.
 pub fn scalar_of(v: &Value) -> Option<Scalar> {
     match v {
+        Value::Object(o) => {
+            let Some(Value::Array(parts)) = o.get("complex") else {
+                return None;
+            };
+            let [re, im] = parts.as_slice() else {
+                return None;
+            };
+            Some(Scalar::Complex(
+                scalar_of(re)?.as_f64(),
+                scalar_of(im)?.as_f64(),
+            ))
+        }
         Value::Bool(b) => Some(Scalar::Bool(*b)),
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
@@ -41,7 +54,23 @@ pub fn scalar_of(v: &Value) -> Option<Scalar> {
             "-inf" => Some(Scalar::Float(f64::NEG_INFINITY)),
             _ => None,
         },
-        Value::Null | Value::Array(_) | Value::Object(_) => None,
+        Value::Null | Value::Array(_) => None,
+    }
+}
+
+/// A `tensor` data entry: a scalar, or a `[re, im]` pair (a complex element).
+pub fn element_of(v: &Value) -> Option<Scalar> {
+    match v {
+        Value::Array(parts) => {
+            let [re, im] = parts.as_slice() else {
+                return None;
+            };
+            Some(Scalar::Complex(
+                scalar_of(re)?.as_f64(),
+                scalar_of(im)?.as_f64(),
+            ))
+        }
+        _ => scalar_of(v),
     }
 }
 

@@ -101,12 +101,15 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
             let values: Vec<Scalar> = data
                 .iter()
                 .map(|v| {
-                    super::args::scalar_of(v)
+                    super::args::element_of(v)
                         .ok_or_else(|| Error::value(format!("tensor: bad element {v}")))
                 })
                 .collect::<Result<_>>()?;
             let dtype = match a.dtype("dtype")? {
                 Some(d) => d,
+                None if values.iter().any(|v| v.is_complex()) => {
+                    smelt_frontend::get_default_complex_dtype()
+                }
                 None if !values.is_empty()
                     && values.iter().all(|v| matches!(v, Scalar::Bool(_))) =>
                 {
@@ -205,7 +208,27 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         "permute" => one(s()?.try_permute(&a.ints("dims")?)),
         "transpose" => one(s()?.try_transpose(a.dim("dim0")?, a.dim("dim1")?)),
         "t" => one(s()?.try_t()),
-        "view" => one(s()?.try_view(&size(a)?)),
+        "mT" => one(s()?.try_mt()),
+        "mH" => one(s()?.try_mh()),
+        "H" => one(s()?.try_big_h()),
+        "adjoint" => one(s()?.try_adjoint()),
+
+        // ---- complex ----
+        "real" => one(s()?.try_real()),
+        "imag" => one(s()?.try_imag()),
+        "view_as_real" => one(s()?.try_view_as_real()),
+        "view_as_complex" => one(s()?.try_view_as_complex()),
+        "conj" => one(Ok(s()?.conj())),
+        "conj_physical" => one(Ok(s()?.conj_physical())),
+        "resolve_conj" => one(Ok(s()?.resolve_conj())),
+        "complex" => one(Tensor::try_complex(&a.tensor("real")?, &a.tensor("imag")?)),
+        "polar" => one(Tensor::try_polar(&a.tensor("abs")?, &a.tensor("angle")?)),
+        "sgn" => one(s()?.try_sgn()),
+        "vdot" => one(s()?.try_vdot(&a.tensor("other")?)),
+        "view" => match a.dtype("dtype")? {
+            Some(d) => one(s()?.try_view_dtype(d)),
+            None => one(s()?.try_view(&size(a)?)),
+        },
         "reshape" => one(s()?.try_reshape(&a.ints("shape")?)),
         "flatten" => match a.string("out_dim")? {
             Some(out) if a.has("dims") => one(s()?.try_flatten_dims(&a.dims("dims")?, &out)),

@@ -280,6 +280,11 @@ fn check_tensor(
     {
         return Err(format!("{name}: dtype {}, expected {e}", t.dtype()));
     }
+    if let Some(e) = exp.get("is_conj").and_then(Value::as_bool)
+        && e != t.is_conj()
+    {
+        return Err(format!("{name}: is_conj {}, expected {e}", t.is_conj()));
+    }
     if let Some(e) = exp.get("shares_storage_with").and_then(Value::as_array) {
         let expected: BTreeSet<&str> = e.iter().filter_map(Value::as_str).collect();
         let pos = order.iter().position(|n| n == name).unwrap_or(order.len());
@@ -328,6 +333,9 @@ fn check_tensor(
 }
 
 fn value_matches(got: Scalar, exp: &Value, dtype: DType, rtol: f64, atol: f64) -> bool {
+    if dtype.is_complex() {
+        return complex_matches(got, exp, rtol, atol);
+    }
     let Some(e) = scalar_of(exp) else {
         return false;
     };
@@ -337,7 +345,10 @@ fn value_matches(got: Scalar, exp: &Value, dtype: DType, rtol: f64, atol: f64) -
     if !dtype.is_float() {
         return got.as_i64() == e.as_i64() && !matches!(e, Scalar::Float(x) if x.fract() != 0.0);
     }
-    let (g, x) = (got.as_f64(), e.as_f64());
+    float_matches(got.as_f64(), e.as_f64(), rtol, atol)
+}
+
+fn float_matches(g: f64, x: f64, rtol: f64, atol: f64) -> bool {
     if x.is_nan() {
         return g.is_nan();
     }
@@ -345,4 +356,17 @@ fn value_matches(got: Scalar, exp: &Value, dtype: DType, rtol: f64, atol: f64) -
         return g == x;
     }
     (g - x).abs() <= atol + rtol * x.abs()
+}
+
+/// FORMAT.md §5: an expected `[re, im]` pair matches within `atol + rtol·|exp|` by the
+/// complex modulus, or part by part by the float rules when a part is non-finite.
+fn complex_matches(got: Scalar, exp: &Value, rtol: f64, atol: f64) -> bool {
+    let Some(e) = args::element_of(exp) else {
+        return false;
+    };
+    let ((gr, gi), (er, ei)) = (got.as_complex(), e.as_complex());
+    if !er.is_finite() || !ei.is_finite() {
+        return float_matches(gr, er, rtol, atol) && float_matches(gi, ei, rtol, atol);
+    }
+    (gr - er).hypot(gi - ei) <= atol + rtol * er.hypot(ei)
 }

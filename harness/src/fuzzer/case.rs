@@ -15,6 +15,8 @@ fn value(s: Scalar) -> Value {
         Scalar::Float(x) if x == f64::INFINITY => json!("inf"),
         Scalar::Float(x) if x == f64::NEG_INFINITY => json!("-inf"),
         Scalar::Float(x) => json!(x),
+        // FORMAT.md: a complex number is its [re, im] pair.
+        Scalar::Complex(re, im) => json!([value(Scalar::Float(re)), value(Scalar::Float(im))]),
     }
 }
 

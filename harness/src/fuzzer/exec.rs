@@ -494,5 +494,6 @@ fn show_scalar(s: Scalar) -> String {
         Scalar::Float(x) => format!("{x:?}"),
         Scalar::Int(i) => i.to_string(),
         Scalar::Bool(b) => b.to_string(),
+        Scalar::Complex(re, im) => format!("({re:?}{im:+?}j)"),
     }
 }

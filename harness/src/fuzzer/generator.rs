@@ -191,6 +191,11 @@ impl Gen {
                 DType::F16 | DType::BF16 | DType::F32 | DType::F64 => {
                     json!(self.rng.range(-40, 40) as f64 / 8.0)
                 }
+                // Not among DTYPES; a complex value would be its [re, im] pair.
+                DType::C64 | DType::C128 => json!([
+                    self.rng.range(-40, 40) as f64 / 8.0,
+                    self.rng.range(-40, 40) as f64 / 8.0
+                ]),
             })
             .collect();
         if specials && n > 0 {

@@ -60,8 +60,8 @@ pub fn unit(dtype: DType) -> f64 {
 /// Significand bits (with the implicit one) of a float dtype; value bits of an integer one.
 pub(super) fn precision(dtype: DType) -> i32 {
     match dtype {
-        DType::F64 => 53,
-        DType::F32 => 24,
+        DType::F64 | DType::C128 => 53,
+        DType::F32 | DType::C64 => 24,
         DType::F16 => 11,
         DType::BF16 => 8,
         DType::I64 => 63,
@@ -76,8 +76,8 @@ pub(super) fn precision(dtype: DType) -> i32 {
 /// The largest finite value of a dtype.
 pub fn max_finite(dtype: DType) -> f64 {
     match dtype {
-        DType::F64 => f64::MAX,
-        DType::F32 | DType::BF16 => f32::MAX as f64,
+        DType::F64 | DType::C128 => f64::MAX,
+        DType::F32 | DType::BF16 | DType::C64 => f32::MAX as f64,
         DType::F16 => 65504.0,
         DType::I64 => i64::MAX as f64,
         DType::I32 => i32::MAX as f64,

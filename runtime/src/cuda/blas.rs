@@ -141,8 +141,10 @@ fn types(dtype: DType) -> (cudaDataType, cublasComputeType_t, bool) {
         DType::F32 => (cudaDataType::CUDA_R_32F, CUBLAS_COMPUTE_32F, false),
         DType::F16 => (cudaDataType::CUDA_R_16F, CUBLAS_COMPUTE_32F, false),
         DType::BF16 => (cudaDataType::CUDA_R_16BF, CUBLAS_COMPUTE_32F, false),
+        DType::C64 => (cudaDataType::CUDA_C_32F, CUBLAS_COMPUTE_32F, false),
+        DType::C128 => (cudaDataType::CUDA_C_64F, CUBLAS_COMPUTE_64F, true),
         DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 => {
-            unreachable!("runs_on_cublas admits float matmuls only")
+            unreachable!("runs_on_cublas admits float and complex matmuls only")
         }
     }
 }
@@ -179,17 +181,13 @@ pub(super) fn run(
     let c = CudaBuffer::zeros(dev, m.dtype, m.plan.c_len)?;
     let (data, compute, double) = types(m.dtype);
     let size = m.dtype.size() as u64;
-    let (alpha32, beta32, alpha64, beta64) = (1.0f32, 0.0f32, 1.0f64, 0.0f64);
+    // Complex types read alpha and beta as (real, imaginary) pairs; real ones the first.
+    let (alpha32, beta32, alpha64, beta64) =
+        ([1.0f32, 0.0], [0.0f32, 0.0], [1.0f64, 0.0], [0.0f64, 0.0]);
     let (alpha, beta): (*const c_void, *const c_void) = if double {
-        (
-            (&alpha64 as *const f64).cast(),
-            (&beta64 as *const f64).cast(),
-        )
+        (alpha64.as_ptr().cast(), beta64.as_ptr().cast())
     } else {
-        (
-            (&alpha32 as *const f32).cast(),
-            (&beta32 as *const f32).cast(),
-        )
+        (alpha32.as_ptr().cast(), beta32.as_ptr().cast())
     };
     let blas = blas.lock().unwrap_or_else(|p| p.into_inner());
     dev.bind()?;

@@ -1,6 +1,6 @@
 //! Gather-like reads with one index tensor: `gather`, `index_select` and `take`. Indices are
 //! checked again here (the frontend already raised on bad ones): an out-of-range index leaves
-//! its output element zero.
+//! its output element zero. Elements move whole (a complex one as its two parts).
 
 use super::{checked_index, for_each_index};
 use crate::buffer::HostBuffer;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 /// `out[p] = self[p with p[dim] = index[p]]`; output shape = index shape.
 pub fn gather(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer, dim: usize) {
-    let (src, sv) = (&inputs[0], &call.inputs[0].1);
+    let (src, (sd, sv)) = (&inputs[0], (call.inputs[0].0, &call.inputs[0].1));
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
     assert!(
@@ -20,7 +20,11 @@ pub fn gather(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuff
         // A 0-dim self is indexed like a 1-element vector.
         for_each_index(&ov.shape, |p| {
             if checked_index(idx.get(iv.address(p) as usize).as_i64(), 1, false).is_some() {
-                out.set(ov.address(p) as usize, src.get(sv.offset));
+                out.set_as(
+                    call.dtype,
+                    ov.address(p) as usize,
+                    src.get_as(sd, sv.offset),
+                );
             }
         });
         return;
@@ -37,7 +41,11 @@ pub fn gather(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuff
         sp.copy_from_slice(p);
         sp[dim] = i;
         if sp.iter().zip(&sv.shape).all(|(a, s)| a < s) {
-            out.set(ov.address(p) as usize, src.get(sv.address(&sp) as usize));
+            out.set_as(
+                call.dtype,
+                ov.address(p) as usize,
+                src.get_as(sd, sv.address(&sp) as usize),
+            );
         }
     });
 }
@@ -49,7 +57,7 @@ pub fn index_select(
     out: &mut HostBuffer,
     dim: usize,
 ) {
-    let (src, sv) = (&inputs[0], &call.inputs[0].1);
+    let (src, (sd, sv)) = (&inputs[0], (call.inputs[0].0, &call.inputs[0].1));
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
     assert!(
@@ -58,7 +66,7 @@ pub fn index_select(
     );
     if sv.ndim() == 0 {
         if checked_index(idx.get(iv.offset).as_i64(), 1, false).is_some() {
-            out.set(ov.offset, src.get(sv.offset));
+            out.set_as(call.dtype, ov.offset, src.get_as(sd, sv.offset));
         }
         return;
     }
@@ -73,13 +81,17 @@ pub fn index_select(
         };
         sp.copy_from_slice(p);
         sp[dim] = i;
-        out.set(ov.address(p) as usize, src.get(sv.address(&sp) as usize));
+        out.set_as(
+            call.dtype,
+            ov.address(p) as usize,
+            src.get_as(sd, sv.address(&sp) as usize),
+        );
     });
 }
 
 /// `out[p] = flat(self)[index[p]]`, negative indices counting from the end.
 pub fn take(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
-    let (src, sv) = (&inputs[0], &call.inputs[0].1);
+    let (src, (sd, sv)) = (&inputs[0], (call.inputs[0].0, &call.inputs[0].1));
     let (idx, iv) = (&inputs[1], &call.inputs[1].1);
     let ov = &call.out;
     let numel = sv.numel();
@@ -93,6 +105,10 @@ pub fn take(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer
             sp[d] = flat % sv.shape[d];
             flat /= sv.shape[d];
         }
-        out.set(ov.address(p) as usize, src.get(sv.address(&sp) as usize));
+        out.set_as(
+            call.dtype,
+            ov.address(p) as usize,
+            src.get_as(sd, sv.address(&sp) as usize),
+        );
     });
 }

@@ -43,7 +43,8 @@ pub fn index(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffe
     for_each_index(&ov.shape, |p| {
         let (b, r) = p.split_at(b_rank);
         if source_point(sv, &indices, b, r, &mut sp).is_some() {
-            out.set(ov.address(p) as usize, src.get(sv.address(&sp) as usize));
+            let v = src.get_as(call.inputs[0].0, sv.address(&sp) as usize);
+            out.set_as(call.dtype, ov.address(p) as usize, v);
         }
     });
 }
@@ -53,6 +54,8 @@ pub fn index(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffe
 pub fn index_put(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer, k: usize) {
     let (vals, vv) = (&inputs[1], &call.inputs[1].1);
     let tv = &call.out;
+    // The target may read the storage as parts (`z.real[i] = v`): elements of that dtype.
+    let dtype = tv.read.dtype(call.dtype);
     let rest = tv.ndim() - k;
     let b_rank = vv.ndim() - rest;
     let indices: Vec<(&Arc<HostBuffer>, &View)> = (2..2 + k)
@@ -62,7 +65,8 @@ pub fn index_put(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostB
     for_each_index(&vv.shape, |p| {
         let (b, r) = p.split_at(b_rank);
         if source_point(tv, &indices, b, r, &mut tp).is_some() {
-            out.set(tv.address(&tp) as usize, vals.get(vv.address(p) as usize));
+            let v = vals.get_as(call.inputs[1].0, vv.address(p) as usize);
+            out.set_as(dtype, tv.address(&tp) as usize, v);
         }
     });
 }

@@ -1,6 +1,7 @@
 //! Reference cumsum/cumprod: for every line along `dim`, an inclusive prefix sum or product
 //! from index 0 upward. Each element is cast to the output dtype first; floats accumulate in
-//! f64, ints in wrapping i64, and every output element is rounded once to the output dtype.
+//! f64, ints in wrapping i64, complex values in two f64 parts (products as `(ac − bd) +
+//! (ad + bc)i`), and every output element is rounded once to the output dtype.
 
 use super::argreduce::next_index;
 use crate::buffer::HostBuffer;
@@ -23,6 +24,10 @@ pub fn scan(
     if xv.numel() == 0 {
         return;
     }
+    if call.dtype.is_complex() {
+        complex_scan(call, dim, product, inputs, out);
+        return;
+    }
     let float = call.dtype.is_float();
     let mut outer_shape = xv.shape.clone();
     outer_shape[dim] = 1;
@@ -35,7 +40,9 @@ pub fn scan(
         };
         for i in 0..xv.shape[dim] {
             point[dim] = i;
-            let v = x.get(xv.address(&point) as usize).cast(call.dtype);
+            let v = x
+                .get_as(call.inputs[0].0, xv.address(&point) as usize)
+                .cast(call.dtype);
             let r = if float {
                 facc = if product {
                     facc * v.as_f64()
@@ -52,6 +59,49 @@ pub fn scan(
                 Scalar::Int(iacc)
             };
             out.set(ov.address(&point) as usize, r);
+        }
+        point[dim] = 0;
+        if !next_index(&mut point, &outer_shape) {
+            break;
+        }
+    }
+}
+
+/// [`scan`] of a complex dtype: the running sum or product in f64 parts.
+fn complex_scan(
+    call: &LibraryCall,
+    dim: usize,
+    product: bool,
+    inputs: &[Arc<HostBuffer>],
+    out: &mut HostBuffer,
+) {
+    let (x, (xd, xv)) = (&inputs[0], (call.inputs[0].0, &call.inputs[0].1));
+    let ov = &call.out;
+    let mut outer_shape = xv.shape.clone();
+    outer_shape[dim] = 1;
+    let mut point = vec![0usize; xv.ndim()];
+    loop {
+        let (mut re, mut im) = if product {
+            (1.0f64, 0.0f64)
+        } else {
+            (0.0, 0.0)
+        };
+        for i in 0..xv.shape[dim] {
+            point[dim] = i;
+            let (a, b) = x
+                .get_as(xd, xv.address(&point) as usize)
+                .cast(call.dtype)
+                .as_complex();
+            (re, im) = if product {
+                (re * a - im * b, re * b + im * a)
+            } else {
+                (re + a, im + b)
+            };
+            out.set_as(
+                call.dtype,
+                ov.address(&point) as usize,
+                Scalar::Complex(re, im),
+            );
         }
         point[dim] = 0;
         if !next_index(&mut point, &outer_shape) {

@@ -22,10 +22,9 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_random_uniform_lt_
     const float v4 = 0.9f;
     const bool v5 = (v3 < v4);
     const float v6 = (float)v5;
-    const float v7 = 0.9f;
-    const float v8 = v6 / v7;
-    const float v9 = v0 * v8;
-    a2[off4 + i] = v9;
+    const float v7 = v6 / v4;
+    const float v8 = v0 * v7;
+    a2[off4 + i] = v8;
   }
 }
 

@@ -38,21 +38,20 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_div_su
     }
     acc6 = sm_block_reduce(acc6, red6, SmSum(), (float)0.0f);
     const float v6 = acc6;
-    const float v7 = 64.0f;
-    const float v8 = v6 / v7;
-    const float v9 = 1e-5f;
-    const float v10 = v8 + v9;
-    const float v11 = sqrtf(v10);
+    const float v7 = v6 / v2;
+    const float v8 = 1e-5f;
+    const float v9 = v7 + v8;
+    const float v10 = sqrtf(v9);
     // final pass: element-level stores
     for (long long j = threadIdx.x; j < width; j += blockDim.x) {
       const float v0 = a0[off0 + row * st0_0 + j];
       const float v4 = v0 - v3;
-      const float v12 = v4 / v11;
-      const float v13 = a1[off1 + j];
-      const float v14 = v12 * v13;
-      const float v15 = a2[off2 + j];
-      const float v16 = v14 + v15;
-      a3[off3 + row * st3_0 + j] = v16;
+      const float v11 = v4 / v10;
+      const float v12 = a1[off1 + j];
+      const float v13 = v11 * v12;
+      const float v14 = a2[off2 + j];
+      const float v15 = v13 + v14;
+      a3[off3 + row * st3_0 + j] = v15;
     }
   }
 }

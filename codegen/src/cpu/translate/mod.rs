@@ -41,7 +41,7 @@ use cranelift_frontend::{FunctionBuilder, Variable};
 use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
 use smelt_ir::scalar::round_float;
 use smelt_ir::scalar_ops::reduce_identity;
-use smelt_ir::{BinaryOp, DType, ReduceOp, Scalar, UnaryOp};
+use smelt_ir::{BinaryOp, DType, REAL_KERNELS, ReduceOp, Scalar, UnaryOp};
 
 type Result<T> = std::result::Result<T, Unsupported>;
 
@@ -100,6 +100,7 @@ impl Vectors {
             DType::F16 | DType::BF16 | DType::I16 | DType::I8 | DType::U8 | DType::Bool => {
                 return None;
             }
+            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
         };
         Some(Vectors { ty })
     }
@@ -170,6 +171,7 @@ fn ty(dtype: DType) -> Type {
         DType::I32 => types::I32,
         DType::I16 => types::I16,
         DType::I8 | DType::U8 | DType::Bool => types::I8,
+        DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
     }
 }
 

@@ -6,9 +6,9 @@
 
 use super::{Result, Translator, little, unsupported};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Value, types};
-use smelt_ir::DType;
 use smelt_ir::kernel::Instr;
 use smelt_ir::random::{MULTIPLIERS, RandomDist, WEYL};
+use smelt_ir::{DType, REAL_KERNELS};
 
 impl<'a, 'f> Translator<'a, 'f> {
     /// Whether the draw `instr` has a SIMD form in f32 lanes: a uniform f32, f16 or bf16
@@ -73,7 +73,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().bitcast(types::F32, flags, low)
             }
             DType::I64 => bits,
-            d @ (DType::Bool | DType::U8 | DType::I8 | DType::I16 | DType::I32) => {
+            d @ (DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::C64
+            | DType::C128) => {
                 return unsupported(format!("a random draw of {d}"));
             }
         })
@@ -123,6 +129,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             | DType::I16
             | DType::I32
             | DType::I64 => (8, 1.0 / 16_777_216.0),
+            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
         };
         // Below 2^24: the signed conversion is exact, and so is the power-of-two scale.
         let bits = self.b.ins().ushr_imm_u(r0, shift);

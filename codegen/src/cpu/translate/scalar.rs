@@ -16,6 +16,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U8 => {
                 self.b.ins().iconst(ty(dtype), v.as_i64())
             }
+            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
         };
         if !self.vector {
             s
@@ -67,6 +68,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             | DType::I16
             | DType::I32
             | DType::I64 => x,
+            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
         }
     }
 
@@ -84,6 +86,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             | DType::I16
             | DType::I32
             | DType::I64 => x,
+            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
         }
     }
 
@@ -290,6 +293,16 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.b.ins().fcmp(FloatCC::Equal, x, zero)
             }
             UnaryOp::IsNan => self.b.ins().fcmp(FloatCC::Unordered, x, x),
+            // π below 0, NaN for NaN, else 0 (`-0` included).
+            UnaryOp::Angle => {
+                let zero = self.fconst(t, 0.0);
+                let pi = self.fconst(t, std::f64::consts::PI);
+                let below = self.b.ins().fcmp(FloatCC::LessThan, x, zero);
+                let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+                let r = self.select(below, pi, zero);
+                let r = self.select(nan, x, r);
+                self.round(compute, r)
+            }
             UnaryOp::IsInf | UnaryOp::IsFinite => {
                 let a = self.b.ins().fabs(x);
                 let inf = self.fconst(t, f64::INFINITY);
