@@ -20,6 +20,9 @@ pub enum ErrorKind {
     Overlap,
     /// An argument value outside its domain (a zero step, duplicate dims …).
     Value,
+    /// The op does not accept the tensor's layout (a sparse COO tensor given to a strided-only
+    /// op, `indices()` of an uncoalesced sparse tensor …).
+    Layout,
     /// A device is missing or failed.
     Device,
     /// Code generation or a JIT/NVRTC compile failed.
@@ -39,6 +42,7 @@ impl ErrorKind {
             ErrorKind::Names => "names",
             ErrorKind::Overlap => "overlap",
             ErrorKind::Value => "value",
+            ErrorKind::Layout => "layout",
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
@@ -90,6 +94,10 @@ impl Error {
     /// A [`ErrorKind::Value`] error.
     pub fn value(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Value, message)
+    }
+    /// A [`ErrorKind::Layout`] error.
+    pub fn layout(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Layout, message)
     }
     /// A [`ErrorKind::Device`] error.
     pub fn device(message: impl Into<String>) -> Error {

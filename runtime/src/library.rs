@@ -11,7 +11,9 @@ mod gather;
 mod index;
 mod matmul;
 mod scan;
+mod segment;
 mod sort;
+mod spmm;
 
 #[cfg(feature = "cuda")]
 pub(crate) use matmul::check_views as check_matmul_views;
@@ -51,6 +53,8 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> HostBuffer
             descending,
             indices,
         } => sort::sort(call, *dim, *descending, *indices, inputs, &mut out),
+        LibraryOp::Segment { first } => segment::segment(call, inputs, &mut out, *first),
+        LibraryOp::SpMM => spmm::spmm(call, inputs, &mut out),
     }
     out
 }
