@@ -354,6 +354,7 @@ impl Tensor {
             storage: crate::lazy::Storage::new(node),
             view,
             names: Default::default(),
+            sparse: None,
         })
     }
 
@@ -402,6 +403,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("full_like", [self])?;
         let strides = self
             .view
             .like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
@@ -438,6 +440,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("zeros_like", [self])?;
         self.try_full_like(0, dtype, format)
     }
     /// `torch.zeros_like(self, dtype=dtype, memory_format=format)`; panics where
@@ -454,6 +457,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("ones_like", [self])?;
         self.try_full_like(1, dtype, format)
     }
     /// `torch.ones_like(self, dtype=dtype, memory_format=format)`; panics where
@@ -470,6 +474,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("empty_like", [self])?;
         self.try_full_like(0, dtype, format)
     }
     /// `torch.empty_like(self, dtype=dtype, memory_format=format)`; panics where

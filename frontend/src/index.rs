@@ -187,6 +187,7 @@ impl Tensor {
     /// broadcast, a bool mask of the wrong shape, too many indices or two ellipses.
     #[track_caller]
     pub fn try_index(&self, items: &[TensorIndex]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse_items("index", self, items)?;
         let plan = self.index_plan(items)?;
         if plan.advanced.is_empty() {
             // Only 0-dim integer tensors: they act like ints, so this is a view.
@@ -232,6 +233,7 @@ impl Tensor {
     /// memory.
     #[track_caller]
     pub fn try_index_put(&self, items: &[TensorIndex], value: Operand) -> Result<()> {
+        crate::sparse::refuse_sparse_items("index_put_", self, items)?;
         self.index_put(items, value, false)
     }
 

@@ -24,6 +24,7 @@ impl Tensor {
     /// a scalar); otherwise a `device` error naming `op`.
     #[track_caller]
     pub(crate) fn assign(&self, values: &Operand, op: &str) -> Result<()> {
+        crate::sparse::refuse_sparse_operands(op, &[self, values])?;
         let device = self.device();
         let moved;
         let values = match values {
@@ -139,6 +140,7 @@ impl Tensor {
         op: BinaryOp,
         alpha: Option<Scalar>,
     ) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse(&format!("{}_", op.name()), [self])?;
         let other = other.into();
         let names = self.inplace_names(&[&other])?;
         self.check_inplace_shape(&[&other])?;
@@ -213,6 +215,7 @@ impl Tensor {
     /// integer tensor), an `overlap` error when `self`'s elements share memory.
     #[track_caller]
     pub fn try_unary_(&self, op: UnaryOp) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse(&format!("{}_", op.name()), [self])?;
         let r = self.try_unary(op)?;
         self.check_cast(r.dtype())?;
         self.check_writable()?;
@@ -327,6 +330,7 @@ impl Tensor {
     /// Errors: those of `try_clamp`, and of an in-place op (shape, dtype cast, overlap, names).
     #[track_caller]
     pub fn try_clamp_(&self, min: Option<Operand>, max: Option<Operand>) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("clamp_", [self])?;
         let others: Vec<&Operand> = min.iter().chain(max.iter()).collect();
         let names = self.inplace_names(&others)?;
         self.check_inplace_shape(&others)?;
@@ -348,6 +352,7 @@ impl Tensor {
     /// `names` error when names conflict, a `device` error when a device is unusable.
     #[track_caller]
     pub fn try_copy_(&self, src: &Tensor) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("copy_", [self, src])?;
         let moved = on_device(src, self.device())?;
         let src = &moved;
         let src_op = Operand::from(src);
@@ -375,6 +380,7 @@ impl Tensor {
     /// tensor.
     #[track_caller]
     pub fn try_fill_(&self, value: impl Into<Operand>) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("fill_", [self])?;
         let value = value.into();
         if let Operand::Tensor(t) = &value
             && t.ndim() != 0
@@ -411,6 +417,7 @@ impl Tensor {
     /// [`Tensor::try_copy_`] for the write.
     #[track_caller]
     pub fn try_setitem(&self, items: &[TensorIndex], value: impl Into<Operand>) -> Result<()> {
+        crate::sparse::refuse_sparse_items("index_put_", self, items)?;
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
             return self.try_index_put(items, value.into());
         }

@@ -45,6 +45,7 @@ fn check_dtypes(op: &str, a: DType, b: DType) -> Result<()> {
 /// column `[K, 1]`, batch dims broadcast; the vector dims are dropped from the result.
 #[track_caller]
 fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    crate::sparse::refuse_sparse(op, [a, b])?;
     crate::device::common_device(op, &[a, b], false)?;
     let (da, db) = (a.ndim(), b.ndim());
     if da == 0 || db == 0 {
@@ -206,6 +207,9 @@ impl Tensor {
     /// different devices.
     #[track_caller]
     pub fn try_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        if self.is_sparse() || other.is_sparse() {
+            return crate::sparse::product(self, other, crate::sparse::Product::Matmul);
+        }
         named_product("matmul", self, other)
     }
     /// `torch.matmul(self, other)`; panics where [`Tensor::try_matmul`] returns an error.
@@ -229,6 +233,9 @@ impl Tensor {
     /// different devices.
     #[track_caller]
     pub fn try_mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if self.is_sparse() || mat2.is_sparse() {
+            return crate::sparse::product(self, mat2, crate::sparse::Product::Mm);
+        }
         expect_ndim("mm", "self", self, 2)?;
         expect_ndim("mm", "mat2", mat2, 2)?;
         named_product("mm", self, mat2)
@@ -245,6 +252,7 @@ impl Tensor {
     /// batch or output names conflict, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("bmm", [self, mat2])?;
         expect_ndim("bmm", "batch1", self, 3)?;
         expect_ndim("bmm", "batch2", mat2, 3)?;
         let (s, o) = (self.shape(), mat2.shape());
@@ -268,6 +276,7 @@ impl Tensor {
     /// devices.
     #[track_caller]
     pub fn try_mv(&self, vec: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("mv", [self, vec])?;
         expect_ndim("mv", "self", self, 2)?;
         expect_ndim("mv", "vec", vec, 1)?;
         named_product("mv", self, vec)
@@ -283,6 +292,7 @@ impl Tensor {
     /// dtypes, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_dot(&self, tensor: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("dot", [self, tensor])?;
         if self.ndim() != 1 || tensor.ndim() != 1 {
             return Err(Error::shape(format!(
                 "dot: 1D tensors expected, but got {}D and {}D tensors",
@@ -309,6 +319,7 @@ impl Tensor {
     /// contiguous. Errors: a `shape` error for another rank, a `names` error for a named `self`.
     #[track_caller]
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("outer", [self, vec2])?;
         // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused (by the
         // reshape), vec2's names take part in the broadcast (`[None, 'N']`).
         refuse_named("outer", [self])?;
@@ -345,6 +356,7 @@ impl Tensor {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("addmm", [self, mat1, mat2])?;
         expect_ndim("addmm", "mat1", mat1, 2)?;
         expect_ndim("addmm", "mat2", mat2, 2)?;
         let prod = product("addmm", mat1, mat2)?;

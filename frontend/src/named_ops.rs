@@ -22,6 +22,7 @@ impl Tensor {
     /// handle sharing this one's name cell sees them. Errors: a `names` error for an invalid or
     /// duplicate name or a list of the wrong length.
     pub fn try_set_names(&self, names: Option<&[Option<&str>]>) -> Result<()> {
+        crate::sparse::refuse_sparse("set_names", [self])?;
         let stored = match names {
             None => None,
             Some(ns) => normalise(parse_names(&owned(ns))?, self.ndim())?,
@@ -34,6 +35,7 @@ impl Tensor {
     /// `ones`, `full`, `empty`), as a builder. Errors: a `names` error for an invalid or duplicate
     /// name or a list of the wrong length.
     pub fn try_named(self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("names", [&self])?;
         let stored = normalise(parse_names(&owned(names))?, self.ndim())?;
         Ok(self.with_dim_names(stored))
     }
@@ -54,6 +56,7 @@ impl Tensor {
     /// must keep its name. One `"..."` stands for a run of dims that keep theirs. Errors: a `names`
     /// error for a named dim given another name, a list of the wrong length, or an invalid name.
     pub fn try_refine_names(&self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("refine_names", [self])?;
         let current = self.names();
         let wanted = parse_names(&resolve_ellipsis(names, &current, "refine_names")?)?;
         let cannot = |why: String| {
@@ -139,6 +142,7 @@ impl Tensor {
     /// a run of current names). Errors: a `names` error for an invalid or duplicate name or a list
     /// of the wrong length.
     pub fn try_rename(&self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("rename", [self])?;
         let stored = self.renamed_positional(names, "rename")?;
         Ok(self.alias().with_dim_names(stored))
     }
@@ -156,6 +160,7 @@ impl Tensor {
     /// Errors: a `names` error for an `old` name the tensor lacks, or an invalid or duplicate
     /// result.
     pub fn try_rename_with(&self, mapping: &[(&str, Option<&str>)]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("rename", [self])?;
         let map = mapping
             .iter()
             .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
@@ -166,6 +171,7 @@ impl Tensor {
 
     /// `tensor.rename_(*names)`: renames this tensor in place, as [`Tensor::try_rename`].
     pub fn try_rename_(&self, names: &[Option<&str>]) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("rename_", [self])?;
         let stored = self.renamed_positional(names, "rename_")?;
         self.names.set(stored);
         Ok(self)
@@ -176,6 +182,7 @@ impl Tensor {
     /// without it every dim must be named and listed. Errors: a `names` error for an unnamed dim
     /// (without `"..."`), a dim left out, or a name listed twice.
     pub fn try_align_to(&self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("align_to", [self])?;
         let ellipses: Vec<usize> = (0..names.len())
             .filter(|&i| names[i] == Some("..."))
             .collect();
@@ -205,6 +212,7 @@ impl Tensor {
 
     /// `tensor.align_as(other)`: [`Tensor::try_align_to`] with `other`'s names.
     pub fn try_align_as(&self, other: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("align_to", [self, other])?;
         self.align_exact(&other.names())
     }
     /// `tensor.align_as(other)`; panics where [`Tensor::try_align_as`] returns an error.
@@ -300,6 +308,7 @@ impl Tensor {
         end_dim: impl Into<Dim>,
         out_dim: &str,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("flatten", [self])?;
         let s = start_dim.into().position(self)?;
         let e = end_dim.into().position(self)?;
         if s > e {
@@ -325,6 +334,7 @@ impl Tensor {
     /// order, merged into one dim named `out_dim`. Errors: a `value` error for an empty list, a
     /// `names` error for dims that are not consecutive or an unknown or invalid name.
     pub fn try_flatten_dims(&self, dims: &[Dim], out_dim: &str) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("flatten", [self])?;
         let positions: Vec<usize> = dims
             .iter()
             .map(|d| d.position(self))
@@ -379,6 +389,7 @@ impl Tensor {
         sizes: &[i64],
         names: &[Option<&str>],
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("unflatten", [self])?;
         let d = wrap_dim(dim.into().resolve(self)?, self.ndim())?;
         let new_names = parse_names(&owned(names))?;
         if new_names.len() != sizes.len() {

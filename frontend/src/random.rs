@@ -434,6 +434,7 @@ impl Tensor {
     /// non-float dtype.
     #[track_caller]
     pub fn try_rand_like(&self, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("rand_like", [self])?;
         let dtype = float_dtype("rand_like", Some(dtype.unwrap_or(self.dtype())))?;
         let t = with_default_generator(|g| {
             g.draw(RandomDist::Uniform, self.shape(), dtype, self.device())
@@ -451,6 +452,7 @@ impl Tensor {
     /// device.
     #[track_caller]
     pub fn try_randn_like(&self, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("randn_like", [self])?;
         let dtype = float_dtype("randn_like", Some(dtype.unwrap_or(self.dtype())))?;
         let t = with_default_generator(|g| {
             g.draw(RandomDist::Normal, self.shape(), dtype, self.device())
@@ -468,6 +470,7 @@ impl Tensor {
     /// shape, names and device, of self's dtype without one.
     #[track_caller]
     pub fn try_randint_like(&self, low: i64, high: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("randint_like", [self])?;
         let dtype = int_dtype("randint_like", dtype.unwrap_or(self.dtype()))?;
         let t = with_default_generator(|g| {
             g.randint_on(
@@ -558,6 +561,7 @@ impl Tensor {
     /// range is not finite, a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_uniform_(&self, from: f64, to: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("uniform_", [self])?;
         if from > to || !(to - from).is_finite() {
             return Err(Error::value(format!(
                 "uniform_: expects to return a [from, to) range, but found from={from} > to={to}"
@@ -578,6 +582,7 @@ impl Tensor {
     /// error for a negative `std`, a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_normal_(&self, mean: f64, std: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("normal_", [self])?;
         if std.is_nan() || std < 0.0 {
             return Err(Error::value(format!(
                 "normal_: normal expects std >= 0.0, but found std {std}"
@@ -598,6 +603,7 @@ impl Tensor {
     /// a `value` error unless `lambd > 0`, a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_exponential_(&self, lambd: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("exponential_", [self])?;
         if lambd.is_nan() || lambd <= 0.0 {
             return Err(Error::value(format!(
                 "exponential_: exponential_ expects lambda > 0.0, but found lambda={lambd}"
@@ -618,6 +624,7 @@ impl Tensor {
     /// `value` error unless 0 ≤ p ≤ 1.
     #[track_caller]
     pub fn try_bernoulli_(&self, p: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("bernoulli_", [self])?;
         if !(0.0..=1.0).contains(&p) {
             return Err(Error::value(format!(
                 "bernoulli_: bernoulli_ expects p to be in [0, 1], but got p={p}"
@@ -642,6 +649,7 @@ impl Tensor {
     /// cannot without a sync). Errors: a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_bernoulli(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("bernoulli", [self])?;
         let dtype = self.dtype();
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
@@ -668,6 +676,7 @@ impl Tensor {
     /// as PyTorch). Errors: a `value` error unless `from < to` and both ends fit self's dtype.
     #[track_caller]
     pub fn try_random_(&self, from: i64, to: Option<i64>) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("random_", [self])?;
         let dtype = self.dtype();
         let to = match to {
             Some(to) => i128::from(to),
@@ -716,6 +725,7 @@ impl Tensor {
     /// error for a non-float tensor.
     #[track_caller]
     pub fn try_dropout(&self, p: f64, training: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("dropout", [self])?;
         if !(0.0..=1.0).contains(&p) {
             return Err(Error::value(format!(
                 "dropout: dropout probability has to be between 0 and 1, but got {p}"
