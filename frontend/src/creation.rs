@@ -8,7 +8,7 @@ use smelt_ir::Dims;
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, format_strides, permuted_strides};
 use smelt_ir::{DType, Error, MemoryFormat, Result, Scalar, View};
-use smelt_runtime::HostBuffer;
+use smelt_runtime::{Device, HostBuffer};
 
 /// Nested host data (`[[1.0, 2.0], [3.0, 4.0]]`, `vec![…]`, a scalar) for [`Tensor::new`].
 pub trait TensorData {
@@ -101,8 +101,29 @@ impl<T: TensorData> TensorData for &[T] {
     }
 }
 
+/// The `n` host values `value(i)` of a factory that computes its elements on the host (`arange`,
+/// `linspace`, `eye`), for a tensor of `shape` and `dtype`. Errors: a `value` error when the size
+/// overflows, a `memory` error when the host cannot hold the values.
+fn host_values(
+    shape: &[usize],
+    dtype: DType,
+    value: impl Fn(usize) -> Scalar,
+) -> Result<Vec<Scalar>> {
+    smelt_ir::view::check_sizes(shape, dtype.size())?;
+    let n: usize = shape.iter().product();
+    let mut values = Vec::new();
+    values.try_reserve_exact(n).map_err(|_| {
+        Error::memory(format!(
+            "DefaultCPUAllocator: can't allocate memory: you tried to allocate {} bytes.",
+            n.saturating_mul(dtype.size())
+        ))
+    })?;
+    values.extend((0..n).map(value));
+    Ok(values)
+}
+
 pub(crate) fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
-    shape
+    let sizes = shape
         .iter()
         .map(|&s| {
             if s < 0 {
@@ -114,21 +135,48 @@ pub(crate) fn check_shape(shape: &[i64], op: &str) -> Result<Vec<usize>> {
                 Ok(s as usize)
             }
         })
-        .collect()
+        .collect::<Result<Vec<usize>>>()?;
+    smelt_ir::view::check_sizes(&sizes, 1)?;
+    Ok(sizes)
 }
 
-/// A fresh contiguous tensor of `dtype` whose elements are `value` (lazy).
+/// A fresh tensor of `dtype` with `strides` (dense) whose elements are `value` (lazy), on the
+/// default device.
 #[track_caller]
 fn filled(shape: &[usize], strides: Dims<isize>, value: Scalar, dtype: DType) -> Tensor {
-    Tensor::computed(
+    filled_on(
+        shape,
+        strides,
+        value,
+        dtype,
+        crate::device::get_default_device(),
+    )
+}
+
+/// [`filled`] on `device`.
+#[track_caller]
+pub(crate) fn filled_on(
+    shape: &[usize],
+    strides: Dims<isize>,
+    value: Scalar,
+    dtype: DType,
+    device: Device,
+) -> Tensor {
+    let out = View::new(shape, strides, 0);
+    let len = out
+        .address_range()
+        .map(|(_, hi)| hi as usize + 1)
+        .unwrap_or(0);
+    Tensor::from_node(LazyNode::pending_on(
+        device,
         Op::Fill {
             value: value.cast(dtype),
         },
         dtype,
-        shape,
-        strides,
+        len,
+        out,
         vec![],
-    )
+    ))
 }
 
 impl Tensor {
@@ -159,7 +207,9 @@ impl Tensor {
         Tensor::try_from_scalars(&values, &shape, D::dtype_hint())
     }
 
-    /// A tensor of `shape` from a flat row-major vector, on the default device; the dtype is `T`'s.
+    /// A tensor from a flat vector and a shape, adopting the vector's allocation on the host
+    /// (no copy: PyTorch's `torch.from_numpy`); copied to the default device when that is not
+    /// the host.
     /// Panics where [`Tensor::try_from_vec`] returns an error.
     #[track_caller]
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Tensor {
@@ -178,8 +228,7 @@ impl Tensor {
                 smelt_ir::view::fmt_list(shape)
             )));
         }
-        let values: Vec<Scalar> = data.into_iter().map(Element::to_scalar).collect();
-        Tensor::try_from_scalars(&values, shape, T::DTYPE)
+        Tensor::try_from_buffer(T::into_buffer(data), View::contiguous(shape))
     }
 
     /// A tensor of `dtype` and `shape` from row-major scalars (each cast to `dtype`), on the
@@ -234,6 +283,7 @@ impl Tensor {
         let shape = check_shape(shape, "full")?;
         let value = value.into();
         let dtype = dtype.unwrap_or_else(|| value.wrapped_dtype(get_default_dtype()));
+        smelt_ir::view::check_sizes(&shape, dtype.size())?;
         Ok(filled(&shape, contiguous_strides(&shape), value, dtype))
     }
 
@@ -303,12 +353,9 @@ impl Tensor {
     ) -> Result<Tensor> {
         let shape = check_shape(shape, "empty")?;
         let strides = format_strides(&shape, format)?;
-        Ok(filled(
-            &shape,
-            strides,
-            Scalar::Int(0),
-            dtype.unwrap_or_else(get_default_dtype),
-        ))
+        let dtype = dtype.unwrap_or_else(get_default_dtype);
+        smelt_ir::view::check_sizes(&shape, dtype.size())?;
+        Ok(filled(&shape, strides, Scalar::Int(0), dtype))
     }
 
     /// `torch.empty_strided(size, stride, dtype=dtype)`: a tensor with exactly these strides over a
@@ -333,8 +380,29 @@ impl Tensor {
                 "empty_strided: negative strides are not supported",
             ));
         }
-        let strides: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
         let dtype = dtype.unwrap_or_else(get_default_dtype);
+        // The storage holds 1 + Σ (size − 1)·stride elements (none for an empty tensor).
+        let storage = if shape.contains(&0) {
+            Some(0)
+        } else {
+            shape.iter().zip(strides).try_fold(1usize, |n, (&d, &s)| {
+                ((d - 1) as u64)
+                    .checked_mul(s as u64)
+                    .and_then(|x| usize::try_from(x).ok())
+                    .and_then(|x| n.checked_add(x))
+            })
+        };
+        if storage
+            .and_then(|n| n.checked_mul(dtype.size()))
+            .is_none_or(|b| b > i64::MAX as usize)
+        {
+            return Err(Error::value(format!(
+                "empty_strided: Storage size calculation overflowed with sizes={} and strides={}",
+                smelt_ir::view::fmt_list(&shape),
+                smelt_ir::view::fmt_list(strides)
+            )));
+        }
+        let strides: Vec<isize> = strides.iter().map(|&s| s as isize).collect();
         let view = View::new(shape.clone(), strides, 0);
         let len = view
             .address_range()
@@ -377,12 +445,9 @@ impl Tensor {
     ) -> Result<Tensor> {
         let shape = check_shape(shape, "empty_permuted")?;
         let strides = permuted_strides(&shape, physical_layout)?;
-        Ok(filled(
-            &shape,
-            strides.into(),
-            Scalar::Int(0),
-            dtype.unwrap_or_else(get_default_dtype),
-        ))
+        let dtype = dtype.unwrap_or_else(get_default_dtype);
+        smelt_ir::view::check_sizes(&shape, dtype.size())?;
+        Ok(filled(&shape, strides.into(), Scalar::Int(0), dtype))
     }
 
     /// `torch.empty_permuted(size, physical_layout, dtype=dtype)`; panics where
@@ -409,14 +474,13 @@ impl Tensor {
             .like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
         // On self's device, as PyTorch's `*_like` factories.
         let value = value.into();
-        let t = crate::device::with_default_device(self.device(), || {
-            filled(
-                &self.view.shape,
-                strides,
-                value,
-                dtype.unwrap_or(self.dtype()),
-            )
-        });
+        let t = filled_on(
+            &self.view.shape,
+            strides,
+            value,
+            dtype.unwrap_or(self.dtype()),
+            self.device(),
+        );
         Ok(t.with_dim_names(self.dim_names()))
     }
 
@@ -516,27 +580,30 @@ impl Tensor {
             ));
         }
         let n = if all_int {
-            let (si, ei, sti) = (start.as_i64(), end.as_i64(), step.as_i64());
+            // In i128: no range of int64s overflows the count.
+            let (si, ei, sti) = (
+                i128::from(start.as_i64()),
+                i128::from(end.as_i64()),
+                i128::from(step.as_i64()),
+            );
             ((ei - si) + sti - sti.signum()) / sti
         } else {
-            ((e - s) / st).ceil() as i64
+            ((e - s) / st).ceil().min(i128::MAX as f64) as i128
         };
-        let n = n.max(0) as usize;
-        let values: Vec<Scalar> = if !dtype.is_float() {
+        let n = usize::try_from(n.max(0)).unwrap_or(usize::MAX);
+        let values = if !dtype.is_float() {
             // Integer results accumulate in int64: start and step truncate first, as in ATen.
-            (0..n)
-                .map(|i| {
-                    Scalar::Int(
-                        start
-                            .as_i64()
-                            .wrapping_add((i as i64).wrapping_mul(step.as_i64())),
-                    )
-                })
-                .collect()
+            host_values(&[n], dtype, |i| {
+                Scalar::Int(
+                    start
+                        .as_i64()
+                        .wrapping_add((i as i64).wrapping_mul(step.as_i64())),
+                )
+            })?
         } else {
-            (0..n).map(|i| Scalar::Float(s + i as f64 * st)).collect()
+            host_values(&[n], dtype, |i| Scalar::Float(s + i as f64 * st))?
         };
-        Ok(Tensor::from_scalars(&values, &[n], dtype))
+        Tensor::try_from_scalars(&values, &[n], dtype)
     }
 
     /// `torch.arange(start, end, step, dtype=dtype)`; panics where [`Tensor::try_arange`] returns
@@ -576,33 +643,24 @@ impl Tensor {
         let dtype = dtype.unwrap_or_else(get_default_dtype);
         let (s, e) = (start.into().as_f64(), end.into().as_f64());
         let n = steps as usize;
-        let values: Vec<Scalar> = if dtype.is_float() {
-            let step = if n > 1 {
-                (e - s) / (n as f64 - 1.0)
-            } else {
-                0.0
-            };
-            let half = if n == 1 { 1 } else { n / 2 };
-            (0..n)
-                .map(|i| {
-                    Scalar::Float(if i < half {
-                        s + step * i as f64
-                    } else {
-                        e - step * (n - 1 - i) as f64
-                    })
-                })
-                .collect()
+        let step = if n > 1 {
+            (e - s) / (n as f64 - 1.0)
         } else {
-            let step = if n > 1 {
-                (e - s) / (n as f64 - 1.0)
-            } else {
-                0.0
-            };
-            (0..n)
-                .map(|i| Scalar::Int((s + step * i as f64) as i64))
-                .collect()
+            0.0
         };
-        Ok(Tensor::from_scalars(&values, &[n], dtype))
+        let values = if dtype.is_float() {
+            let half = if n == 1 { 1 } else { n / 2 };
+            host_values(&[n], dtype, |i| {
+                Scalar::Float(if i < half {
+                    s + step * i as f64
+                } else {
+                    e - step * (n - 1 - i) as f64
+                })
+            })?
+        } else {
+            host_values(&[n], dtype, |i| Scalar::Int((s + step * i as f64) as i64))?
+        };
+        Tensor::try_from_scalars(&values, &[n], dtype)
     }
 
     /// `torch.linspace(start, end, steps, dtype=dtype)`; panics where [`Tensor::try_linspace`]
@@ -633,7 +691,7 @@ impl Tensor {
             .iter()
             .map(|x| Scalar::Float(base.powf(x.as_f64())))
             .collect();
-        Ok(Tensor::from_scalars(&values, &[values.len()], dtype))
+        Tensor::try_from_scalars(&values, &[values.len()], dtype)
     }
 
     /// `torch.logspace(start, end, steps, base, dtype=dtype)`; panics where
@@ -661,10 +719,10 @@ impl Tensor {
         }
         let dtype = dtype.unwrap_or_else(get_default_dtype);
         let (n, m) = (n as usize, m as usize);
-        let values: Vec<Scalar> = (0..n * m)
-            .map(|i| Scalar::Bool(i / m.max(1) == i % m.max(1)))
-            .collect();
-        Ok(Tensor::from_scalars(&values, &[n, m], dtype))
+        let values = host_values(&[n, m], dtype, |i| {
+            Scalar::Bool(i / m.max(1) == i % m.max(1))
+        })?;
+        Tensor::try_from_scalars(&values, &[n, m], dtype)
     }
 
     /// `torch.eye(n, m, dtype=dtype)`; panics where [`Tensor::try_eye`] returns an error.

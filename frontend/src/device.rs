@@ -85,6 +85,7 @@ pub(crate) fn different_devices(op: &str, a: Device, b: Device) -> Error {
 
 /// `t` where `device` runs an op: itself when it is there, else (a 0-dim host tensor joining
 /// a device op) a copy on `device`.
+#[track_caller]
 pub(crate) fn on_device(t: &Tensor, device: Device) -> Result<Tensor> {
     if t.device() == device {
         Ok(t.clone())
@@ -168,6 +169,7 @@ mod tests {
 
     /// A pending tensor recorded on `device` without touching it: device rules are checked
     /// when an op is recorded, before anything runs, so no GPU is needed to test them.
+    #[track_caller]
     fn placed(device: Device, shape: &[usize]) -> Tensor {
         Tensor::from_node(LazyNode::pending_on(
             device,

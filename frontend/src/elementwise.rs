@@ -637,6 +637,7 @@ impl Tensor {
     }
 
     /// Re-targets the output layout of a freshly computed, unshared tensor.
+    #[track_caller]
     pub(crate) fn relayout(self, shape: &[usize], strides: Dims<isize>) -> Tensor {
         if self.view.strides == strides {
             return self;
@@ -699,6 +700,13 @@ impl Tensor {
             vec![self.source()],
         )
         .with_dim_names(self.dim_names()))
+    }
+
+    /// `tensor.clone(memory_format=format)`; panics where [`Tensor::try_clone_format`] returns
+    /// an error.
+    #[track_caller]
+    pub fn clone_format(&self, format: MemoryFormat) -> Tensor {
+        ok(self.try_clone_format(format))
     }
 
     /// `tensor.to(dtype)`: the elements converted to `dtype` (`self` when it already has it).

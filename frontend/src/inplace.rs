@@ -11,7 +11,7 @@ use crate::promote::{AsOperand, Operand};
 use crate::tensor::{Tensor, ok};
 use crate::views::TensorIndex;
 use smelt_ir::graph::Op;
-use smelt_ir::view::fmt_list;
+use smelt_ir::view::{Overlap, fmt_list};
 use smelt_ir::{BinaryOp, DType, Error, Result, Scalar, UnaryOp, View};
 use smelt_runtime::{Buffer, Device};
 
@@ -78,14 +78,8 @@ impl Tensor {
         let Operand::Tensor(o) = other else {
             return Ok(());
         };
-        if !o.shares_storage(self) || o.view == self.view {
-            return Ok(());
-        }
-        if let (Some((a0, a1)), Some((b0, b1))) =
-            (self.view.address_range(), o.view.address_range())
-            && a0 <= b1
-            && b0 <= a1
-        {
+        // PyTorch's `assert_no_partial_overlap`: full overlap, none, or too hard to tell pass.
+        if o.shares_storage(self) && self.view.overlap_with(&o.view) == Overlap::Partial {
             return Err(Error::overlap(PARTIAL_OVERLAP));
         }
         Ok(())

@@ -1,11 +1,12 @@
 //! Joining tensors: `cat` and `stack`. The output is a fresh contiguous storage; each input is
 //! written into its slice by an `Assign` node, so the unfused graph is one copy per input.
 
+use crate::creation::filled_on;
 use crate::names::{Dim, DimNames, refuse_named, unify_from_right};
 use crate::promote::Operand;
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim};
-use smelt_ir::{Error, Result, promote_types};
+use smelt_ir::{Error, Result, Scalar, promote_types};
 
 impl Tensor {
     /// `torch.cat(tensors, dim)`: the tensors joined along an existing dim; the dtype promotes
@@ -47,9 +48,13 @@ impl Tensor {
         let refs: Vec<&Tensor> = tensors.iter().collect();
         let device = crate::device::common_device("cat", &refs, false)?;
         let Some(&(_, first)) = parts.first() else {
-            return crate::device::with_default_device(device, || {
-                Tensor::try_empty(&[0], Some(dtype))
-            });
+            return Ok(filled_on(
+                &[0],
+                contiguous_strides(&[0]),
+                Scalar::Int(0),
+                dtype,
+                device,
+            ));
         };
         let d = wrap_dim(dim, first.ndim())?;
         let names = cat_names(tensors)?;
@@ -74,10 +79,13 @@ impl Tensor {
             }
             shape[d] += t.shape()[d];
         }
-        let shape_i: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
-        let out = crate::device::with_default_device(device, || {
-            Tensor::try_empty(&shape_i, Some(dtype))
-        })?;
+        let out = filled_on(
+            &shape,
+            contiguous_strides(&shape),
+            Scalar::Int(0),
+            dtype,
+            device,
+        );
         debug_assert_eq!(out.stride(), contiguous_strides(&shape));
         let mut start = 0i64;
         for &(_, t) in &parts {

@@ -46,6 +46,7 @@ mod explain;
 mod gather;
 mod index;
 mod inplace;
+mod io;
 mod join;
 mod lazy;
 mod masked;
@@ -75,6 +76,8 @@ pub use elementwise::RoundingMode;
 pub use explain::{
     BoundaryInfo, Explain, KernelInfo, Mode, explain, explain_all, explain_all_mode, explain_mode,
 };
+#[cfg(feature = "ndarray")]
+pub use io::NdArrayView;
 pub use names::{Dim, DimNames};
 pub use plan_cache::{PlanCacheStats, plan_cache_stats};
 pub use promote::{Operand, result_type};
@@ -86,6 +89,8 @@ pub use reduce::IntoDims;
 pub use smelt_ir::{
     BinaryOp, DType, Error, ErrorKind, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp,
 };
+/// The element types of host buffers (`from_static`, `from_arc`, the `ndarray` conversions).
+pub use smelt_runtime::HostElement;
 pub use smelt_runtime::{Device, Target, flush_denormal, set_flush_denormal};
 pub use sparse::Layout;
 pub use tensor::{Element, Tensor, realize, realize_with};

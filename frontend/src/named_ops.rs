@@ -11,7 +11,6 @@ use crate::tensor::{Tensor, ok};
 use crate::views::shape_i64;
 use smelt_ir::view::wrap_dim;
 use smelt_ir::{Error, Result, View};
-use std::collections::BTreeMap;
 
 fn owned(names: &[Option<&str>]) -> Vec<Option<String>> {
     names.iter().map(|n| n.map(str::to_string)).collect()
@@ -34,6 +33,7 @@ impl Tensor {
     /// The tensor with these dim names: the `names=` argument of the factories (`tensor`, `zeros`,
     /// `ones`, `full`, `empty`), as a builder. Errors: a `names` error for an invalid or duplicate
     /// name or a list of the wrong length.
+    #[track_caller]
     pub fn try_named(self, names: &[Option<&str>]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("names", [&self])?;
         let stored = normalise(parse_names(&owned(names))?, self.ndim())?;
@@ -55,6 +55,7 @@ impl Tensor {
     /// `tensor.refine_names(*names)`: an alias whose unnamed dims take the given names; a named dim
     /// must keep its name. One `"..."` stands for a run of dims that keep theirs. Errors: a `names`
     /// error for a named dim given another name, a list of the wrong length, or an invalid name.
+    #[track_caller]
     pub fn try_refine_names(&self, names: &[Option<&str>]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("refine_names", [self])?;
         let current = self.names();
@@ -113,27 +114,30 @@ impl Tensor {
         normalise(parse_names(&resolved)?, self.ndim())
     }
 
-    /// The names `rename(**mapping)` gives: each `old` dim takes the `new` name (or none).
+    /// The names `rename(**mapping)` gives: each `old` dim takes the `new` name (or none), all at
+    /// once — dims are found by their names before any is renamed, so `a → b, b → a` swaps
+    /// (PyTorch's `_update_names_with_mapping`).
     fn renamed_by_mapping(
         &self,
-        mapping: &BTreeMap<String, Option<String>>,
+        mapping: &[(&str, Option<&str>)],
         op: &str,
     ) -> Result<Option<names::DimNames>> {
-        let mut current = self.names();
-        for (old, new) in mapping {
-            let Some(p) = current.iter().position(|n| n.as_deref() == Some(old)) else {
+        let before = self.names();
+        let mut current = before.clone();
+        for &(old, new) in mapping {
+            let Some(p) = before.iter().position(|n| n.as_deref() == Some(old)) else {
                 let shown: Vec<String> = self
                     .names()
                     .iter()
                     .map(|n| n.as_ref().map_or("None".to_string(), |s| format!("'{s}'")))
                     .collect();
-                let new = new.as_deref().map_or("None".to_string(), str::to_string);
+                let new = new.map_or("None".to_string(), str::to_string);
                 return Err(Error::names(format!(
                     "{op}: Tried to rename dim '{old}' to dim {new} in Tensor[({})] but dim '{old}' does not exist",
                     shown.join(", ")
                 )));
             };
-            current[p] = new.clone();
+            current[p] = new.map(str::to_string);
         }
         normalise(parse_names(&current)?, self.ndim())
     }
@@ -141,6 +145,7 @@ impl Tensor {
     /// `tensor.rename(*names)`: an alias with new names (`[None]` drops them all; one `"..."` keeps
     /// a run of current names). Errors: a `names` error for an invalid or duplicate name or a list
     /// of the wrong length.
+    #[track_caller]
     pub fn try_rename(&self, names: &[Option<&str>]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("rename", [self])?;
         let stored = self.renamed_positional(names, "rename")?;
@@ -152,6 +157,7 @@ impl Tensor {
         ok(self.try_rename(names))
     }
     /// `rename(None)`: an unnamed alias.
+    #[track_caller]
     pub fn drop_names(&self) -> Tensor {
         self.alias().with_dim_names(None)
     }
@@ -159,17 +165,21 @@ impl Tensor {
     /// `tensor.rename(**mapping)`: an alias where each `old` dim is renamed to `new` (or unnamed).
     /// Errors: a `names` error for an `old` name the tensor lacks, or an invalid or duplicate
     /// result.
+    #[track_caller]
     pub fn try_rename_with(&self, mapping: &[(&str, Option<&str>)]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("rename", [self])?;
-        let map = mapping
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
-            .collect();
-        let stored = self.renamed_by_mapping(&map, "rename")?;
+        let stored = self.renamed_by_mapping(mapping, "rename")?;
         Ok(self.alias().with_dim_names(stored))
     }
 
+    /// `tensor.rename(**mapping)`; panics where [`Tensor::try_rename_with`] returns an error.
+    #[track_caller]
+    pub fn rename_with(&self, mapping: &[(&str, Option<&str>)]) -> Tensor {
+        ok(self.try_rename_with(mapping))
+    }
+
     /// `tensor.rename_(*names)`: renames this tensor in place, as [`Tensor::try_rename`].
+    #[track_caller]
     pub fn try_rename_(&self, names: &[Option<&str>]) -> Result<&Tensor> {
         crate::sparse::refuse_sparse("rename_", [self])?;
         let stored = self.renamed_positional(names, "rename_")?;
@@ -181,6 +191,7 @@ impl Tensor {
     /// become size-1 dims of stride 0. One `"..."` stands for the unlisted dims in their order;
     /// without it every dim must be named and listed. Errors: a `names` error for an unnamed dim
     /// (without `"..."`), a dim left out, or a name listed twice.
+    #[track_caller]
     pub fn try_align_to(&self, names: &[Option<&str>]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("align_to", [self])?;
         let ellipses: Vec<usize> = (0..names.len())
@@ -211,6 +222,7 @@ impl Tensor {
     }
 
     /// `tensor.align_as(other)`: [`Tensor::try_align_to`] with `other`'s names.
+    #[track_caller]
     pub fn try_align_as(&self, other: &Tensor) -> Result<Tensor> {
         crate::sparse::refuse_sparse("align_to", [self, other])?;
         self.align_exact(&other.names())
@@ -221,6 +233,7 @@ impl Tensor {
         ok(self.try_align_as(other))
     }
 
+    #[track_caller]
     fn align_exact(&self, order: &[Option<String>]) -> Result<Tensor> {
         let current = self.names();
         let mut shape = vec![1usize; order.len()];
@@ -245,6 +258,7 @@ impl Tensor {
         self.aligned(shape, strides, order.to_vec())
     }
 
+    #[track_caller]
     fn align_with_ellipsis(&self, order: &[Option<String>], ellipsis: usize) -> Result<Tensor> {
         let current = self.names();
         if order.iter().any(Option::is_none) {
@@ -287,6 +301,7 @@ impl Tensor {
         self.aligned(shape, strides, out)
     }
 
+    #[track_caller]
     fn aligned(
         &self,
         shape: Vec<usize>,
@@ -302,6 +317,7 @@ impl Tensor {
     /// names) merged into one dim named `out_dim`; layout as for [`Tensor::try_flatten`]. Errors:
     /// a `value` error for `start_dim` after `end_dim`, an `index` error for a dim out of range, a
     /// `names` error for an unknown or invalid name.
+    #[track_caller]
     pub fn try_flatten_named(
         &self,
         start_dim: impl Into<Dim>,
@@ -333,6 +349,7 @@ impl Tensor {
     /// `torch.flatten(self, dims, out_dim)`: the listed dims, which must be consecutive and in
     /// order, merged into one dim named `out_dim`. Errors: a `value` error for an empty list, a
     /// `names` error for dims that are not consecutive or an unknown or invalid name.
+    #[track_caller]
     pub fn try_flatten_dims(&self, dims: &[Dim], out_dim: &str) -> Result<Tensor> {
         crate::sparse::refuse_sparse("flatten", [self])?;
         let positions: Vec<usize> = dims
@@ -361,6 +378,7 @@ impl Tensor {
         self.flatten_range(first, first + positions.len() - 1, out_dim)
     }
 
+    #[track_caller]
     fn flatten_range(&self, s: usize, e: usize, out_dim: &str) -> Result<Tensor> {
         let out = parse_name(Some(out_dim))?;
         if self.ndim() == 0 {
@@ -383,6 +401,7 @@ impl Tensor {
     /// (PyTorch's namedshape `zip(names, sizes)`). Errors: a `shape` error when the sizes do not
     /// multiply to the dim's size, a `names` error for names and sizes of different lengths or an
     /// invalid name, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_unflatten_named(
         &self,
         dim: impl Into<Dim>,

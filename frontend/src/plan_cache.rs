@@ -227,6 +227,7 @@ mod tests {
 
     /// `sum((x*c + 1).relu()^2, dim 1)` plus a transposed read: elementwise, reduction, view.
     /// Each test uses its own `c`, so tests running in parallel never share a plan.
+    #[track_caller]
     fn program(x: &Tensor, c: f64) -> Tensor {
         let y = (x * c + 1.0).relu();
         (&y * &y).sum(&[1], false, None) + y.t().sum(&[0], false, None)

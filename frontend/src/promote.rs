@@ -155,7 +155,8 @@ impl<'a> OperandRef<'a> {
 /// tinygrad interns its constants: `x = x*1.0001 + 0.5` a thousand times records two fill
 /// nodes, not two thousand, so realisation walks, keys and frees half the nodes. Only a
 /// pending fill is shared; one that got a buffer (a library call or an in-place write read it)
-/// is replaced by a fresh node. A shared fill shows, in dumps, the line that first recorded it.
+/// is replaced by a fresh node, and so is one recorded at another line: every node shows, in
+/// dumps, the line of the user's code that recorded it.
 #[track_caller]
 fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
     /// Interned fills, direct-mapped by value and dtype.
@@ -169,9 +170,14 @@ fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
     let bits = scalar_bits(value);
     let slot = (bits[1].wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize ^ dtype as usize;
     let slot = slot % SLOTS;
+    let here = std::panic::Location::caller();
     let interned = FILLS.with_borrow(|fills| match &fills[slot] {
         Some((d, b, node))
-            if *d == dtype && *b == bits && node.device == device && node.buffer().is_none() =>
+            if *d == dtype
+                && *b == bits
+                && node.device == device
+                && *node.location == *here
+                && node.buffer().is_none() =>
         {
             Some(node.clone())
         }
@@ -249,24 +255,28 @@ mod tests {
 
     #[test]
     fn scalar_fills_are_shared_while_pending_and_kept_apart_by_bits_and_dtype() {
-        let a = scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu);
-        assert!(Arc::ptr_eq(
-            &a,
-            &scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu)
-        ));
+        // Fills are interned per recording line: one closure is one line.
+        let fill = |value, dtype| scalar_fill(value, dtype, Device::Cpu);
+        let a = fill(Scalar::Float(1.5), DType::F32);
+        assert!(Arc::ptr_eq(&a, &fill(Scalar::Float(1.5), DType::F32)));
         for (value, dtype) in [
             (Scalar::Float(1.5), DType::F64),
             (Scalar::Float(-1.5), DType::F32),
             (Scalar::Int(1), DType::F32),
         ] {
-            assert!(!Arc::ptr_eq(&a, &scalar_fill(value, dtype, Device::Cpu)));
+            assert!(!Arc::ptr_eq(&a, &fill(value, dtype)));
         }
-        let zero = scalar_fill(Scalar::Float(0.0), DType::F32, Device::Cpu);
-        let negative_zero = scalar_fill(Scalar::Float(-0.0), DType::F32, Device::Cpu);
+        // Another line records its own fill, so each node names where it was written.
+        assert!(!Arc::ptr_eq(
+            &a,
+            &scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu)
+        ));
+        let zero = fill(Scalar::Float(0.0), DType::F32);
+        let negative_zero = fill(Scalar::Float(-0.0), DType::F32);
         assert!(!Arc::ptr_eq(&zero, &negative_zero));
         // A fill that got a buffer is not handed out again.
         *a.state() = NodeState::Realized(HostBuffer::F32(vec![1.5].into()).into());
-        let b = scalar_fill(Scalar::Float(1.5), DType::F32, Device::Cpu);
+        let b = fill(Scalar::Float(1.5), DType::F32);
         assert!(!Arc::ptr_eq(&a, &b));
         assert!(b.buffer().is_none());
     }

@@ -107,6 +107,7 @@ pub fn seed() -> u64 {
 }
 
 /// `torch.get_rng_state()`: the default generator's state ([`Generator::get_state`]).
+#[track_caller]
 pub fn get_rng_state() -> Tensor {
     with_default_generator(|g| g.get_state())
 }
@@ -167,9 +168,18 @@ impl Generator {
 
     /// `get_state()`: a uint8 tensor of 16 bytes on the cpu, the seed then the offset
     /// (little-endian).
+    #[track_caller]
     pub fn get_state(&self) -> Tensor {
         let bytes = state_bytes(self.seed, self.offset);
-        crate::device::with_default_device(Device::Cpu, || Tensor::from_vec(bytes, &[16]))
+        let bytes: Vec<Scalar> = bytes
+            .into_iter()
+            .map(|b| Scalar::Int(i64::from(b)))
+            .collect();
+        ok(Tensor::try_from_buffer_on(
+            HostBuffer::from_scalars(DType::U8, &bytes),
+            View::contiguous(&[16]),
+            Device::Cpu,
+        ))
     }
 
     /// `set_state(state)`: restores a state [`Generator::get_state`] returned. Errors: a
@@ -219,34 +229,14 @@ impl Generator {
 
     /// A lazy contiguous tensor of `shape` and `dtype` on `device` drawn from `dist`.
     #[track_caller]
-    pub(crate) fn draw(
+    fn draw(
         &mut self,
         dist: RandomDist,
         shape: &[usize],
         dtype: DType,
         device: Device,
     ) -> Result<Tensor> {
-        debug_assert!(
-            dist.draws(dtype),
-            "invariant: callers pick a drawable dtype"
-        );
-        let numel: usize = shape.iter().product();
-        let (seed, offset) = self.advance(numel);
-        let state = HostBuffer::from_scalars(
-            DType::I64,
-            &[Scalar::Int(seed as i64), Scalar::Int(offset as i64)],
-        );
-        let state = Buffer::from(state).to_device(device)?;
-        let state = LazyNode::realized(state, View::contiguous(&[2]));
-        let out = View::contiguous(shape);
-        Ok(Tensor::from_node(LazyNode::pending_on(
-            device,
-            Op::Random { dist },
-            dtype,
-            numel,
-            out,
-            vec![(state, View::contiguous(&[2]))],
-        )))
+        draw_with(&mut |n| self.advance(n), dist, shape, dtype, device)
     }
 
     /// `torch.rand(size, generator=self)`: uniform on [0, 1) with the dtype's mantissa (the
@@ -281,7 +271,15 @@ impl Generator {
     /// Errors: a `value` error unless `low < high`.
     #[track_caller]
     pub fn try_randint(&mut self, low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
-        self.randint_on("randint", low, high, shape, DType::I64, default_device())
+        randint_with(
+            &mut |n| self.advance(n),
+            "randint",
+            low,
+            high,
+            shape,
+            DType::I64,
+            default_device(),
+        )
     }
 
     /// [`Generator::try_randint`]; panics where it returns an error.
@@ -290,55 +288,12 @@ impl Generator {
         ok(self.try_randint(low, high, shape))
     }
 
-    /// Integers uniform on [low, high) as `dtype`: 63 random bits modulo the span (a bias
-    /// below span / 2^63).
-    #[track_caller]
-    fn randint_on(
-        &mut self,
-        op: &str,
-        low: i64,
-        high: i64,
-        shape: &[usize],
-        dtype: DType,
-        device: Device,
-    ) -> Result<Tensor> {
-        if low >= high {
-            return Err(Error::value(format!(
-                "{op}: random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
-            )));
-        }
-        let span = i128::from(high) - i128::from(low);
-        let bits = self.draw(RandomDist::Bits, shape, DType::I64, device)?;
-        let values = if span > 1 << 63 {
-            // [low, high) wider than the bits: every int64 from low (wrapping) — only
-            // random_ over the whole int64 range asks for it.
-            bits.try_add(Scalar::Int(low))?
-        } else if span == 1 << 63 {
-            bits.try_add(Scalar::Int(low))?
-        } else {
-            bits.try_remainder(Scalar::Int(span as i64))?
-                .try_add(Scalar::Int(low))?
-        };
-        values.try_to_dtype(dtype, false)
-    }
-
     /// `torch.randperm(n, generator=self)`: a random permutation of 0..n as int64 (the order
     /// that sorts n random 63-bit keys, a library sort). Errors: a `value` error for a
     /// negative `n`.
     #[track_caller]
     pub fn try_randperm(&mut self, n: i64) -> Result<Tensor> {
-        if n < 0 {
-            return Err(Error::value(format!(
-                "randperm: n must be non-negative, got {n}"
-            )));
-        }
-        let keys = self.draw(
-            RandomDist::Bits,
-            &[n as usize],
-            DType::I64,
-            default_device(),
-        )?;
-        Ok(keys.try_sort(0, false)?.1)
+        randperm_with(&mut |k| self.advance(k), n)
     }
 
     /// [`Generator::try_randperm`]; panics where it returns an error.
@@ -350,6 +305,99 @@ impl Generator {
 
 fn default_device() -> Device {
     crate::device::get_default_device()
+}
+
+/// Reserves a draw's counters: `n` elements → `(seed, offset)` (from a generator the caller
+/// holds, or [`from_default`]). The draws themselves are recorded outside it, so that every node
+/// names the user's line (`#[track_caller]` does not pass through closures).
+type Reserve<'a> = &'a mut dyn FnMut(usize) -> (u64, u64);
+
+/// Reserves counters from the default generator.
+fn from_default(n: usize) -> (u64, u64) {
+    with_default_generator(|g| g.advance(n))
+}
+
+/// A lazy contiguous tensor of `shape` and `dtype` on `device` drawn from `dist`, its counters
+/// reserved by `reserve`: an `Op::Random` node reading its (seed, offset) as a 16-byte state
+/// buffer on the device.
+#[track_caller]
+fn draw_with(
+    reserve: Reserve,
+    dist: RandomDist,
+    shape: &[usize],
+    dtype: DType,
+    device: Device,
+) -> Result<Tensor> {
+    debug_assert!(
+        dist.draws(dtype),
+        "invariant: callers pick a drawable dtype"
+    );
+    smelt_ir::view::check_sizes(shape, dtype.size())?;
+    let numel: usize = shape.iter().product();
+    let (seed, offset) = reserve(numel);
+    let state = HostBuffer::from_scalars(
+        DType::I64,
+        &[Scalar::Int(seed as i64), Scalar::Int(offset as i64)],
+    );
+    let state = Buffer::from(state).to_device(device)?;
+    let state = LazyNode::realized(state, View::contiguous(&[2]));
+    Ok(Tensor::from_node(LazyNode::pending_on(
+        device,
+        Op::Random { dist },
+        dtype,
+        numel,
+        View::contiguous(shape),
+        vec![(state, View::contiguous(&[2]))],
+    )))
+}
+
+/// Integers uniform on [low, high) as `dtype`: 63 random bits modulo the span (a bias below
+/// span / 2^63). Errors: a `value` error unless `low < high` (nothing is reserved then).
+#[track_caller]
+fn randint_with(
+    reserve: Reserve,
+    op: &str,
+    low: i64,
+    high: i64,
+    shape: &[usize],
+    dtype: DType,
+    device: Device,
+) -> Result<Tensor> {
+    if low >= high {
+        return Err(Error::value(format!(
+            "{op}: random_ expects 'from' to be less than 'to', but got from={low} >= to={high}"
+        )));
+    }
+    let span = i128::from(high) - i128::from(low);
+    let bits = draw_with(reserve, RandomDist::Bits, shape, DType::I64, device)?;
+    // A span of 2^63 or more (the whole int64 range from `low`, wrapping) takes the bits as
+    // they are.
+    let values = if span >= 1 << 63 {
+        bits.try_add(Scalar::Int(low))?
+    } else {
+        bits.try_remainder(Scalar::Int(span as i64))?
+            .try_add(Scalar::Int(low))?
+    };
+    values.try_to_dtype(dtype, false)
+}
+
+/// A random permutation of 0..n as int64: the order that sorts n random 63-bit keys (a library
+/// sort, stable, so equal keys keep their order). Errors: a `value` error for a negative `n`.
+#[track_caller]
+fn randperm_with(reserve: Reserve, n: i64) -> Result<Tensor> {
+    if n < 0 {
+        return Err(Error::value(format!(
+            "randperm: n must be non-negative, got {n}"
+        )));
+    }
+    let keys = draw_with(
+        reserve,
+        RandomDist::Bits,
+        &[n as usize],
+        DType::I64,
+        default_device(),
+    )?;
+    Ok(keys.try_sort(0, false)?.1)
 }
 
 /// `dtype` (the default dtype without one), which must be a float for `op`.
@@ -377,7 +425,14 @@ impl Tensor {
     #[track_caller]
     pub fn try_rand(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         let shape = shape_of("rand", shape)?;
-        with_default_generator(|g| g.try_rand(&shape, dtype))
+        let dtype = float_dtype("rand", dtype)?;
+        draw_with(
+            &mut from_default,
+            RandomDist::Uniform,
+            &shape,
+            dtype,
+            default_device(),
+        )
     }
 
     /// [`Tensor::try_rand`]; panics where it returns an error.
@@ -390,7 +445,14 @@ impl Tensor {
     #[track_caller]
     pub fn try_randn(shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         let shape = shape_of("randn", shape)?;
-        with_default_generator(|g| g.try_randn(&shape, dtype))
+        let dtype = float_dtype("randn", dtype)?;
+        draw_with(
+            &mut from_default,
+            RandomDist::Normal,
+            &shape,
+            dtype,
+            default_device(),
+        )
     }
 
     /// [`Tensor::try_randn`]; panics where it returns an error.
@@ -406,9 +468,15 @@ impl Tensor {
     pub fn try_randint(low: i64, high: i64, shape: &[i64], dtype: Option<DType>) -> Result<Tensor> {
         let shape = shape_of("randint", shape)?;
         let dtype = int_dtype("randint", dtype.unwrap_or(DType::I64))?;
-        with_default_generator(|g| {
-            g.randint_on("randint", low, high, &shape, dtype, default_device())
-        })
+        randint_with(
+            &mut from_default,
+            "randint",
+            low,
+            high,
+            &shape,
+            dtype,
+            default_device(),
+        )
     }
 
     /// [`Tensor::try_randint`]; panics where it returns an error.
@@ -420,7 +488,7 @@ impl Tensor {
     /// `torch.randperm(n)`: a random permutation of 0..n (int64) from the default generator.
     #[track_caller]
     pub fn try_randperm(n: i64) -> Result<Tensor> {
-        with_default_generator(|g| g.try_randperm(n))
+        randperm_with(&mut from_default, n)
     }
 
     /// [`Tensor::try_randperm`]; panics where it returns an error.
@@ -436,9 +504,13 @@ impl Tensor {
     pub fn try_rand_like(&self, dtype: Option<DType>) -> Result<Tensor> {
         crate::sparse::refuse_sparse("rand_like", [self])?;
         let dtype = float_dtype("rand_like", Some(dtype.unwrap_or(self.dtype())))?;
-        let t = with_default_generator(|g| {
-            g.draw(RandomDist::Uniform, self.shape(), dtype, self.device())
-        })?;
+        let t = draw_with(
+            &mut from_default,
+            RandomDist::Uniform,
+            self.shape(),
+            dtype,
+            self.device(),
+        )?;
         Ok(t.with_dim_names(self.dim_names()))
     }
 
@@ -454,9 +526,13 @@ impl Tensor {
     pub fn try_randn_like(&self, dtype: Option<DType>) -> Result<Tensor> {
         crate::sparse::refuse_sparse("randn_like", [self])?;
         let dtype = float_dtype("randn_like", Some(dtype.unwrap_or(self.dtype())))?;
-        let t = with_default_generator(|g| {
-            g.draw(RandomDist::Normal, self.shape(), dtype, self.device())
-        })?;
+        let t = draw_with(
+            &mut from_default,
+            RandomDist::Normal,
+            self.shape(),
+            dtype,
+            self.device(),
+        )?;
         Ok(t.with_dim_names(self.dim_names()))
     }
 
@@ -472,16 +548,15 @@ impl Tensor {
     pub fn try_randint_like(&self, low: i64, high: i64, dtype: Option<DType>) -> Result<Tensor> {
         crate::sparse::refuse_sparse("randint_like", [self])?;
         let dtype = int_dtype("randint_like", dtype.unwrap_or(self.dtype()))?;
-        let t = with_default_generator(|g| {
-            g.randint_on(
-                "randint_like",
-                low,
-                high,
-                self.shape(),
-                dtype,
-                self.device(),
-            )
-        })?;
+        let t = randint_with(
+            &mut from_default,
+            "randint_like",
+            low,
+            high,
+            self.shape(),
+            dtype,
+            self.device(),
+        )?;
         Ok(t.with_dim_names(self.dim_names()))
     }
 
@@ -551,7 +626,7 @@ impl Tensor {
                 "{op}: \"{op}\" not implemented for '{dtype}': it fills floating point tensors"
             )));
         }
-        let drawn = with_default_generator(|g| g.draw(dist, self.shape(), dtype, self.device()))?;
+        let drawn = draw_with(&mut from_default, dist, self.shape(), dtype, self.device())?;
         let value = finish(drawn)?;
         self.try_copy_(&value)
     }
@@ -631,9 +706,13 @@ impl Tensor {
             )));
         }
         // u < p with u on [0, 1) of f64's 53 bits: exactly p's probability for p = 0 and 1.
-        let u = with_default_generator(|g| {
-            g.draw(RandomDist::Uniform, self.shape(), DType::F64, self.device())
-        })?;
+        let u = draw_with(
+            &mut from_default,
+            RandomDist::Uniform,
+            self.shape(),
+            DType::F64,
+            self.device(),
+        )?;
         self.try_copy_(&u.try_lt(p)?)
     }
 
@@ -656,9 +735,13 @@ impl Tensor {
                 "bernoulli: \"bernoulli\" not implemented for '{dtype}': probabilities are floats"
             )));
         }
-        let u = with_default_generator(|g| {
-            g.draw(RandomDist::Uniform, self.shape(), DType::F64, self.device())
-        })?;
+        let u = draw_with(
+            &mut from_default,
+            RandomDist::Uniform,
+            self.shape(),
+            DType::F64,
+            self.device(),
+        )?;
         let p = self.try_to_dtype(DType::F64, false)?;
         Ok(u.try_lt(&p)?
             .try_to_dtype(dtype, false)?
@@ -697,9 +780,13 @@ impl Tensor {
             )));
         }
         let span = to - from;
-        let bits = with_default_generator(|g| {
-            g.draw(RandomDist::Bits, self.shape(), DType::I64, self.device())
-        })?;
+        let bits = draw_with(
+            &mut from_default,
+            RandomDist::Bits,
+            self.shape(),
+            DType::I64,
+            self.device(),
+        )?;
         // from + bits mod span, in wrapping int64 arithmetic (span up to 2^64 only for the
         // whole int64 range, where the bits plus i64::MIN cover only half: a documented bias
         // PyTorch avoids with a full 64-bit draw).
@@ -744,9 +831,13 @@ impl Tensor {
             return self.try_mul(0.0);
         }
         let keep = 1.0 - p;
-        let u = with_default_generator(|g| {
-            g.draw(RandomDist::Uniform, self.shape(), dtype, self.device())
-        })?;
+        let u = draw_with(
+            &mut from_default,
+            RandomDist::Uniform,
+            self.shape(),
+            dtype,
+            self.device(),
+        )?;
         let noise = u.try_lt(keep)?.try_to_dtype(dtype, false)?.try_div(keep)?;
         self.try_mul(&noise)
     }

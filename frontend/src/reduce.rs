@@ -336,6 +336,7 @@ impl Tensor {
 
     // ---- amax, amin, max, min ----------------------------------------------------------------
 
+    #[track_caller]
     fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         refuse_named(name, [self])?;
         let plan = self.reduction_plan(dim, keepdim)?;
@@ -375,6 +376,7 @@ impl Tensor {
         ok(self.try_amin(dim, keepdim))
     }
 
+    #[track_caller]
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
         let plan = self.reduction_plan(&[], false)?;
         self.check_nonempty(&plan, name, false)?;
@@ -412,6 +414,7 @@ impl Tensor {
     /// Values and indices along one dim: two nodes reading the same input, a `Reduce` for
     /// the values and an arg-reduce library call for the int64 indices. Both treat NaN as the
     /// extreme, so the index is that of the first NaN whenever the value is NaN.
+    #[track_caller]
     fn extreme_dim(
         &self,
         name: &str,
@@ -465,6 +468,7 @@ impl Tensor {
 
     // ---- argmax, argmin ----------------------------------------------------------------------
 
+    #[track_caller]
     fn arg_extreme(
         &self,
         name: &str,
@@ -518,6 +522,7 @@ impl Tensor {
 
     /// all/any: a dim name is refused (no Dimname overload); with dims, a named self is
     /// refused; without, the result is 0-dim (unnamed).
+    #[track_caller]
     fn logical_reduce(
         &self,
         name: &str,

@@ -30,6 +30,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn mean_at(&self, dim: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
         let out = dtype.unwrap_or(self.dtype());
         if !out.is_float() {
@@ -69,6 +70,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn var_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if !dtype.is_float() {
@@ -110,6 +112,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn std_at(&self, dim: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let dtype = self.dtype();
         if !dtype.is_float() {
@@ -145,6 +148,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
 
+    #[track_caller]
     fn logsumexp_at(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         let dtype = if self.dtype().is_float() {
             self.dtype()
@@ -179,6 +183,7 @@ impl Tensor {
 
     /// The shared front of softmax/log_softmax: dtype checks, and `x - amax(x, dim)` in the
     /// compute dtype. `None` for an empty input (nothing to compute).
+    #[track_caller]
     fn softmax_shift(
         &self,
         name: &str,
@@ -207,6 +212,7 @@ impl Tensor {
 
     /// Finishes a softmax-like result: cast to `dtype` and lay out contiguously (PyTorch's
     /// softmax output is row-major whatever the input's strides).
+    #[track_caller]
     fn softmax_finish(&self, r: Tensor, dtype: DType) -> Result<Tensor> {
         let r = r.try_to_dtype(dtype, false)?;
         let shape = self.shape().to_vec();
@@ -225,6 +231,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    #[track_caller]
     fn softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {
@@ -255,6 +262,7 @@ impl Tensor {
         Ok(r.with_dim_names(self.dim_names()))
     }
 
+    #[track_caller]
     fn log_softmax_at(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let (out, shifted) = self.softmax_shift("log_softmax", dim, dtype)?;
         let Some((z, d)) = shifted else {

@@ -8,6 +8,7 @@ use crate::tensor::{Tensor, ok};
 use smelt_ir::graph::Op;
 use smelt_ir::view::{contiguous_strides, wrap_dim, wrap_dims};
 use smelt_ir::{DType, Error, Result, Scalar, View};
+use smelt_runtime::HostBuffer;
 
 impl Tensor {
     /// A contiguous copy of what `view` (over self's storage) shows.
@@ -124,6 +125,14 @@ impl Tensor {
             )));
         }
         let pad = repeats.len() - self.ndim();
+        let out: Vec<usize> = repeats
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| {
+                (r as usize).saturating_mul(if i < pad { 1 } else { self.view.shape[i - pad] })
+            })
+            .collect();
+        smelt_ir::view::check_sizes(&out, self.dtype().size())?;
         let mut shape = vec![];
         let mut strides = vec![];
         for (i, &r) in repeats.iter().enumerate() {
@@ -136,11 +145,6 @@ impl Tensor {
             strides.extend([0, stride]);
         }
         let copy = self.copy_of_view(View::new(shape, strides, self.view.offset));
-        let out: Vec<usize> = repeats
-            .iter()
-            .enumerate()
-            .map(|(i, &r)| r as usize * if i < pad { 1 } else { self.view.shape[i - pad] })
-            .collect();
         Ok(copy.with_view(View::contiguous(&out)))
     }
     /// `tensor.repeat(repeats)`; panics where [`Tensor::try_repeat`] returns an error.
@@ -162,9 +166,11 @@ impl Tensor {
         let mask: Vec<Scalar> = (0..rows * cols)
             .map(|i| Scalar::Bool(keep((i / cols) as i64, (i % cols) as i64)))
             .collect();
-        let mask = crate::device::with_default_device(self.device(), || {
-            Tensor::try_from_scalars(&mask, &[rows, cols], DType::Bool)
-        })?;
+        let mask = Tensor::try_from_buffer_on(
+            HostBuffer::from_scalars(DType::Bool, &mask),
+            View::contiguous(&[rows, cols]),
+            self.device(),
+        )?;
         let t = record(
             Op::Where,
             self.dtype(),

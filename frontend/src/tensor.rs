@@ -38,6 +38,7 @@ pub(crate) fn ok<T>(r: Result<T>) -> T {
 
 impl Tensor {
     /// A tensor viewing the whole output of a fresh node.
+    #[track_caller]
     pub(crate) fn from_node(node: Arc<LazyNode>) -> Tensor {
         let view = node.out.clone();
         Tensor {
@@ -52,12 +53,23 @@ impl Tensor {
     /// values are copied there when it is not the host).
     #[track_caller]
     pub(crate) fn try_from_buffer(buffer: HostBuffer, view: View) -> Result<Tensor> {
-        let buffer = Buffer::from(buffer).to_device(crate::device::get_default_device())?;
+        Tensor::try_from_buffer_on(buffer, view, crate::device::get_default_device())
+    }
+
+    /// [`Tensor::try_from_buffer`] on `device`.
+    #[track_caller]
+    pub(crate) fn try_from_buffer_on(
+        buffer: HostBuffer,
+        view: View,
+        device: Device,
+    ) -> Result<Tensor> {
+        let buffer = Buffer::from(buffer).to_device(device)?;
         Ok(Tensor::from_node(LazyNode::realized(buffer, view)))
     }
 
     /// A new, unnamed handle on the same storage with another view (a view op sets the
     /// result's names itself with [`Tensor::with_dim_names`]).
+    #[track_caller]
     pub(crate) fn with_view(&self, view: View) -> Tensor {
         Tensor {
             storage: self.storage.clone(),
@@ -69,6 +81,7 @@ impl Tensor {
 
     /// This handle's storage and view under new names (a new tensor object). A handle whose
     /// name cell no other handle shares (a fresh op result) keeps its cell: no one can tell.
+    #[track_caller]
     pub(crate) fn with_dim_names(mut self, names: Option<DimNames>) -> Tensor {
         let Err(names) = self.names.set_unshared(names) else {
             return self;
@@ -83,6 +96,7 @@ impl Tensor {
 
     /// A new handle with the same view and names (an alias, PyTorch's `alias()`); of a sparse
     /// tensor, a new handle holding the same indices and values.
+    #[track_caller]
     pub(crate) fn alias(&self) -> Tensor {
         if let Some(coo) = self.coo() {
             return self.with_coo(coo.indices.clone(), coo.values.clone(), coo.coalesced);
@@ -274,6 +288,7 @@ impl Tensor {
     /// Computes this tensor's storage now, with everything it depends on, and returns `self`.
     /// Errors: a `device` error when the tensor's device is unusable, a `compile` error when
     /// code generation fails.
+    #[track_caller]
     pub fn try_realize(&self) -> Result<&Tensor> {
         realize_nodes(&self.data_nodes())?;
         Ok(self)
@@ -413,6 +428,12 @@ pub trait Element: Copy {
     fn to_scalar(self) -> Scalar;
     /// The value of `s` converted to this type (as a cast to [`Element::DTYPE`] would).
     fn from_scalar(s: Scalar) -> Self;
+    /// A host buffer of [`Self::DTYPE`] holding `data`: the built-in element types adopt the
+    /// vector's allocation (no copy); this default converts element by element.
+    fn into_buffer(data: Vec<Self>) -> HostBuffer {
+        let values: Vec<Scalar> = data.into_iter().map(Self::to_scalar).collect();
+        HostBuffer::from_scalars(Self::DTYPE, &values)
+    }
 }
 
 macro_rules! element {
@@ -426,6 +447,9 @@ macro_rules! element {
             fn from_scalar(s: Scalar) -> Self {
                 let f: fn(Scalar) -> $t = $from;
                 f(s.cast($dt))
+            }
+            fn into_buffer(data: Vec<$t>) -> HostBuffer {
+                smelt_runtime::HostElement::wrap(smelt_runtime::memory::Memory::adopt(data))
             }
         }
     };

@@ -135,6 +135,7 @@ impl Tensor {
     /// `torch.select(self, dim, index)` (`x[..., index]` along `dim`): drops `dim` (a position or a
     /// name) and its name. Errors: an `index` error for a dim out of range or an index out of
     /// range, a `names` error for an unknown name.
+    #[track_caller]
     pub fn try_select(&self, dim: impl Into<Dim>, index: i64) -> Result<Tensor> {
         crate::sparse::refuse_sparse("select", [self])?;
         let dim = dim.into();
@@ -160,6 +161,7 @@ impl Tensor {
     }
 
     /// `torch.squeeze(self)`: drops every size-1 dim and its name. Never an error today.
+    #[track_caller]
     pub fn try_squeeze(&self) -> Result<Tensor> {
         crate::sparse::refuse_sparse("squeeze", [self])?;
         let ones: Vec<usize> = (0..self.ndim())
@@ -179,6 +181,7 @@ impl Tensor {
     /// `torch.squeeze(self, dim)`: drops `dim` when its size is 1; otherwise an alias which, on a
     /// named tensor, is unnamed (PyTorch 2.11 quirk). Errors: an `index` error for a dim out of
     /// range, a `names` error for an unknown name.
+    #[track_caller]
     pub fn try_squeeze_dim(&self, dim: impl Into<Dim>) -> Result<Tensor> {
         crate::sparse::refuse_sparse("squeeze", [self])?;
         let d = dim.into().position(self)?;
@@ -201,6 +204,7 @@ impl Tensor {
     /// indices, rows swapped, and values, flagged uncoalesced. Errors: an `index` error for a dim
     /// out of range, a `names` error for an unknown name, a `layout` error for a dense dim of a
     /// sparse tensor.
+    #[track_caller]
     pub fn try_transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Result<Tensor> {
         let a = dim0.into().resolve(self)?;
         let b = dim1.into().resolve(self)?;
@@ -229,6 +233,7 @@ impl Tensor {
     }
     /// `tensor.t()`: a 2-D tensor transposed (0-D and 1-D returned as they are). Errors: a `shape`
     /// error for more than 2 dims.
+    #[track_caller]
     pub fn try_t(&self) -> Result<Tensor> {
         if let Some(coo) = self.coo() {
             return self.sparse_t(coo);
@@ -242,6 +247,7 @@ impl Tensor {
         ok(self.try_t())
     }
     /// `tensor.mT`: the last two dims swapped. Errors: a `shape` error for fewer than 2 dims.
+    #[track_caller]
     pub fn try_mt(&self) -> Result<Tensor> {
         crate::sparse::refuse_sparse("mT", [self])?;
         self.view.mt()?;
@@ -256,6 +262,7 @@ impl Tensor {
     /// `tensor.expand(sizes)`: size-1 dims repeated to `sizes` (`-1` keeps a dim; new leading dims
     /// are unnamed) by stride 0, without a copy. Errors: a `shape` error for fewer sizes than dims
     /// or a size that does not match a non-1 dim, a `value` error for `-1` in a new leading dim.
+    #[track_caller]
     pub fn try_expand(&self, sizes: &[i64]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("expand", [self])?;
         let v = self.view.expand(sizes)?;
@@ -283,6 +290,7 @@ impl Tensor {
     /// `torch.diagonal(self, offset, dim1, dim2)`: the diagonal of the `dim1`×`dim2` planes as a
     /// new last dim (above the main one for `offset > 0`); both dims and their names go. Errors: a
     /// `value` error for `dim1 == dim2`, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_diagonal(
         &self,
         offset: i64,
@@ -301,6 +309,7 @@ impl Tensor {
     /// `torch.diagonal(self, outdim=outdim, dim1=dim1, dim2=dim2, offset=offset)`: as
     /// [`Tensor::try_diagonal`], the new last dim named `outdim`. Errors: those of `try_diagonal`,
     /// and a `names` error for an invalid or duplicate name.
+    #[track_caller]
     pub fn try_diagonal_named(
         &self,
         offset: i64,
@@ -312,6 +321,7 @@ impl Tensor {
         self.diagonal_impl(offset, dim1.into(), dim2.into(), Some(outdim))
     }
 
+    #[track_caller]
     fn diagonal_impl(
         &self,
         offset: i64,
@@ -342,6 +352,7 @@ impl Tensor {
     /// Errors: a `shape` error when the sizes do not multiply to the dim's size, a `value` error
     /// for empty `sizes`, an `index` error for a dim out of range, a `names` error for a named
     /// tensor (use [`Tensor::try_unflatten_named`]).
+    #[track_caller]
     pub fn try_unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("unflatten", [self])?;
         let d = dim.into().resolve(self)?;
@@ -378,6 +389,7 @@ impl Tensor {
     }
 
     /// `tensor.T`: all dims reversed. Errors: a `names` error for a named tensor.
+    #[track_caller]
     pub fn try_big_t(&self) -> Result<Tensor> {
         crate::sparse::refuse_sparse("numpy_T", [self])?;
         let dims: Vec<i64> = (0..self.ndim() as i64).rev().collect();
@@ -390,6 +402,7 @@ impl Tensor {
     }
 
     /// `tensor.expand_as(other)`: [`Tensor::try_expand`] to `other`'s shape.
+    #[track_caller]
     pub fn try_expand_as(&self, other: &Tensor) -> Result<Tensor> {
         crate::sparse::refuse_sparse("expand_as", [self, other])?;
         self.try_expand(&shape_i64(other.shape()))
@@ -400,6 +413,7 @@ impl Tensor {
         ok(self.try_expand_as(other))
     }
     /// `torch.broadcast_to(self, shape)`: [`Tensor::try_expand`].
+    #[track_caller]
     pub fn try_broadcast_to(&self, shape: &[i64]) -> Result<Tensor> {
         crate::sparse::refuse_sparse("broadcast_to", [self])?;
         self.try_expand(shape)
@@ -411,6 +425,7 @@ impl Tensor {
         ok(self.try_broadcast_to(shape))
     }
     /// `tensor.view_as(other)`: [`Tensor::try_view`] to `other`'s shape.
+    #[track_caller]
     pub fn try_view_as(&self, other: &Tensor) -> Result<Tensor> {
         crate::sparse::refuse_sparse("view", [self, other])?;
         self.try_view(&shape_i64(other.shape()))
@@ -423,6 +438,7 @@ impl Tensor {
 
     /// `tensor.detach()`: a new handle sharing storage, metadata and names (smelt has no autograd,
     /// so this is an alias).
+    #[track_caller]
     pub fn detach(&self) -> Tensor {
         self.alias()
     }
@@ -431,6 +447,7 @@ impl Tensor {
     /// exactly this geometry; the offset defaults to `self`'s. The result is unnamed (PyTorch 2.11
     /// quirk). Errors: a `shape` error when `size` and `stride` differ in length, a `value` error
     /// for a negative stride or offset, an `index` error when the view reaches past the storage.
+    #[track_caller]
     pub fn try_as_strided(
         &self,
         size: &[i64],
@@ -526,14 +543,25 @@ impl Tensor {
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Tensor {
         ok(self.try_flatten(start_dim, end_dim))
     }
-    /// `torch.ravel(self)`: the elements as one dim ([`Tensor::reshape`] to `[-1]`). Panics for a
-    /// named tensor.
+    /// `torch.ravel(self)`: the elements as one contiguous dim — `self.contiguous().view(-1)`, so
+    /// a copy whenever self is not contiguous, even a 1-D self (expanded or stepped), and a view
+    /// otherwise. Errors: a `names` error for a named tensor (as `view`).
+    #[track_caller]
+    pub fn try_ravel(&self) -> Result<Tensor> {
+        refuse_named("view", [self])?;
+        let flat = self.try_contiguous_format(MemoryFormat::Contiguous)?;
+        let n = flat.numel();
+        Ok(flat.with_view(View::new(vec![n], vec![1], flat.view.offset)))
+    }
+
+    /// `torch.ravel(self)`; panics where [`Tensor::try_ravel`] returns an error.
     #[track_caller]
     pub fn ravel(&self) -> Tensor {
-        self.reshape(&[-1])
+        ok(self.try_ravel())
     }
 
     /// Pieces of a split: each keeps self's names.
+    #[track_caller]
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
         crate::sparse::refuse_sparse("split", [self])?;
         let names = self.dim_names();
@@ -546,6 +574,7 @@ impl Tensor {
     /// `torch.split(self, split_size, dim)`: views of `split_size` elements along `dim` (the last
     /// may be shorter), each keeping `self`'s names. Errors: a `value` error for a 0-dim tensor or
     /// a negative `split_size` (or 0 on a non-empty dim), an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.split(split_size, dim))
     }
@@ -557,6 +586,7 @@ impl Tensor {
     /// `torch.split(self, sizes, dim)` with a list: views of the given sizes along `dim`. Errors: a
     /// `value` error when the sizes do not add up to the dim's size, an `index` error for a dim out
     /// of range.
+    #[track_caller]
     pub fn try_split_with_sizes(&self, sizes: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.split_with_sizes(sizes, dim))
     }
@@ -569,6 +599,7 @@ impl Tensor {
     /// `torch.chunk(self, chunks, dim)`: at most `chunks` views of equal size along `dim` (the last
     /// may be shorter). Errors: a `value` error for a 0-dim tensor or `chunks < 1`,
     /// an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.chunk(chunks, dim))
     }
@@ -580,6 +611,7 @@ impl Tensor {
     /// `torch.tensor_split(self, sections, dim)`: exactly `sections` views along `dim`, the first
     /// `size % sections` one element longer. Errors: a `value` error for a 0-dim tensor or
     /// `sections < 1`, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_tensor_split(&self, sections: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.tensor_split_sections(sections, dim))
     }
@@ -591,6 +623,7 @@ impl Tensor {
     }
     /// `torch.tensor_split(self, indices, dim)` with a list: views split before each index along
     /// `dim`. Errors: a `value` error for a 0-dim tensor, an `index` error for a dim out of range.
+    #[track_caller]
     pub fn try_tensor_split_indices(&self, indices: &[i64], dim: i64) -> Result<Vec<Tensor>> {
         self.views(self.view.tensor_split_indices(indices, dim))
     }
@@ -602,6 +635,7 @@ impl Tensor {
     }
     /// `torch.hsplit(self, sections)`: [`Tensor::try_tensor_split`] along dim 1 (dim 0 for 1-D).
     /// Errors: a `value` error for a 0-dim tensor or a dim `sections` does not divide.
+    #[track_caller]
     pub fn try_hsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
         crate::sparse::refuse_sparse("hsplit", [self])?;
         if self.ndim() == 0 {
@@ -614,6 +648,7 @@ impl Tensor {
     }
     /// `torch.vsplit(self, sections)`: [`Tensor::try_tensor_split`] along dim 0 of a tensor with at
     /// least 2 dims. Errors: a `value` error for fewer dims or a dim `sections` does not divide.
+    #[track_caller]
     pub fn try_vsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
         crate::sparse::refuse_sparse("vsplit", [self])?;
         if self.ndim() < 2 {
@@ -624,6 +659,7 @@ impl Tensor {
         }
         self.split_divisible(sections, 0, "vsplit")
     }
+    #[track_caller]
     fn split_divisible(&self, sections: i64, dim: usize, op: &str) -> Result<Vec<Tensor>> {
         let size = self.view.shape[dim] as i64;
         if sections == 0 || size % sections != 0 {
@@ -636,6 +672,7 @@ impl Tensor {
     /// `torch.unbind(self, dim)`: one view per index of `dim` (a position or a name), each without
     /// `dim` and its name. Errors: an `index` error for a dim out of range or a 0-dim tensor, a
     /// `names` error for an unknown name.
+    #[track_caller]
     pub fn try_unbind(&self, dim: impl Into<Dim>) -> Result<Vec<Tensor>> {
         crate::sparse::refuse_sparse("unbind", [self])?;
         let d = dim.into().resolve(self)?;
@@ -659,6 +696,7 @@ impl Tensor {
     /// items (advanced indexing) a copy, through [`Tensor::try_index`]. Errors: an `index` error
     /// for an index out of range, too many indices or two ellipses, a `value` error for a slice
     /// step below 1, a `names` error for a new axis on a named tensor (or a tensor item on one).
+    #[track_caller]
     pub fn try_getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
         crate::sparse::refuse_sparse_items("index", self, items)?;
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {

@@ -69,7 +69,7 @@ const SIZES: [usize; 16] = [4, 6, 1, 3, 5, 0, 7, 33, 8, 2, 12, 4, 5, 9, 16, 6];
 /// without reaching other code (`random_programs_agree_at_size` covers large tensors).
 const MAX_NUMEL: usize = 600;
 
-/// A shape of rank 0 to 4 with at most [`MAX_NUMEL`] elements.
+/// A shape of rank 0 to 4 with at most `MAX_NUMEL` elements.
 pub fn shape(ch: &mut Choices) -> Vec<usize> {
     let rank = RANKS[ch.below(RANKS.len())];
     let mut shape = vec![];

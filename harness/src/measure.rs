@@ -273,7 +273,7 @@ pub fn tiny_chain(x0: &Tensor) -> Tensor {
     x
 }
 
-/// The input of the `tiny_ops` chain: a [16] float32 tensor.
+/// The input of the `tiny_ops` chain: a `[16]` float32 tensor.
 pub fn tiny_input() -> Tensor {
     Tensor::new([0.5f32; 16])
 }
@@ -293,7 +293,7 @@ pub fn op_chain(x: &Tensor, salt: f64) -> Tensor {
     y
 }
 
-/// The input of [`op_chain`]: a [1024] float32 tensor.
+/// The input of [`op_chain`]: a `[1024]` float32 tensor.
 pub fn chain_input() -> Tensor {
     Tensor::new([1.5f32; 1024])
 }

@@ -29,6 +29,10 @@ pub enum ErrorKind {
     Compile,
     /// An op smelt does not implement.
     Unsupported,
+    /// An allocation the machine cannot make (out of memory).
+    Memory,
+    /// A file could not be read or written, or its contents break its format.
+    Io,
 }
 
 impl ErrorKind {
@@ -46,6 +50,8 @@ impl ErrorKind {
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Memory => "memory",
+            ErrorKind::Io => "io",
         }
     }
 }
@@ -102,6 +108,10 @@ impl Error {
     /// A [`ErrorKind::Device`] error.
     pub fn device(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Device, message)
+    }
+    /// An [`ErrorKind::Memory`] error.
+    pub fn memory(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Memory, message)
     }
     /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Error {

@@ -136,8 +136,9 @@ const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 /// √2, the top of the mantissa range the logarithm works on.
 const SQRT2: f64 = std::f64::consts::SQRT_2;
 /// 2/(2k + 3) for k = 0..10: atanh's series, ln m = 2s + s·z·Σ c_k z^k with s = (m−1)/(m+1),
-/// z = s²; for m in [√½, √2) its remainder is below 2^-60 of the result.
-const LOG_SERIES: [f64; 11] = [
+/// z = s²; for m in [√½, √2) its remainder is below 2^-60 of the result. (The cpu backend's
+/// inline f64 logarithm sums the same series.)
+pub const LOG_SERIES: [f64; 11] = [
     2.0 / 3.0,
     2.0 / 5.0,
     2.0 / 7.0,

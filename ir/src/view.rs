@@ -5,6 +5,19 @@ use crate::dims::Dims;
 use crate::error::{Error, Result};
 use std::fmt;
 
+/// How two views of one storage overlap ([`View::overlap_with`], PyTorch's `MemOverlapStatus`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Overlap {
+    /// No element in common.
+    No,
+    /// The same elements in the same order.
+    Full,
+    /// Some elements in common, or the same ones in another order.
+    Partial,
+    /// Not decided: one of them is not non-overlapping and dense.
+    TooHard,
+}
+
 /// A strided window onto a storage. Strides are ≥ 0 for every view PyTorch can create; the
 /// type allows negative strides so the compiler can express reversed loads.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -12,6 +25,26 @@ pub struct View {
     pub shape: Dims<usize>,
     pub strides: Dims<isize>,
     pub offset: usize,
+}
+
+/// Checks that a tensor of `shape` with elements of `itemsize` bytes can exist: its element
+/// count and its size in bytes fit in an int64, as PyTorch's storage size computation requires.
+/// Errors: a `value` error naming the sizes (PyTorch's "Storage size calculation overflowed").
+pub fn check_sizes(shape: &[usize], itemsize: usize) -> Result<()> {
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    let bytes = shape
+        .iter()
+        .try_fold(itemsize.max(1), |n, &d| n.checked_mul(d))
+        .filter(|&b| b <= i64::MAX as usize);
+    match bytes {
+        Some(_) => Ok(()),
+        None => Err(Error::value(format!(
+            "Storage size calculation overflowed with sizes={}",
+            fmt_list(shape)
+        ))),
+    }
 }
 
 /// `[2, 3]` style formatting of a size list, as PyTorch prints it in messages.
@@ -328,7 +361,16 @@ impl View {
     }
 
     pub fn numel(&self) -> usize {
-        self.shape.iter().product()
+        // Saturating: a shape whose element count overflows (which the ops refuse with
+        // `check_sizes`) never reads as a small one.
+        self.shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .unwrap_or(if self.shape.contains(&0) {
+                0
+            } else {
+                usize::MAX
+            })
     }
 
     /// Storage address of a multi-index.
@@ -438,6 +480,33 @@ impl View {
             req *= self.shape[d] as isize;
         }
         true
+    }
+
+    /// How this view and `other`, a view of the same storage, overlap: PyTorch's
+    /// `get_overlap_status` (MemoryOverlap.cpp). No when either is empty; too hard to tell when
+    /// either is not non-overlapping and dense; else, comparing the element ranges
+    /// `offset .. offset + numel`: full when the ranges and the strides are the same, partial when
+    /// the ranges meet otherwise, no when they do not. In-place ops refuse only `Partial`.
+    pub fn overlap_with(&self, other: &View) -> Overlap {
+        if self.numel() == 0 || other.numel() == 0 {
+            return Overlap::No;
+        }
+        if !self.is_non_overlapping_and_dense() || !other.is_non_overlapping_and_dense() {
+            return Overlap::TooHard;
+        }
+        let (a0, b0) = (self.offset, other.offset);
+        let (a1, b1) = (a0 + self.numel(), b0 + other.numel());
+        if a0 == b0 && a1 == b1 {
+            if self.strides == other.strides {
+                Overlap::Full
+            } else {
+                Overlap::Partial
+            }
+        } else if a0 < b1 && b0 < a1 {
+            Overlap::Partial
+        } else {
+            Overlap::No
+        }
     }
 
     /// `has_internal_overlap` (MemoryOverlap.cpp): `Some(true)` when several elements surely share
@@ -775,6 +844,7 @@ impl View {
         if n == 0 {
             strides.iter_mut().for_each(|s| *s = 0);
         }
+        check_sizes(&shape, 1)?;
         Ok(View {
             shape: shape.into(),
             strides: strides.into(),
@@ -1197,6 +1267,7 @@ pub fn broadcast_shapes(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
             )));
         };
     }
+    check_sizes(&out, 1)?;
     Ok(out)
 }
 

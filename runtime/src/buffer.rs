@@ -6,7 +6,7 @@ use crate::device::Device;
 use crate::memory::Memory;
 use half::{bf16, f16};
 use smelt_ir::scalar::{to_bf16, to_f16};
-use smelt_ir::{DType, Result, Scalar};
+use smelt_ir::{DType, Error, Result, Scalar};
 use std::sync::Arc;
 
 /// A flat host buffer of one dtype.
@@ -40,6 +40,47 @@ impl HostBuffer {
             DType::F32 => HostBuffer::F32(Memory::zeroed(len)),
             DType::F64 => HostBuffer::F64(Memory::zeroed(len)),
         }
+    }
+
+    /// [`HostBuffer::zeros`], or a `memory` error naming the bytes when the system cannot
+    /// allocate them (PyTorch's `DefaultCPUAllocator` message).
+    pub fn try_zeros(dtype: DType, len: usize) -> Result<HostBuffer> {
+        fn z<T: crate::memory::Element>(len: usize) -> Result<Memory<T>> {
+            Memory::try_zeroed(len).map_err(|e| Error::memory(e.message()))
+        }
+        crate::stats::count_allocation(len.saturating_mul(dtype.size()));
+        Ok(match dtype {
+            DType::Bool => HostBuffer::Bool(z(len)?),
+            DType::U8 => HostBuffer::U8(z(len)?),
+            DType::I8 => HostBuffer::I8(z(len)?),
+            DType::I16 => HostBuffer::I16(z(len)?),
+            DType::I32 => HostBuffer::I32(z(len)?),
+            DType::I64 => HostBuffer::I64(z(len)?),
+            DType::F16 => HostBuffer::F16(z(len)?),
+            DType::BF16 => HostBuffer::BF16(z(len)?),
+            DType::F32 => HostBuffer::F32(z(len)?),
+            DType::F64 => HostBuffer::F64(z(len)?),
+        })
+    }
+
+    /// [`HostBuffer::for_overwrite`], or a `memory` error when the system cannot allocate it.
+    pub fn try_for_overwrite(dtype: DType, len: usize) -> Result<HostBuffer> {
+        fn w<T: crate::memory::Element>(len: usize) -> Result<Memory<T>> {
+            Memory::try_for_overwrite(len).map_err(|e| Error::memory(e.message()))
+        }
+        crate::stats::count_allocation(len.saturating_mul(dtype.size()));
+        Ok(match dtype {
+            DType::Bool => HostBuffer::Bool(w(len)?),
+            DType::U8 => HostBuffer::U8(w(len)?),
+            DType::I8 => HostBuffer::I8(w(len)?),
+            DType::I16 => HostBuffer::I16(w(len)?),
+            DType::I32 => HostBuffer::I32(w(len)?),
+            DType::I64 => HostBuffer::I64(w(len)?),
+            DType::F16 => HostBuffer::F16(w(len)?),
+            DType::BF16 => HostBuffer::BF16(w(len)?),
+            DType::F32 => HostBuffer::F32(w(len)?),
+            DType::F64 => HostBuffer::F64(w(len)?),
+        })
     }
 
     /// A buffer of `len` elements whose values are unspecified (stale, but valid for the

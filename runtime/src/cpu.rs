@@ -4,7 +4,7 @@
 //! broadcast inner loads — never sizes) in one hashbrown map shared by all threads; a second
 //! realisation of the same graph shape compiles nothing. A kernel the JIT cannot compile runs
 //! on the reference interpreter instead (`SMELT_DUMP=kernels` says so). The one `unsafe` call
-//! of a JIT function pointer is [`launch`].
+//! of a JIT function pointer is `launch`.
 
 use crate::backend::{Backend, Executable, prepared_once};
 use crate::buffer::{Buffer, HostBuffer};
@@ -180,8 +180,9 @@ fn streaming_enabled() -> bool {
 
 /// Runs `kernel` on compiled code (or the interpreter where the JIT refused it); returns its
 /// output buffers in output order.
+/// Panics when an output cannot be allocated (the backend's `run_kernel` returns the error).
 pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
-    run_prepared(kernel, &prepare(kernel), inputs, STREAM_MIN)
+    run_prepared(kernel, &prepare(kernel), inputs, STREAM_MIN).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Launches of a streaming variant so far (the tests check that it ran).
@@ -195,7 +196,7 @@ pub(crate) fn run_kernel_streaming(
     kernel: &Kernel,
     inputs: Vec<Arc<HostBuffer>>,
 ) -> Vec<HostBuffer> {
-    run_prepared(kernel, &prepare(kernel), inputs, 0)
+    run_prepared(kernel, &prepare(kernel), inputs, 0).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The cpu backend: cranelift-compiled kernels over rayon, library routines on the host.
@@ -228,7 +229,7 @@ impl Backend for Cpu {
     ) -> Result<Vec<Buffer>> {
         let args = args.into_iter().map(Buffer::into_host).collect();
         let outs = match &prepared.0 {
-            Some(how) => run_prepared(kernel, how, args, STREAM_MIN),
+            Some(how) => run_prepared(kernel, how, args, STREAM_MIN)?,
             None => panic!("invariant: a kernel step is prepared as a kernel"),
         };
         Ok(outs.into_iter().map(Buffer::from).collect())
@@ -309,11 +310,11 @@ fn run_prepared(
     prepared: &How,
     mut inputs: Vec<Arc<HostBuffer>>,
     stream_min: usize,
-) -> Vec<HostBuffer> {
+) -> Result<Vec<HostBuffer>> {
     let (code, streaming) = match prepared {
         How::Split(halves) => {
             let [(blocks, b), (combine, c)] = &**halves;
-            let partials = run_prepared(blocks, b, inputs.clone(), stream_min)
+            let partials = run_prepared(blocks, b, inputs.clone(), stream_min)?
                 .pop()
                 .expect("the blocks kernel has one output");
             inputs.push(Arc::new(partials));
@@ -327,7 +328,7 @@ fn run_prepared(
     };
     let timing = dump("timing");
     let t0 = std::time::Instant::now();
-    let mut outs = prepare_outputs(kernel, &mut inputs);
+    let mut outs = prepare_outputs(kernel, &mut inputs)?;
     // What `verify` proved holds for buffers of the arguments' dtypes and lengths: check that
     // these are. (An `Update`'s source moved into its output leaves an empty buffer behind,
     // which nothing loads.)
@@ -353,7 +354,7 @@ fn run_prepared(
     let rank = kernel.shape.len();
     let kept = rank - kernel.reduce_axes;
     if kernel.shape[..kept].contains(&0) {
-        return outs;
+        return Ok(outs);
     }
     let mut bufs: Vec<usize> = inputs.iter().map(|b| b.as_ptr() as usize).collect();
     bufs.extend(outs.iter_mut().map(|out| out.as_mut_ptr() as usize));
@@ -403,7 +404,7 @@ fn run_prepared(
     let tasks = (total / GRAIN).min(rows).min(threads * 4);
     if !disjoint || tasks <= 1 {
         launch(&l, 0, rows as i64);
-        return outs;
+        return Ok(outs);
     }
     // A column reduction along dim 0 splits into whole blocks of its widest column code
     // where there are enough for every thread (the last task takes what is left).
@@ -440,5 +441,5 @@ fn run_prepared(
             t1.elapsed().as_secs_f64() * 1e3
         );
     }
-    outs
+    Ok(outs)
 }

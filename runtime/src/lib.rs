@@ -13,6 +13,7 @@ pub mod cuda;
 pub mod device;
 pub mod execute;
 pub mod float_mode;
+mod host_element;
 pub mod library;
 #[cfg(test)]
 mod math_tests;
@@ -29,4 +30,5 @@ pub use cpu::refused_kernels;
 pub use device::{Device, Target};
 pub use execute::{Mismatch, execute, execute_audited, prepare};
 pub use float_mode::{flush_denormal, set_flush_denormal};
+pub use host_element::HostElement;
 pub use stats::{Transfers, transfers};

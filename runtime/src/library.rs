@@ -20,11 +20,18 @@ pub(crate) use matmul::check_views as check_matmul_views;
 pub use matmul::{matmul_gemm, matmul_reference};
 
 use crate::buffer::HostBuffer;
-use smelt_ir::{LibraryCall, LibraryOp};
+use smelt_ir::{LibraryCall, LibraryOp, Result};
 use std::sync::Arc;
 
 /// Runs `call` on `inputs` (one buffer per input, in order).
+///
+/// Panics when the output cannot be allocated ([`try_run_library`] returns the error).
 pub fn run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> HostBuffer {
+    try_run_library(call, inputs).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`run_library`], or a `memory` error when the output cannot be allocated.
+pub fn try_run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> Result<HostBuffer> {
     check_call(call, inputs);
     let mut out = if call.op.updates_input_0() {
         // The next version of a storage starts as the old one.
@@ -35,7 +42,7 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> HostBuffer
         );
         (*inputs[0]).clone()
     } else {
-        HostBuffer::zeros(call.dtype, call.len)
+        HostBuffer::try_zeros(call.dtype, call.len)?
     };
     match &call.op {
         LibraryOp::Matmul => matmul::matmul(call, inputs, &mut out),
@@ -56,7 +63,7 @@ pub fn run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> HostBuffer
         LibraryOp::Segment { first } => segment::segment(call, inputs, &mut out, *first),
         LibraryOp::SpMM => spmm::spmm(call, inputs, &mut out),
     }
-    out
+    Ok(out)
 }
 
 /// Asserts the invariants every library call relies on: one buffer per input, every view

@@ -11,6 +11,9 @@
 //! (the dtype is part of the pool key), and it starts zeroed, which is a valid value of every
 //! element type (`false`, `0`, `+0.0`). So [`Memory::for_overwrite`] may hand out a recycled
 //! block with stale but valid contents, and only [`Memory::zeroed`] pays for clearing it.
+//!
+//! A `Memory` may also hold elements the pool did not allocate (`foreign.rs`): an adopted
+//! `Vec<T>`, a shared slice or a mapped file. Those never enter the pool.
 
 use half::{bf16, f16};
 use hashbrown::HashMap;
@@ -20,6 +23,9 @@ use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 use std::sync::{Mutex, OnceLock};
+
+mod foreign;
+use foreign::Owner;
 
 /// Alignment of every block: one cache line, and a full 512-bit vector.
 pub const ALIGN: usize = 64;
@@ -46,6 +52,38 @@ elements!(bool => Bool, true, u8 => U8, u8::MAX, i8 => I8, -1, i16 => I16, -1, i
     i64 => I64, -1, f16 => F16, f16::NAN, bf16 => BF16, bf16::NAN, f32 => F32, f32::NAN,
     f64 => F64, f64::NAN);
 
+/// An allocation the system refused: its size in bytes, or `None` when the size itself
+/// overflows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocError {
+    /// The bytes asked for.
+    pub bytes: Option<usize>,
+}
+
+impl AllocError {
+    /// PyTorch's message for a failed host allocation.
+    pub fn message(&self) -> String {
+        match self.bytes {
+            Some(b) => format!(
+                "DefaultCPUAllocator: can't allocate memory: you tried to allocate {b} bytes."
+            ),
+            None => "DefaultCPUAllocator: the buffer's size in bytes overflows".to_string(),
+        }
+    }
+
+    /// Ends the process as Rust does when memory runs out, for the callers that cannot fail.
+    fn abort(self) -> ! {
+        let layout = Layout::from_size_align(
+            self.bytes
+                .unwrap_or(usize::MAX / 2)
+                .min(isize::MAX as usize),
+            1,
+        )
+        .unwrap_or(Layout::new::<u8>());
+        std::alloc::handle_alloc_error(layout)
+    }
+}
+
 /// One allocation, owned by a [`Memory`] or waiting in the pool.
 struct Block {
     ptr: NonNull<u8>,
@@ -64,23 +102,30 @@ fn capacity(bytes: usize) -> usize {
     }
 }
 
-/// A zeroed block of exactly `bytes` (a value of [`capacity`], > 0).
-fn allocate(bytes: usize) -> Block {
+/// A zeroed block of exactly `bytes` (a value of [`capacity`], > 0); `None` when the system
+/// refuses (or the size exceeds `isize::MAX`).
+fn try_allocate(bytes: usize) -> Option<Block> {
     #[cfg(unix)]
     if bytes >= HUGE_BLOCK {
         return map_huge(bytes);
     }
-    let layout = Layout::from_size_align(bytes, ALIGN).expect("invariant: block size fits isize");
+    let layout = Layout::from_size_align(bytes, ALIGN).ok()?;
     // SAFETY: `layout` has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    let ptr = NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-    Block { ptr, bytes }
+    Some(Block {
+        ptr: NonNull::new(ptr)?,
+        bytes,
+    })
 }
 
-/// Maps `bytes` of fresh (zero) anonymous memory at a 2 MiB boundary and advises huge pages.
+/// Maps `bytes` of fresh (zero) anonymous memory at a 2 MiB boundary and advises huge pages;
+/// `None` when the system refuses.
 #[cfg(unix)]
-fn map_huge(bytes: usize) -> Block {
-    let span = bytes + HUGE_PAGE;
+fn map_huge(bytes: usize) -> Option<Block> {
+    let span = bytes.checked_add(HUGE_PAGE)?;
+    if span > isize::MAX as usize {
+        return None;
+    }
     // SAFETY: an anonymous private mapping with no address hint touches no existing memory.
     let p = unsafe {
         libc::mmap(
@@ -93,8 +138,7 @@ fn map_huge(bytes: usize) -> Block {
         )
     };
     if p == libc::MAP_FAILED {
-        let layout = Layout::from_size_align(bytes, HUGE_PAGE).expect("invariant: size fits");
-        std::alloc::handle_alloc_error(layout);
+        return None;
     }
     let start = p as usize;
     let aligned = start.next_multiple_of(HUGE_PAGE);
@@ -114,10 +158,10 @@ fn map_huge(bytes: usize) -> Block {
     unsafe {
         libc::madvise(aligned as *mut libc::c_void, bytes, libc::MADV_HUGEPAGE);
     }
-    Block {
+    Some(Block {
         ptr: NonNull::new(aligned as *mut u8).expect("invariant: mmap never maps address 0"),
         bytes,
-    }
+    })
 }
 
 /// Returns a block's memory to the system.
@@ -197,66 +241,96 @@ pub fn trim() {
     blocks.into_iter().for_each(release);
 }
 
-/// `len` elements of `T` in one pooled, 64-byte aligned block; derefs to a slice.
+/// `len` elements of `T` in one pooled, 64-byte aligned block; derefs to a slice. Or, made by
+/// the constructors of `foreign.rs` ([`Memory::adopt`], [`Memory::from_arc`],
+/// [`Memory::from_le_bytes`] …), elements someone else allocated: aligned for `T` only, which
+/// is all compiled kernels need (their loads and stores assume no alignment; streaming stores
+/// check theirs at launch).
 pub struct Memory<T: Element> {
     ptr: NonNull<T>,
     len: usize,
-    /// Capacity of the block in bytes; 0 when nothing is allocated (`len * size == 0`).
+    /// Capacity of the pool block in bytes; 0 when nothing is allocated (`len * size == 0`)
+    /// or the elements are not the pool's (`owner` is set).
     bytes: usize,
+    /// Who owns the elements when the pool does not.
+    owner: Option<Owner<T>>,
 }
 
-// SAFETY: `Memory` owns its block exclusively, like a `Vec<T>`.
+// SAFETY: `Memory` owns its block exclusively, like a `Vec<T>`, or shares elements nobody
+// writes with an owner that is `Send + Sync` (`foreign.rs`).
 unsafe impl<T: Element> Send for Memory<T> {}
 // SAFETY: shared access only hands out `&[T]`, and `T: Sync`.
 unsafe impl<T: Element> Sync for Memory<T> {}
 
 impl<T: Element> Memory<T> {
     /// `len` elements with unspecified (but valid) values, for a caller that writes them all:
-    /// a recycled block when the pool has one of this size.
+    /// a recycled block when the pool has one of this size. Aborts when the system cannot
+    /// allocate them ([`Memory::try_for_overwrite`] returns the failure instead).
     pub fn for_overwrite(len: usize) -> Memory<T> {
-        let (mut m, recycled) = Memory::take(len);
+        Memory::try_for_overwrite(len).unwrap_or_else(|e| e.abort())
+    }
+
+    /// [`Memory::for_overwrite`], or the allocation that failed.
+    pub fn try_for_overwrite(len: usize) -> Result<Memory<T>, AllocError> {
+        let (mut m, recycled) = Memory::take(len)?;
         if cfg!(debug_assertions) && recycled {
             m.fill(T::POISON);
         }
-        m
+        Ok(m)
     }
 
     /// `len` zeros. Only a recycled block is cleared: a fresh one is zero already, and leaving
     /// its pages untouched lets the kernel that writes it fault them in, on its own threads.
+    /// Aborts when the system cannot allocate them ([`Memory::try_zeroed`] returns the failure).
     pub fn zeroed(len: usize) -> Memory<T> {
-        let (m, recycled) = Memory::take(len);
+        Memory::try_zeroed(len).unwrap_or_else(|e| e.abort())
+    }
+
+    /// [`Memory::zeroed`], or the allocation that failed.
+    pub fn try_zeroed(len: usize) -> Result<Memory<T>, AllocError> {
+        let (m, recycled) = Memory::take(len)?;
         if recycled {
             // SAFETY: the block holds at least `len` elements; all-zero bytes are a valid `T`.
             unsafe { std::ptr::write_bytes(m.ptr.as_ptr(), 0, m.len) };
         }
-        m
+        Ok(m)
     }
 
     /// A block for `len` elements, and whether it was recycled (else it is fresh and zeroed).
-    fn take(len: usize) -> (Memory<T>, bool) {
-        let want = len
-            .checked_mul(size_of::<T>())
-            .expect("invariant: buffer size fits usize");
+    fn take(len: usize) -> Result<(Memory<T>, bool), AllocError> {
+        let Some(want) = len.checked_mul(size_of::<T>()) else {
+            return Err(AllocError { bytes: None });
+        };
         if want == 0 {
             let empty = Memory {
                 ptr: NonNull::dangling(),
                 len,
                 bytes: 0,
+                owner: None,
             };
-            return (empty, false);
+            return Ok((empty, false));
         }
         let bytes = capacity(want);
         let (block, recycled) = match reuse(T::DTYPE, bytes) {
             Some(block) => (block, true),
-            None => (allocate(bytes), false),
+            None => match try_allocate(bytes) {
+                Some(block) => (block, false),
+                None => {
+                    // Pooled blocks may be what stands in the way: return them, then retry.
+                    trim();
+                    let block = try_allocate(bytes).ok_or(AllocError { bytes: Some(want) })?;
+                    (block, false)
+                }
+            },
         };
         debug_assert_eq!(block.ptr.as_ptr() as usize % ALIGN, 0);
         let memory = Memory {
             ptr: block.ptr.cast(),
             len,
             bytes,
+            owner: None,
         };
-        (memory, recycled)
+        Ok((memory, recycled))
     }
 
     /// A copy of `values`.
@@ -265,11 +339,23 @@ impl<T: Element> Memory<T> {
         m.copy_from_slice(values);
         m
     }
+
+    /// Number of elements (without reading them: a deferred copy stays unmade).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 impl<T: Element> Drop for Memory<T> {
     fn drop(&mut self) {
-        if self.bytes > 0 {
+        if let Some(owner) = self.owner.take() {
+            owner.release(self.ptr, self.len);
+        } else if self.bytes > 0 {
             recycle(
                 T::DTYPE,
                 Block {
@@ -284,6 +370,9 @@ impl<T: Element> Drop for Memory<T> {
 impl<T: Element> Deref for Memory<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
+        if let Some(Owner::Deferred(d)) = &self.owner {
+            return d.values();
+        }
         // SAFETY: `ptr` is aligned, points at `len` initialised elements (or dangles for an
         // empty slice), and lives as long as `self`.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
@@ -292,14 +381,28 @@ impl<T: Element> Deref for Memory<T> {
 
 impl<T: Element> DerefMut for Memory<T> {
     fn deref_mut(&mut self) -> &mut [T] {
-        // SAFETY: as for `deref`, and `&mut self` makes the access exclusive.
+        // Elements someone else owns are read-only: a write copies them first.
+        if self.owner.as_ref().is_some_and(Owner::is_read_only) {
+            self.make_owned();
+        }
+        // SAFETY: as for `deref`, and `&mut self` makes the access exclusive; the elements
+        // are the pool's or an adopted vector's, both writable.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 }
 
 impl<T: Element> Clone for Memory<T> {
+    /// A copy; read-only elements someone else owns are shared instead (a write copies them).
     fn clone(&self) -> Memory<T> {
-        Memory::from_slice(self)
+        match self.owner.as_ref().and_then(Owner::share) {
+            Some(owner) => Memory {
+                ptr: self.ptr,
+                len: self.len,
+                bytes: 0,
+                owner: Some(owner),
+            },
+            None => Memory::from_slice(self),
+        }
     }
 }
 

@@ -32,7 +32,11 @@ fn next(point: &mut [usize], shape: &[usize]) -> bool {
 
 /// The output buffers of `kernel`, in output order: fresh zeros, or for an `Update` its
 /// source's memory when no one else holds it (a copy otherwise). Shared by every backend.
-pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<HostBuffer>]) -> Vec<HostBuffer> {
+/// Errors: a `memory` error when the system cannot allocate one.
+pub(crate) fn prepare_outputs(
+    kernel: &Kernel,
+    inputs: &mut [Arc<HostBuffer>],
+) -> Result<Vec<HostBuffer>> {
     assert_eq!(
         inputs.len(),
         kernel.read_args(),
@@ -44,9 +48,9 @@ pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<HostBuffer>]) -
             let spec = &kernel.args[out_arg];
             match spec.access {
                 Access::Write if kernel.overwrites(out_arg) => {
-                    HostBuffer::for_overwrite(spec.dtype, spec.len)
+                    HostBuffer::try_for_overwrite(spec.dtype, spec.len)
                 }
-                Access::Write | Access::Read => HostBuffer::zeros(spec.dtype, spec.len),
+                Access::Write | Access::Read => HostBuffer::try_zeros(spec.dtype, spec.len),
                 Access::Update { from } => {
                     let src = std::mem::replace(
                         &mut inputs[from],
@@ -64,7 +68,7 @@ pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<HostBuffer>]) -
                     {
                         inputs[from] = Arc::new(b.clone());
                     }
-                    b
+                    Ok(b)
                 }
             }
         })
@@ -74,9 +78,10 @@ pub(crate) fn prepare_outputs(kernel: &Kernel, inputs: &mut [Arc<HostBuffer>]) -
 /// Runs `kernel` with its read arguments `inputs` (in argument order) and returns its output
 /// buffers, in output order. An `Update` output reuses its source's memory when no one else
 /// holds it.
+/// Panics when an output cannot be allocated (the backend's `run_kernel` returns the error).
 pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
     verify(kernel);
-    run_verified(kernel, inputs)
+    run_verified(kernel, inputs).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Asserts that `kernel` verifies: a kernel that does not is a compiler bug.
@@ -113,7 +118,7 @@ impl Backend for Reference {
 
     fn run_kernel(&self, kernel: &Kernel, _: &(), args: Vec<Buffer>) -> Result<Vec<Buffer>> {
         let args = args.into_iter().map(Buffer::into_host).collect();
-        Ok(run_verified(kernel, args)
+        Ok(run_verified(kernel, args)?
             .into_iter()
             .map(Buffer::from)
             .collect())
@@ -121,11 +126,11 @@ impl Backend for Reference {
 
     fn run_library(&self, call: &LibraryCall, _: &(), args: Vec<Buffer>) -> Result<Buffer> {
         let args: Vec<_> = args.into_iter().map(Buffer::into_host).collect();
-        Ok(crate::library::run_library(call, &args).into())
+        Ok(crate::library::try_run_library(call, &args)?.into())
     }
 
     fn zeros(&self, dtype: DType, len: usize) -> Result<Buffer> {
-        Ok(HostBuffer::zeros(dtype, len).into())
+        Ok(HostBuffer::try_zeros(dtype, len)?.into())
     }
 
     fn upload(&self, host: Arc<HostBuffer>) -> Result<Buffer> {
@@ -138,17 +143,20 @@ impl Backend for Reference {
 }
 
 /// [`run_kernel`] for a kernel known to verify.
-pub(crate) fn run_verified(kernel: &Kernel, mut inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
+pub(crate) fn run_verified(
+    kernel: &Kernel,
+    mut inputs: Vec<Arc<HostBuffer>>,
+) -> Result<Vec<HostBuffer>> {
     let mut out = Outputs {
         first: kernel.read_args(),
-        buffers: prepare_outputs(kernel, &mut inputs),
+        buffers: prepare_outputs(kernel, &mut inputs)?,
     };
     let rank = kernel.shape.len();
     let outer_rank = rank - kernel.reduce_axes;
     let outer_shape = &kernel.shape[..outer_rank];
     let inner_shape = &kernel.shape[outer_rank..];
     if outer_shape.contains(&0) {
-        return out.buffers;
+        return Ok(out.buffers);
     }
     let types = kernel.value_dtypes();
     let levels = kernel.levels();
@@ -218,7 +226,7 @@ pub(crate) fn run_verified(kernel: &Kernel, mut inputs: Vec<Arc<HostBuffer>>) ->
             break;
         }
     }
-    out.buffers
+    Ok(out.buffers)
 }
 
 /// The output buffers of a run, addressed by kernel argument.

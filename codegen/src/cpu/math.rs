@@ -177,19 +177,7 @@ const EXP_TAYLOR_64: [f64; 12] = [
 ];
 /// log1p(f) = 2s + s · R, R = z · Σ 2 z^k / (2k + 3), k = 0..10, z = s², s = f/(2+f):
 /// atanh's Taylor series, whose remainder for |s| ≤ 0.1716 is below 2^-60 of the result.
-const LOG_TAYLOR_64: [f64; 11] = [
-    2.0 / 3.0,
-    2.0 / 5.0,
-    2.0 / 7.0,
-    2.0 / 9.0,
-    2.0 / 11.0,
-    2.0 / 13.0,
-    2.0 / 15.0,
-    2.0 / 17.0,
-    2.0 / 19.0,
-    2.0 / 21.0,
-    2.0 / 23.0,
-];
+const LOG_TAYLOR_64: [f64; 11] = smelt_ir::random::LOG_SERIES;
 
 /// The libm helper a routine calls for lanes it does not cover inline (`fn(code, x: f64) -> f64`).
 #[derive(Clone, Copy, Debug)]

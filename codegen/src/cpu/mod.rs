@@ -63,7 +63,7 @@ pub fn is_transcendental(instr: &Instr) -> bool {
 }
 
 /// Whether the cpu backend computes `instr` with an inline approximation (`math.rs`, a few
-/// ulp) rather than the interpreter's f64 libm call ([`inline_math`]; `pow` in f32).
+/// ulp) rather than the interpreter's f64 libm call (`inline_math`; `pow` in f32).
 pub fn is_inline_math(instr: &Instr) -> bool {
     match instr {
         Instr::Unary { op, compute, .. } => inline_math(*op, *compute),

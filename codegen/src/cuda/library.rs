@@ -1,6 +1,6 @@
 //! Render for library calls: a [`LibraryCall`] (gather, take, advanced indexing, argmax,
 //! cumsum, sort, integer matmul …) as one CUDA C kernel, so every library routine but a float
-//! matmul (cuBLAS) runs on the device where its buffers live. Pure, like [`super::render`].
+//! matmul (cuBLAS) runs on the device where its buffers live. Pure, like [`super::render()`].
 //!
 //! Each kernel computes exactly what the host routine in `runtime/src/library/` computes, in
 //! the same order where order matters: one thread per output element for reads (gather,

@@ -69,9 +69,19 @@ impl RawMemory for DeviceMemory {
         // or a kernel writes it, which every user of a fresh block does before reading.
         unsafe { result::malloc_sync(bytes) }
             .map(DevicePtr)
-            .map_err(|e| AllocError {
-                out_of_memory: e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-                error: driver_error(&format!("allocation of {bytes} bytes"), e),
+            .map_err(|e| {
+                let out_of_memory = e.0 == sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY;
+                AllocError {
+                    out_of_memory,
+                    // PyTorch's message (torch.OutOfMemoryError) for the memory kind.
+                    error: if out_of_memory {
+                        smelt_ir::Error::memory(format!(
+                            "CUDA out of memory. Tried to allocate {bytes} bytes."
+                        ))
+                    } else {
+                        driver_error(&format!("allocation of {bytes} bytes"), e)
+                    },
+                }
             })
     }
 
@@ -134,7 +144,10 @@ impl CudaBuffer {
     /// A block of the caching allocator for `len` elements of `dtype`.
     fn allocate(dev: &CudaDevice, dtype: DType, len: usize) -> Result<CudaBuffer> {
         dev.bind()?;
-        let block = dev.memory.allocate(len * dtype.size())?;
+        let bytes = len.checked_mul(dtype.size()).ok_or_else(|| {
+            smelt_ir::Error::memory(format!("CUDA: a buffer of {len} {dtype} overflows"))
+        })?;
+        let block = dev.memory.allocate(bytes)?;
         Ok(CudaBuffer {
             dtype,
             len,

@@ -1,6 +1,6 @@
-// kernel 0: fused_reduce_sum1_div_sub_mul_reduce_sum1_div_add_sqrt_div_mul_add_18 grid 512 block 64
+// kernel 0: fused_reduce_sum1_div_sub_mul_reduce_sum1_div_add_sqrt_div_mul_add_19 grid 512 block 64
 // scalars: n0=512 n1=64 off0=0 st0_0=64 off1=0 off2=0 off3=0 st3_0=64
-extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_div_sub_mul_reduce_sum1_div_add_sqrt_div_mul_add_18(
+extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_div_sub_mul_reduce_sum1_div_add_sqrt_div_mul_add_19(
     const float* __restrict__ a0,
     const float* __restrict__ a1,
     const float* __restrict__ a2,

@@ -22,7 +22,7 @@ const LINE: i64 = 16;
 const BLOCK_ROWS_A_TRIP: i64 = 4;
 /// Whether `instr` is a load whose innermost stride is neither 0 nor 1 while its stride along
 /// the dim outside it is 1: in a tiled walk, four rows of it are read as four contiguous
-/// column vectors and transposed ([`Translator::quad`]). Part of the structure key.
+/// column vectors and transposed (`Translator::quad`). Part of the structure key.
 pub fn is_transposing_load(instr: &Instr) -> bool {
     match instr {
         Instr::Load { index, .. } => {
