@@ -52,13 +52,14 @@ fn alpha_check(dtype: DType, alpha: Scalar) -> Result<()> {
 /// `a + alpha·b` (`op` = Add) or `a - alpha·b` (`op` = Sub) where `a` or `b` is sparse.
 #[track_caller]
 pub(crate) fn add(a: &Tensor, b: &Operand, alpha: Scalar, op: BinaryOp) -> Result<Tensor> {
-    let alpha = match op {
-        BinaryOp::Sub => match alpha {
+    let alpha = if op == BinaryOp::Sub {
+        match alpha {
             Scalar::Int(i) => Scalar::Int(i.wrapping_neg()),
             Scalar::Float(x) => Scalar::Float(-x),
             Scalar::Bool(v) => Scalar::Int(-(v as i64)),
-        },
-        _ => alpha,
+        }
+    } else {
+        alpha
     };
     match (a.coo(), b) {
         (Some(sa), Operand::Tensor(bt)) if bt.is_sparse() => {

@@ -159,8 +159,8 @@ fn sparse_sparse(a: &Tensor, ac: &SparseCoo, b: &Tensor, bc: &SparseCoo) -> Resu
     let (na, nb) = (ac.nnz(), bc.nnz());
     // b's entries by row, in stored order.
     let mut by_row: Vec<Vec<usize>> = vec![vec![]; b.shape()[0]];
-    for e in 0..nb {
-        if let Some(list) = usize::try_from(bi[e]).ok().and_then(|r| by_row.get_mut(r)) {
+    for (e, &row) in bi[..nb].iter().enumerate() {
+        if let Some(list) = usize::try_from(row).ok().and_then(|r| by_row.get_mut(r)) {
             list.push(e);
         }
     }

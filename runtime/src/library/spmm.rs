@@ -106,6 +106,9 @@ pub fn spmm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer
 }
 
 /// f32/f64: each output row accumulates `value · dense[col, :]` over its entries, in order.
+/// With a contiguous dense row, four entries go through the accumulator row per pass (each
+/// element still adds its four products one after another, in entry order): a quarter of the
+/// loads and stores of the accumulators, and a loop over the columns the compiler vectorises.
 fn rows_typed<T>(
     out: &mut [T],
     values: &[T],
@@ -119,23 +122,64 @@ fn rows_typed<T>(
 {
     let (k_rows, n_cols) = (v.dense.shape[0], v.out.shape[1]);
     let (ds0, ds1) = (v.dense.strides[0], v.dense.strides[1]);
+    let cols_i64: Option<&[i64]> = if let HostBuffer::I64(c) = cols {
+        Some(c)
+    } else {
+        None
+    };
+    let col_of = |e: usize| {
+        let at = v.cols.address(&[e]) as usize;
+        cols_i64.map_or_else(|| cols.get(at).as_i64(), |c| c[at])
+    };
+    // The value and the first dense address of each entry whose column is in range.
+    let entry = |e: usize| {
+        let col = col_of(e);
+        (0..k_rows as i64).contains(&col).then(|| {
+            let value = values[v.values.address(&[e]) as usize];
+            (
+                value,
+                (v.dense.offset as isize + col as isize * ds0) as usize,
+            )
+        })
+    };
+    let line = |base: usize| &dense[base..base + n_cols];
     let work = |m: usize, row: &mut [T]| {
         row.fill(zero);
-        for e in starts[m]..starts[m + 1] {
-            let col = cols.get(v.cols.address(&[e]) as usize).as_i64();
-            if col < 0 || col >= k_rows as i64 {
-                continue;
-            }
-            let value = values[v.values.address(&[e]) as usize];
-            let base = v.dense.offset as isize + col as isize * ds0;
-            if ds1 == 1 {
-                let line = &dense[base as usize..base as usize + n_cols];
-                for (acc, &b) in row.iter_mut().zip(line) {
-                    *acc = *acc + value * b;
-                }
-            } else {
+        let mut entries = (starts[m]..starts[m + 1]).filter_map(entry);
+        if ds1 != 1 {
+            for (value, base) in entries {
                 for (n, acc) in row.iter_mut().enumerate() {
-                    *acc = *acc + value * dense[(base + n as isize * ds1) as usize];
+                    *acc = *acc + value * dense[(base as isize + n as isize * ds1) as usize];
+                }
+            }
+            return;
+        }
+        loop {
+            let group = [
+                entries.next(),
+                entries.next(),
+                entries.next(),
+                entries.next(),
+            ];
+            match group {
+                [
+                    Some((v0, b0)),
+                    Some((v1, b1)),
+                    Some((v2, b2)),
+                    Some((v3, b3)),
+                ] => {
+                    let lines = line(b0).iter().zip(line(b1)).zip(line(b2)).zip(line(b3));
+                    for (acc, (((&x0, &x1), &x2), &x3)) in row.iter_mut().zip(lines) {
+                        *acc = *acc + v0 * x0 + v1 * x1 + v2 * x2 + v3 * x3;
+                    }
+                }
+                rest => {
+                    for (value, base) in rest.into_iter().flatten() {
+                        for (acc, &x) in row.iter_mut().zip(line(base)) {
+                            *acc = *acc + value * x;
+                        }
+                    }
+                    return;
                 }
             }
         }
@@ -177,16 +221,16 @@ fn elements_scalar(
                     )
                 })
             });
-            let acc = match dtype {
-                smelt_ir::DType::F64 => {
-                    Scalar::Float(terms.fold(0.0f64, |acc, (a, b)| acc + a.as_f64() * b.as_f64()))
-                }
-                d if d.is_float() => Scalar::Float(f64::from(terms.fold(0.0f32, |acc, (a, b)| {
+            let acc = if dtype == smelt_ir::DType::F64 {
+                Scalar::Float(terms.fold(0.0f64, |acc, (a, b)| acc + a.as_f64() * b.as_f64()))
+            } else if dtype.is_float() {
+                Scalar::Float(f64::from(terms.fold(0.0f32, |acc, (a, b)| {
                     acc + a.as_f64() as f32 * b.as_f64() as f32
-                }))),
-                _ => Scalar::Int(terms.fold(0i64, |acc, (a, b)| {
+                })))
+            } else {
+                Scalar::Int(terms.fold(0i64, |acc, (a, b)| {
                     acc.wrapping_add(a.as_i64().wrapping_mul(b.as_i64()))
-                })),
+                }))
             };
             out.set(v.out.address(&[m, n]) as usize, acc);
         }
@@ -231,6 +275,73 @@ mod tests {
         let mut out = HostBuffer::zeros(dtype, 6);
         spmm(&call, &inputs, &mut out);
         (0..6).map(|i| out.get(i).as_f64()).collect()
+    }
+
+    /// Rows of 0 to 11 entries (groups of four and a remainder; some columns out of range)
+    /// over a wide dense operand, contiguous and transposed: each output element is its
+    /// entries' products added one after another, in entry order, exactly (f32 bits).
+    #[test]
+    fn grouped_rows_fold_in_entry_order() {
+        let (m_rows, k_rows, n_cols) = (12usize, 5usize, 37usize);
+        let (mut rows, mut cols, mut vals) = (vec![], vec![], vec![]);
+        for m in 0..m_rows {
+            for j in 0..m {
+                rows.push(m as f64);
+                cols.push(((m * 7 + j * 3) % (k_rows + 1)) as f64 - (j % 5 == 4) as u8 as f64);
+                vals.push(0.1 + 0.37 * (m * 13 + j) as f64);
+            }
+        }
+        let nnz = rows.len();
+        let dense: Vec<f64> = (0..k_rows * n_cols)
+            .map(|i| ((i * 29) % 17) as f64 * 0.3 - 2.1)
+            .collect();
+        let dense_t: Vec<f64> = (0..k_rows * n_cols)
+            .map(|i| dense[(i % k_rows) * n_cols + i / k_rows])
+            .collect();
+        let mut want = vec![0.0f32; m_rows * n_cols];
+        for e in 0..nnz {
+            let (m, c) = (rows[e] as usize, cols[e] as i64);
+            if !(0..k_rows as i64).contains(&c) {
+                continue;
+            }
+            for n in 0..n_cols {
+                let b = dense[c as usize * n_cols + n] as f32;
+                want[m * n_cols + n] += vals[e] as f32 * b;
+            }
+        }
+        for (data, view) in [
+            (&dense, View::contiguous(&[k_rows, n_cols])),
+            (
+                &dense_t,
+                View::new(vec![k_rows, n_cols], vec![1, k_rows as isize], 0),
+            ),
+        ] {
+            let call = LibraryCall {
+                op: LibraryOp::SpMM,
+                inputs: vec![
+                    (DType::I64, View::contiguous(&[nnz])),
+                    (DType::I64, View::contiguous(&[nnz])),
+                    (DType::F32, View::contiguous(&[nnz])),
+                    (DType::F32, view),
+                ],
+                dtype: DType::F32,
+                len: m_rows * n_cols,
+                out: View::contiguous(&[m_rows, n_cols]),
+            };
+            let inputs = [
+                buf(DType::I64, &rows),
+                buf(DType::I64, &cols),
+                buf(DType::F32, &vals),
+                buf(DType::F32, data),
+            ];
+            let mut out = HostBuffer::zeros(DType::F32, m_rows * n_cols);
+            spmm(&call, &inputs, &mut out);
+            let got: Vec<u32> = (0..m_rows * n_cols)
+                .map(|i| (out.get(i).as_f64() as f32).to_bits())
+                .collect();
+            let want: Vec<u32> = want.iter().map(|x| x.to_bits()).collect();
+            assert_eq!(got, want);
+        }
     }
 
     #[test]

@@ -139,7 +139,14 @@ pub(super) fn spmm(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
     let acc_t = match acc {
         DType::F64 => "double",
         DType::F32 => "float",
-        _ => "long long",
+        DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::F16
+        | DType::BF16 => "long long",
     };
     lib.line(2, &format!("{acc_t} acc = 0;"));
     lib.line(2, "for (long long e = start; e < end; ++e) {");
