@@ -3,7 +3,8 @@
 //! uncoalesced operand first), so row `m`'s entries are the stretch a binary search finds,
 //! and every output row is independent: rows run in parallel on rayon's threads, each folding
 //! its entries in order into a row of accumulators (whole rows of the dense operand, which the
-//! compiler vectorises when they are contiguous). The CUDA kernel folds the same products in
+//! compiler vectorises when they are contiguous; for AVX2 too, chosen at run time, without
+//! FMA so that the bits stay the same). The CUDA kernel folds the same products in
 //! the same order, one thread per output element, so both agree bit for bit.
 //!
 //! Accumulators: the value dtype for f32 and f64 (as a GEMM does), f32 for f16/bf16, wrapping
@@ -142,10 +143,11 @@ fn rows_typed<T>(
             )
         })
     };
-    let line = |base: usize| &dense[base..base + n_cols];
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
     let work = |m: usize, row: &mut [T]| {
         row.fill(zero);
-        let mut entries = (starts[m]..starts[m + 1]).filter_map(entry);
+        let entries = (starts[m]..starts[m + 1]).filter_map(entry);
         if ds1 != 1 {
             for (value, base) in entries {
                 for (n, acc) in row.iter_mut().enumerate() {
@@ -154,35 +156,13 @@ fn rows_typed<T>(
             }
             return;
         }
-        loop {
-            let group = [
-                entries.next(),
-                entries.next(),
-                entries.next(),
-                entries.next(),
-            ];
-            match group {
-                [
-                    Some((v0, b0)),
-                    Some((v1, b1)),
-                    Some((v2, b2)),
-                    Some((v3, b3)),
-                ] => {
-                    let lines = line(b0).iter().zip(line(b1)).zip(line(b2)).zip(line(b3));
-                    for (acc, (((&x0, &x1), &x2), &x3)) in row.iter_mut().zip(lines) {
-                        *acc = *acc + v0 * x0 + v1 * x1 + v2 * x2 + v3 * x3;
-                    }
-                }
-                rest => {
-                    for (value, base) in rest.into_iter().flatten() {
-                        for (acc, &x) in row.iter_mut().zip(line(base)) {
-                            *acc = *acc + value * x;
-                        }
-                    }
-                    return;
-                }
-            }
+        #[cfg(target_arch = "x86_64")]
+        if avx2 {
+            // SAFETY: the CPU has AVX2, detected at run time above.
+            unsafe { fold_contiguous_avx2(row, entries, dense) };
+            return;
         }
+        fold_contiguous(row, entries, dense);
     };
     let nnz = v.rows.shape[0];
     let out = &mut out[..(starts.len() - 1) * n_cols];
@@ -194,6 +174,63 @@ fn rows_typed<T>(
         out.chunks_mut(n_cols)
             .enumerate()
             .for_each(|(m, row)| work(m, row));
+    }
+}
+
+/// [`fold_contiguous`] compiled for AVX2: the same operations (separate multiplies and adds,
+/// no FMA, so the same bits) on eight f32 or four f64 lanes.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn fold_contiguous_avx2<T, I>(row: &mut [T], entries: I, dense: &[T])
+where
+    T: Copy + Add<Output = T> + Mul<Output = T>,
+    I: Iterator<Item = (T, usize)>,
+{
+    fold_contiguous(row, entries, dense);
+}
+
+/// Adds `value · dense[base..base + row.len()]` into `row` for each `(value, base)` of
+/// `entries`, four entries per pass: each element adds its four products one after another,
+/// in entry order.
+#[inline(always)]
+fn fold_contiguous<T, I>(row: &mut [T], mut entries: I, dense: &[T])
+where
+    T: Copy + Add<Output = T> + Mul<Output = T>,
+    I: Iterator<Item = (T, usize)>,
+{
+    let n_cols = row.len();
+    let line = |base: usize| &dense[base..base + n_cols];
+    loop {
+        let group = [
+            entries.next(),
+            entries.next(),
+            entries.next(),
+            entries.next(),
+        ];
+        match group {
+            [
+                Some((v0, b0)),
+                Some((v1, b1)),
+                Some((v2, b2)),
+                Some((v3, b3)),
+            ] => {
+                let lines = line(b0).iter().zip(line(b1)).zip(line(b2)).zip(line(b3));
+                for (acc, (((&x0, &x1), &x2), &x3)) in row.iter_mut().zip(lines) {
+                    *acc = *acc + v0 * x0 + v1 * x1 + v2 * x2 + v3 * x3;
+                }
+            }
+            rest => {
+                for (value, base) in rest.into_iter().flatten() {
+                    for (acc, &x) in row.iter_mut().zip(line(base)) {
+                        *acc = *acc + value * x;
+                    }
+                }
+                return;
+            }
+        }
     }
 }
 
