@@ -4,7 +4,7 @@
 //! composite op, and the reliability limits (sizes that overflow, allocations that fail).
 
 use smelt::TensorIndex::Slice;
-use smelt::{DType, ErrorKind, MemoryFormat, Tensor};
+use smelt::{DType, ErrorKind, MemoryFormat, Scalar, Tensor};
 
 fn values(t: &Tensor) -> Vec<f64> {
     t.to_scalars().iter().map(|s| s.as_f64()).collect()
@@ -330,6 +330,22 @@ fn absurd_sizes_and_allocations_are_errors() {
         kind(x.try_as_strided(&[1], &[1], Some(100))),
         ErrorKind::Index
     );
+    // Data whose shape's element count overflows.
+    assert_eq!(
+        kind(Tensor::try_from_vec(
+            vec![1.0f32; 4],
+            &[1 << 40, 1 << 40, 4]
+        )),
+        ErrorKind::Shape
+    );
+    assert_eq!(
+        kind(Tensor::try_from_scalars(
+            &[Scalar::Int(1)],
+            &[usize::MAX, 2],
+            DType::I64
+        )),
+        ErrorKind::Shape
+    );
     // Broadcasting two shapes whose product overflows.
     let a = Tensor::zeros(&[1], None).expand(&[1 << 40, 1]);
     let b = Tensor::zeros(&[1], None).expand(&[1, 1 << 40]);
@@ -350,4 +366,355 @@ fn absurd_sizes_and_allocations_are_errors() {
     );
     // The library still works afterwards.
     assert_eq!(x.sum_all().item().as_i64(), 15);
+}
+
+/// A walk of absurd sizes through every entry point that takes one (creation, random draws,
+/// views, splits, joins, data-dependent indices): each answers a tensor or an error of the
+/// kinds its rule allows, never a panic. Creation follows `check_sizes` exactly: a `value` error
+/// for a negative size or an element count or byte size past int64, a lazy tensor otherwise;
+/// and whatever is that large in bytes fails at realisation with a `memory` error.
+#[test]
+fn a_walk_of_absurd_sizes_gives_errors_never_panics() {
+    use ErrorKind::{Index, Memory, Shape, Stride, Value};
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let sizes: [i64; 13] = [
+        i64::MIN,
+        -(1 << 62),
+        -2,
+        -1,
+        0,
+        1 << 31,
+        1 << 32,
+        1 << 40,
+        1 << 50,
+        1 << 61,
+        1 << 62,
+        i64::MAX - 1,
+        i64::MAX,
+    ];
+    let dtypes = [
+        DType::Bool,
+        DType::U8,
+        DType::F16,
+        DType::F32,
+        DType::F64,
+        DType::I64,
+    ];
+    // Realising something of this many bytes or more fails on any machine here (and is refused
+    // before anything is written); smaller huge tensors are never realised (the allocation might
+    // succeed and then exhaust the machine).
+    const UNALLOCATABLE: u128 = 1 << 46;
+    let checked = std::cell::Cell::new(0usize);
+    // `allowed`: the error kinds the rule allows; `Some(true)`: must succeed, `Some(false)`:
+    // must fail, `None`: either.
+    let check = |what: String,
+                 allowed: &[ErrorKind],
+                 succeeds: Option<bool>,
+                 f: &mut dyn FnMut() -> smelt::Result<Tensor>| {
+        checked.set(checked.get() + 1);
+        let result = catch_unwind(AssertUnwindSafe(&mut *f))
+            .unwrap_or_else(|p| panic!("{what} panicked: {:?}", p.downcast_ref::<String>()));
+        match result {
+            Err(e) => assert!(
+                succeeds != Some(true) && allowed.contains(&e.kind),
+                "{what}: {e} ({:?})",
+                e.kind
+            ),
+            Ok(_) if succeeds == Some(false) => panic!("{what}: no error"),
+            Ok(t) => {
+                let bytes = t.shape().iter().map(|&d| d as u128).product::<u128>()
+                    * t.dtype().size() as u128;
+                if bytes >= UNALLOCATABLE {
+                    // A storage of its own (a view of a small tensor, an expand, allocates
+                    // nothing new): a `value` error where its size in bytes overflows, a
+                    // `memory` error when realised otherwise.
+                    let err = catch_unwind(AssertUnwindSafe(|| {
+                        let owned = t.try_contiguous_format(MemoryFormat::Contiguous)?;
+                        owned.try_realize().map(|_| ())
+                    }))
+                    .unwrap_or_else(|_| panic!("{what}: copying or realising panicked"))
+                    .expect_err(&format!("{what}: {bytes} bytes realised"));
+                    let want = if bytes > i64::MAX as u128 {
+                        Value
+                    } else {
+                        Memory
+                    };
+                    assert_eq!(err.kind, want, "{what}: {err}");
+                }
+            }
+        }
+    };
+    let fits = |shape: &[i64], itemsize: usize| {
+        shape.iter().all(|&d| d >= 0)
+            && (shape.contains(&0)
+                || shape
+                    .iter()
+                    .try_fold(itemsize as i64, |n, &d| n.checked_mul(d))
+                    .is_some())
+    };
+    let x = Tensor::arange(0, 6, 1, Some(DType::F32));
+    let m = x.view(&[2, 3]);
+    for &n in &sizes {
+        for &k in &[1, 3, n] {
+            for shape in [vec![n], vec![n, k], vec![k, n], vec![2, n, k]] {
+                for &dtype in &dtypes {
+                    let ok = fits(&shape, dtype.size());
+                    let want = (&[Value][..], Some(ok));
+                    let s = &shape;
+                    check(
+                        format!("zeros({s:?}, {dtype:?})"),
+                        want.0,
+                        want.1,
+                        &mut || Tensor::try_zeros(s, Some(dtype)),
+                    );
+                    check(
+                        format!("ones({s:?}, {dtype:?})"),
+                        want.0,
+                        want.1,
+                        &mut || Tensor::try_ones(s, Some(dtype)),
+                    );
+                    check(
+                        format!("full({s:?}, {dtype:?})"),
+                        want.0,
+                        want.1,
+                        &mut || Tensor::try_full(s, 1, Some(dtype)),
+                    );
+                    check(
+                        format!("empty({s:?}, {dtype:?})"),
+                        want.0,
+                        want.1,
+                        &mut || Tensor::try_empty(s, Some(dtype)),
+                    );
+                    if dtype.is_float() {
+                        check(
+                            format!("rand({s:?}, {dtype:?})"),
+                            want.0,
+                            want.1,
+                            &mut || Tensor::try_rand(s, Some(dtype)),
+                        );
+                        check(
+                            format!("randn({s:?}, {dtype:?})"),
+                            want.0,
+                            want.1,
+                            &mut || Tensor::try_randn(s, Some(dtype)),
+                        );
+                    }
+                }
+                let s = &shape;
+                let any: &[ErrorKind] = &[Value, Shape, Index, Stride];
+                check(format!("randint({s:?})"), any, None, &mut || {
+                    Tensor::try_randint(0, 5, s, None)
+                });
+                let strides: Vec<i64> = shape.iter().map(|_| 1).collect();
+                check(
+                    format!("empty_strided({s:?}, ones)"),
+                    any,
+                    None,
+                    &mut || Tensor::try_empty_strided(s, &strides, None),
+                );
+                check(
+                    format!("empty_strided(ones, {s:?})"),
+                    any,
+                    None,
+                    &mut || Tensor::try_empty_strided(&strides, s, None),
+                );
+                check(format!("view({s:?})"), any, None, &mut || x.try_view(s));
+                check(format!("reshape({s:?})"), any, None, &mut || {
+                    x.try_reshape(s)
+                });
+                check(format!("expand({s:?})"), any, None, &mut || m.try_expand(s));
+                check(format!("broadcast_to({s:?})"), any, None, &mut || {
+                    x.try_broadcast_to(s)
+                });
+                check(format!("repeat({s:?})"), any, None, &mut || m.try_repeat(s));
+                check(format!("unflatten(0, {s:?})"), any, None, &mut || {
+                    x.try_unflatten(0, s)
+                });
+                check(format!("as_strided({s:?}, ones)"), any, None, &mut || {
+                    x.try_as_strided(s, &strides, Some(0))
+                });
+                check(format!("as_strided(ones, {s:?})"), any, None, &mut || {
+                    x.try_as_strided(&strides, s, Some(0))
+                });
+                check(format!("roll({s:?})"), any, None, &mut || {
+                    m.try_roll(s, &[0])
+                });
+                check(format!("flip({s:?})"), any, None, &mut || m.try_flip(s));
+                check(format!("permute({s:?})"), any, None, &mut || {
+                    m.try_permute(s)
+                });
+                check(format!("sum({s:?})"), any, None, &mut || {
+                    m.try_sum(s.as_slice(), false, None)
+                });
+            }
+            // Ops that allocate at once (as PyTorch's do) are called only with sizes that
+            // are small or that no machine here can allocate (a memory error): a size between
+            // could be allocated and filled, exhausting the machine the tests run on.
+            let eager = n.unsigned_abs() <= 1 << 20 || n.unsigned_abs() >= 1 << 44;
+            if eager {
+                check(
+                    format!("arange(0, {n}, {k})"),
+                    &[Value, Memory],
+                    None,
+                    &mut || Tensor::try_arange(0, n, k, None),
+                );
+                check(
+                    format!("arange({n}, 0, -{k})"),
+                    &[Value, Memory],
+                    None,
+                    &mut || Tensor::try_arange(n, 0, k.wrapping_neg(), None),
+                );
+                check(
+                    format!("linspace(0, 1, {n})"),
+                    &[Value, Memory],
+                    None,
+                    &mut || Tensor::try_linspace(0.0, 1.0, n, None),
+                );
+                check(
+                    format!("eye({n}, {k})"),
+                    &[Value, Memory],
+                    None,
+                    &mut || Tensor::try_eye(n, Some(k), None),
+                );
+                check(
+                    format!("randperm({n})"),
+                    &[Value, Memory],
+                    None,
+                    &mut || Tensor::try_randperm(n),
+                );
+            }
+            let any: &[ErrorKind] = &[Value, Shape, Index, Stride];
+            check(format!("narrow(0, 0, {n})"), any, None, &mut || {
+                x.try_narrow(0, 0, n)
+            });
+            check(format!("narrow(0, {n}, {k})"), any, None, &mut || {
+                x.try_narrow(0, n, k)
+            });
+            check(format!("narrow({n}, 0, 1)"), any, None, &mut || {
+                x.try_narrow(n, 0, 1)
+            });
+            check(format!("slice(0, {n}, {k}, {k})"), any, None, &mut || {
+                x.try_slice(0, Some(n), Some(k), k)
+            });
+            check(format!("slice(0, -{k}, {n}, {n})"), any, None, &mut || {
+                x.try_slice(0, Some(k.wrapping_neg()), Some(n), n)
+            });
+            check(format!("unfold(0, {n}, {k})"), any, None, &mut || {
+                x.try_unfold(0, n, k)
+            });
+            check(format!("unfold(0, 1, {n})"), any, None, &mut || {
+                x.try_unfold(0, 1, n)
+            });
+            check(format!("select(0, {n})"), any, None, &mut || {
+                x.try_select(0, n)
+            });
+            check(format!("unsqueeze({n})"), any, None, &mut || {
+                x.try_unsqueeze(n)
+            });
+            check(format!("diagonal({n}, 0, 1)"), any, None, &mut || {
+                m.try_diagonal(n, 0, 1)
+            });
+            check(format!("tril({n})"), any, None, &mut || m.try_tril(n));
+            check(format!("round({n})"), any, None, &mut || x.try_round(n));
+            check(format!("flatten({n}, {k})"), any, None, &mut || {
+                m.try_flatten(n, k)
+            });
+            check(format!("movedim(0, {n})"), any, None, &mut || {
+                m.try_movedim(&[0], &[n])
+            });
+            check(format!("as_strided([2], [1], {n})"), any, None, &mut || {
+                x.try_as_strided(&[2], &[1], Some(n))
+            });
+            check(
+                format!("as_strided([{k}, 2], [{n}, 1])"),
+                any,
+                None,
+                &mut || x.try_as_strided(&[k, 2], &[n, 1], Some(0)),
+            );
+            // tensor_split and chunk of an empty dim return as many pieces as asked: a list
+            // of 2^40 is a memory error (found by this walk: 2^31 sections aborted the process
+            // on a failed allocation).
+            let empty = Tensor::zeros(&[0, 3], None);
+            let splits = [
+                m.try_split(n, 1),
+                m.try_chunk(n, 1),
+                m.try_tensor_split_indices(&[n, k], 1),
+                m.try_split_with_sizes(&[n, 3 - n.clamp(-1 << 40, 1 << 40)], 1),
+            ];
+            let many = [
+                (eager).then(|| m.try_tensor_split(n, 1)),
+                (eager).then(|| empty.try_chunk(n, 0)),
+            ];
+            for split in splits.into_iter().chain(many.into_iter().flatten()) {
+                checked.set(checked.get() + 1);
+                if let Err(e) = split {
+                    assert!(
+                        any.contains(&e.kind) || e.kind == Memory,
+                        "split by {n}, {k}: {e}"
+                    );
+                }
+            }
+            check(format!("cat of expands by {n}"), any, None, &mut || {
+                let e = x.try_unsqueeze(0)?.try_expand(&[n, 6])?;
+                Tensor::try_cat(&[e.clone(), e], 0)
+            });
+            check(format!("stack of expands by {n}"), any, None, &mut || {
+                let e = x.try_expand(&[n, k, 6])?;
+                Tensor::try_stack(&[e.clone(), e], 0)
+            });
+            // Broadcasting two expanded vectors into an n × k result.
+            check(
+                format!("add of expands to [{n}, {k}]"),
+                any,
+                None,
+                &mut || {
+                    let a = x.try_narrow(0, 0, 1)?.try_expand(&[n, 1])?;
+                    let b = x.try_narrow(0, 0, 1)?.try_expand(&[1, k])?;
+                    a.try_add(&b)
+                },
+            );
+            check(
+                format!("matmul of expands [{n}, 1] × [1, {k}]"),
+                any,
+                None,
+                &mut || {
+                    let a = x.try_narrow(0, 0, 1)?.try_expand(&[n, 1])?;
+                    let b = x.try_narrow(0, 0, 1)?.try_expand(&[1, k])?;
+                    a.try_matmul(&b)
+                },
+            );
+            // Indices are data: an index outside the tensor is an `index` error at realisation.
+            let idx = Tensor::new([n]);
+            let outside = (!(-6..6).contains(&n)).then_some(false);
+            check(format!("take([{n}])"), any, outside, &mut || {
+                let t = x.try_take(&idx)?;
+                t.try_realize()?;
+                Ok(t)
+            });
+            check(format!("index_select(0, [{n}])"), any, outside, &mut || {
+                let t = x.try_index_select(0, &idx)?;
+                t.try_realize()?;
+                Ok(t)
+            });
+            check(format!("gather(0, [{n}])"), any, outside, &mut || {
+                let t = x.try_gather(0, &idx)?;
+                t.try_realize()?;
+                Ok(t)
+            });
+            check(format!("getitem([{n}])"), any, outside, &mut || {
+                let t = x.try_getitem(&[smelt::TensorIndex::Int(n)])?;
+                t.try_realize()?;
+                Ok(t)
+            });
+        }
+    }
+    assert!(checked.get() > 5000, "{} calls", checked.get());
+    // Storage of 2^50 f32 elements (4 PiB) and its kin: created lazily, a memory error when
+    // realised, and the library goes on working.
+    for dtype in dtypes {
+        let t = Tensor::try_zeros(&[1 << 50], Some(dtype)).expect("2^50 elements fit in int64");
+        let err = t.try_realize().map(|_| ()).unwrap_err();
+        assert_eq!(err.kind, Memory, "{dtype:?}: {err}");
+    }
+    assert_eq!(x.sum_all().item().as_f64(), 15.0);
 }

@@ -108,13 +108,7 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     // same buffer as the contiguous result.
     let out = View::contiguous(&with([m, n]));
     let inputs = vec![(a.storage.current(), a_in), (b.storage.current(), b_in)];
-    Ok(Tensor::library(
-        LibraryOp::Matmul,
-        a.dtype(),
-        &shape,
-        out,
-        inputs,
-    ))
+    Tensor::library(LibraryOp::Matmul, a.dtype(), &shape, out, inputs)
 }
 
 /// Batch names of a matmul (PyTorch's `TensorNames::unifyFromRight`): right-aligned, a
@@ -320,9 +314,9 @@ impl Tensor {
     #[track_caller]
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
         crate::sparse::refuse_sparse("outer", [self, vec2])?;
-        // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused (by the
-        // reshape), vec2's names take part in the broadcast (`[None, 'N']`).
-        refuse_named("outer", [self])?;
+        // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused by the reshape
+        // (`aten::view`), vec2's names take part in the broadcast (`[None, 'N']`).
+        refuse_named("view", [self])?;
         for (what, t) in [("self", self), ("vec2", vec2)] {
             if t.ndim() != 1 {
                 return Err(Error::shape(format!(

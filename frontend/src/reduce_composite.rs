@@ -16,7 +16,7 @@ impl Tensor {
     /// reduces every dim) in a floating dtype, `dtype` or else the input's; an empty reduction is
     /// NaN. Errors: a `dtype` error for bool or integer input without a floating `dtype`, an
     /// `index` error for a dim out of range, a `value` error for a repeated dim, a `names` error
-    /// for an unknown dim name.
+    /// for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_mean(
         &self,
@@ -25,7 +25,7 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         crate::sparse::refuse_sparse("mean", [self])?;
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("mean", &dim.into_dims())?;
         let r = self.drop_names().mean_at(&dim, keepdim, dtype)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -45,7 +45,7 @@ impl Tensor {
             )));
         }
         let plan = self.reduction_plan(dim, keepdim)?;
-        let sum = self.reduce_with(&plan, ReduceOp::Sum, out);
+        let sum = self.reduce_with(&plan, ReduceOp::Sum, out)?;
         sum.try_binary(Scalar::Float(plan.count as f64), BinaryOp::Div)
     }
 
@@ -61,11 +61,11 @@ impl Tensor {
     /// `correction = 1` is the sample variance. `n - correction <= 0` divides by zero (inf, or NaN
     /// when every deviation is 0). Errors: a `dtype` error for bool or integer input, an `index`
     /// error for a dim out of range, a `value` error for a repeated dim, a `names` error for an
-    /// unknown dim name.
+    /// unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
         crate::sparse::refuse_sparse("var", [self])?;
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("var", &dim.into_dims())?;
         let r = self.drop_names().var_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -83,12 +83,12 @@ impl Tensor {
         let keep = x.reduction_plan(dim, true)?;
         let n = keep.count as f64;
         let mean = x
-            .reduce_with(&keep, ReduceOp::Sum, x.dtype())
+            .reduce_with(&keep, ReduceOp::Sum, x.dtype())?
             .try_binary(Scalar::Float(n), BinaryOp::Div)?;
         let dev = x.try_binary(&mean, BinaryOp::Sub)?;
         let sq = dev.try_binary(&dev, BinaryOp::Mul)?;
         let plan = sq.reduction_plan(dim, keepdim)?;
-        let ss = sq.reduce_with(&plan, ReduceOp::Sum, sq.dtype());
+        let ss = sq.reduce_with(&plan, ReduceOp::Sum, sq.dtype())?;
         let divisor = (n - correction).max(0.0);
         ss.try_binary(Scalar::Float(divisor), BinaryOp::Div)?
             .try_to_dtype(dtype, false)
@@ -107,7 +107,7 @@ impl Tensor {
     #[track_caller]
     pub fn try_std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
         crate::sparse::refuse_sparse("std", [self])?;
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("std", &dim.into_dims())?;
         let r = self.drop_names().std_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -139,11 +139,11 @@ impl Tensor {
     /// amax(x)` replaced by 0 where it is infinite (so all -inf gives -inf and +inf gives +inf, not
     /// NaN). Integer input computes in the default float dtype; an empty reduction gives -inf.
     /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
-    /// `names` error for an unknown dim name.
+    /// `names` error for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
         crate::sparse::refuse_sparse("logsumexp", [self])?;
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("logsumexp", &dim.into_dims())?;
         let r = self.drop_names().logsumexp_at(&dim, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -159,14 +159,14 @@ impl Tensor {
         let plan = x.reduction_plan(dim, keepdim)?;
         if plan.count == 0 {
             let e = x.try_unary(UnaryOp::Exp)?;
-            let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+            let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype())?;
             return s.try_unary(UnaryOp::Log)?.try_to_dtype(dtype, false);
         }
         let keep = x.reduction_plan(dim, true)?;
-        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype())?;
         let m = Tensor::try_where(&m.try_unary(UnaryOp::IsInf)?, Scalar::Float(0.0), &m)?;
         let e = x.try_binary(&m, BinaryOp::Sub)?.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype())?;
         let out_shape: Vec<i64> = plan.out_shape.iter().map(|&d| d as i64).collect();
         let m = m.try_reshape(&out_shape)?;
         s.try_unary(UnaryOp::Log)?
@@ -206,7 +206,7 @@ impl Tensor {
             .try_to_dtype(out, false)?
             .try_to_dtype(out.compute_dtype(), false)?;
         let keep = x.reduction_plan(&[d], true)?;
-        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype())?;
         Ok((out, Some((x.try_binary(&m, BinaryOp::Sub)?, d))))
     }
 
@@ -238,7 +238,7 @@ impl Tensor {
             return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype())?;
         // PyTorch's CPU kernel scales by the sum's reciprocal (`tmp_sum = 1 / tmp_sum`, then
         // a multiply per element in `_vec_softmax_lastdim`), not by a division per element.
         let inv = s.try_unary(UnaryOp::Reciprocal)?;
@@ -269,7 +269,7 @@ impl Tensor {
             return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype())?;
         let r = z.try_binary(Operand::from(s.try_unary(UnaryOp::Log)?), BinaryOp::Sub)?;
         self.softmax_finish(r, out)
     }

@@ -13,7 +13,7 @@ use smelt_runtime::HostBuffer;
 impl Tensor {
     /// A contiguous copy of what `view` (over self's storage) shows.
     #[track_caller]
-    fn copy_of_view(&self, view: View) -> Tensor {
+    fn copy_of_view(&self, view: View) -> Result<Tensor> {
         let shape = view.shape.clone();
         Tensor::computed(
             Op::Cast,
@@ -40,13 +40,13 @@ impl Tensor {
             }
         }
         let strides = self.view.preserve_format_strides();
-        Ok(Tensor::computed(
+        Tensor::computed(
             Op::Cast,
             self.dtype(),
             &v.shape.clone(),
             strides,
             vec![(self.storage.current(), v)],
-        ))
+        )
     }
     /// `torch.flip(self, dims)`; panics where [`Tensor::try_flip`] returns an error.
     #[track_caller]
@@ -144,7 +144,7 @@ impl Tensor {
             shape.extend([r as usize, size]);
             strides.extend([0, stride]);
         }
-        let copy = self.copy_of_view(View::new(shape, strides, self.view.offset));
+        let copy = self.copy_of_view(View::new(shape, strides, self.view.offset))?;
         Ok(copy.with_view(View::contiguous(&out)))
     }
     /// `tensor.repeat(repeats)`; panics where [`Tensor::try_repeat`] returns an error.

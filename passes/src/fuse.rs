@@ -187,8 +187,12 @@ fn covers_once(map: &AffineMap, space: &[usize], reduce_axes: usize, shape: &[us
             return false;
         }
     }
-    let whole = (0..space.len()).all(|d| space[d] <= 1 || used[d]);
-    let rows = (0..space.len()).all(|d| space[d] <= 1 || used[d] == (d < kept));
+    // A store runs at every point of the space (element-level) or of its kept dims
+    // (row-level): none when that is empty, which writes nothing of a non-empty output.
+    let points = |dims: &[usize]| dims.iter().all(|&n| n > 0);
+    let whole = points(space) && (0..space.len()).all(|d| space[d] <= 1 || used[d]);
+    let rows =
+        points(&space[..kept]) && (0..space.len()).all(|d| space[d] <= 1 || used[d] == (d < kept));
     whole || rows
 }
 
@@ -844,5 +848,12 @@ mod tests {
             ..id.clone()
         };
         assert!(!covers_once(&shifted, &[2, 5], 0, &[3, 5]));
+        // An empty space writes nothing of a non-empty output; an empty reduced dim still
+        // leaves the rows (found by smelt fuzz: x ^ -1 stored from the loop of an empty
+        // diagonal of it, and a row's epilogue over an empty reduction).
+        let none = AffineMap::projection(3, 3);
+        assert!(!covers_once(&none, &[1, 1, 0], 0, &[1, 1, 1]));
+        assert!(covers_once(&AffineMap::projection(2, 1), &[3, 0], 1, &[3]));
+        assert!(!covers_once(&AffineMap::projection(2, 1), &[0, 4], 1, &[1]));
     }
 }

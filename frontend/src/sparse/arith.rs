@@ -188,7 +188,7 @@ fn add_sparse(s: &Tensor, sc: &SparseCoo, o: &Tensor, alpha: Scalar) -> Result<T
             note,
             device,
         )?;
-        take_rows(v, &index).try_masked_fill(&missing, 0)
+        take_rows(v, &index)?.try_masked_fill(&missing, 0)
     };
     let values = side(&sv, &plan.from_s)?.try_add(&side(&scaled(&ov)?, &plan.from_o)?)?;
     Ok(s.with_coo(indices, values, sc.coalesced && oc.coalesced))

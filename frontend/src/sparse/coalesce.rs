@@ -53,7 +53,7 @@ pub(crate) fn linear_keys(coo: &SparseCoo, sizes: &[usize]) -> Result<Tensor> {
 #[track_caller]
 pub(crate) fn sort_keys(keys: &Tensor) -> Result<(Tensor, Tensor)> {
     let (_, order) = keys.try_sort(0, false)?;
-    Ok((take_rows(keys, &order), order))
+    Ok((take_rows(keys, &order)?, order))
 }
 
 /// For sorted keys `[n]` (n ≥ 1), the index of each position's run of equal keys, int64 `[n]`
@@ -88,7 +88,7 @@ pub(crate) fn segment(
     rows: usize,
     first: bool,
     shape: Option<&[usize]>,
-) -> Tensor {
+) -> Result<Tensor> {
     let mut out = src.shape().to_vec();
     out[0] = rows;
     let inputs = vec![src.source(), keys.source(), slots.source()];
@@ -168,16 +168,16 @@ impl Tensor {
         crate::tensor::realize(&[&sorted, &order, &ids])?;
         let runs = run_count(&ids)?;
         let values = segment(
-            &take_rows(&coo.values, &order),
+            &take_rows(&coo.values, &order)?,
             &sorted,
             &ids,
             runs,
             false,
             None,
-        );
+        )?;
         // PyTorch fills `[k, nnz]` indices and narrows them to the distinct entries, so the
         // result's indices keep the input's row stride: the same here.
-        let keys = segment(&sorted, &sorted, &ids, coo.nnz(), true, None);
+        let keys = segment(&sorted, &sorted, &ids, coo.nnz(), true, None)?;
         let indices = unravel(&keys, sizes)?.try_narrow(1, 0, runs as i64)?;
         Ok(self.with_coo(indices, values, true))
     }

@@ -198,9 +198,9 @@ impl Tensor {
             (keys, coo.values.clone())
         } else {
             let (sorted, order) = sort_keys(&keys)?;
-            (sorted, take_rows(&coo.values, &order))
+            (sorted, take_rows(&coo.values, &order)?)
         };
-        Ok(segment(&src, &keys, &keys, positions, false, Some(shape)))
+        segment(&src, &keys, &keys, positions, false, Some(shape))
     }
 
     /// `tensor.to_dense()`; panics where [`Tensor::try_to_dense`] returns an error.

@@ -89,9 +89,9 @@ pub(crate) fn product(a: &Tensor, b: &Tensor, which: Product) -> Result<Tensor> 
         // Entries grouped by row, stably: each row's entries keep their stored order.
         let (_, order) = rows.try_sort(0, false)?;
         (
-            take_rows(&rows, &order),
-            take_rows(&cols, &order),
-            take_rows(&coo.values, &order),
+            take_rows(&rows, &order)?,
+            take_rows(&cols, &order)?,
+            take_rows(&coo.values, &order)?,
         )
     };
     let shape: Vec<usize> = if vector { vec![m] } else { vec![m, n] };
@@ -101,13 +101,13 @@ pub(crate) fn product(a: &Tensor, b: &Tensor, which: Product) -> Result<Tensor> 
         values.source(),
         (b.storage.current(), dense),
     ];
-    Ok(Tensor::library(
+    Tensor::library(
         LibraryOp::SpMM,
         a.dtype(),
         &shape,
         View::contiguous(&[m, n]),
         inputs,
-    ))
+    )
 }
 
 /// `a @ b` of two sparse matrices: the `(i, j)` that some `k` connects (`a[i, k]` and
@@ -205,7 +205,7 @@ fn sparse_sparse(a: &Tensor, ac: &SparseCoo, b: &Tensor, bc: &SparseCoo) -> Resu
         ));
     }
     let pick = |v: &Tensor, which: Vec<i64>| -> Result<Tensor> {
-        Ok(take_rows(v, &host_i64(which, &[np], device, note)?))
+        take_rows(v, &host_i64(which, &[np], device, note)?)
     };
     let products = pick(&ac.values, pairs.iter().map(|p| p.1 as i64).collect())?.try_mul(&pick(
         &bc.values,
@@ -213,7 +213,7 @@ fn sparse_sparse(a: &Tensor, ac: &SparseCoo, b: &Tensor, bc: &SparseCoo) -> Resu
     )?)?;
     let keys = host_i64(pairs.iter().map(|p| p.0).collect(), &[np], device, note)?;
     let run = host_i64(run, &[np], device, note)?;
-    let values = segment(&products, &keys, &run, nout, false, None);
+    let values = segment(&products, &keys, &run, nout, false, None)?;
     Ok(Tensor::from_coo(
         &shape,
         host_i64(indices, &[2, nout], device, note)?,

@@ -422,7 +422,7 @@ pub(crate) fn zeros_on(shape: &[usize], dtype: DType, device: Device) -> Tensor 
 /// `out[.., i, ..] = t[.., index[i], ..]` along `dim`: an index_select the frontend knows to be
 /// in range (an index outside reads zeros), recorded lazily without reading the index.
 #[track_caller]
-pub(crate) fn take(t: &Tensor, dim: usize, index: &Tensor) -> Tensor {
+pub(crate) fn take(t: &Tensor, dim: usize, index: &Tensor) -> Result<Tensor> {
     let mut shape = t.shape().to_vec();
     shape[dim] = index.numel();
     let inputs = vec![t.source(), index.source()];
@@ -437,6 +437,6 @@ pub(crate) fn take(t: &Tensor, dim: usize, index: &Tensor) -> Tensor {
 
 /// [`take`] along dim 0: `out[i, ...] = t[index[i], ...]`.
 #[track_caller]
-pub(crate) fn take_rows(t: &Tensor, index: &Tensor) -> Tensor {
+pub(crate) fn take_rows(t: &Tensor, index: &Tensor) -> Result<Tensor> {
     take(t, 0, index)
 }

@@ -32,7 +32,7 @@ impl Tensor {
         shape.swap(d0, d1);
         Ok(Tensor::from_coo(
             &shape,
-            take_rows(&coo.indices, &order),
+            take_rows(&coo.indices, &order)?,
             coo.values.try_contiguous_copy()?,
             false,
         ))
@@ -113,7 +113,7 @@ impl Tensor {
         let row = coo.indices.try_select(0, dim)?;
         let inside = row.try_ge(start)?.try_logical_and(&row.try_lt(end)?)?;
         let picked = inside.try_nonzero()?.try_select(1, 0)?;
-        let kept = take(&coo.indices, 1, &picked);
+        let kept = take(&coo.indices, 1, &picked)?;
         let rows = (0..k as i64)
             .map(|r| {
                 let row = kept.try_select(0, r)?;
@@ -127,7 +127,7 @@ impl Tensor {
         Ok(Tensor::from_coo(
             &shape,
             Tensor::try_stack(&rows, 0)?,
-            take_rows(&coo.values, &picked),
+            take_rows(&coo.values, &picked)?,
             coo.coalesced,
         ))
     }

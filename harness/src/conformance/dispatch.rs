@@ -122,7 +122,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
             if values.len() != shape.iter().product::<usize>() {
                 return Err(Error::shape("tensor: data does not match shape"));
             }
-            named(a, Ok(Tensor::from_scalars(&values, &shape, dtype)))
+            named(a, Tensor::try_from_scalars(&values, &shape, dtype))
         }
         "zeros" => named(a, Tensor::try_zeros(&size(a)?, a.dtype("dtype")?)),
         "ones" => named(a, Tensor::try_ones(&size(a)?, a.dtype("dtype")?)),
