@@ -1,7 +1,7 @@
 //! `smelt bench`: the WORKLOADS.md list timed fused and unfused on the cpu backend, each result
 //! checked against the reference backend first; `smelt bench bandwidth`: STREAM copy, triad
 //! and read; the `tiny_ops` and `compile_latency` reports; `matmul_bias_relu` beside the GEMM
-//! crate alone.
+//! crate alone, `spmm` beside the same program on `to_dense()`.
 //! The measuring itself lives in `smelt_harness::measure`, shared with `cargo bench` and the demo.
 
 use smelt::Device;
@@ -375,12 +375,13 @@ fn time_rows(
     modes: &[Mode],
     inputs: &[Tensor],
     rows: &mut [Row],
-    mut gemm: Option<&mut (measure::GemmAlone, Row)>,
+    mut baseline: Option<&mut Baseline>,
     stream: &mut Limit,
     flush: Option<&Flush>,
     reps: usize,
 ) -> Result<f64, String> {
-    let mut gemm_times = Vec::with_capacity(reps);
+    let mut baseline_times = Vec::with_capacity(reps);
+    let mut baseline_error = None;
     let mut triad: f64 = 0.0;
     let mut triads = |stream: &mut Limit, n: usize| {
         (0..n).for_each(|_| triad = triad.max(stream.measure()));
@@ -392,22 +393,83 @@ fn time_rows(
     triads(stream, around);
     let times =
         measure::time_interleaved_with(name, modes, inputs, reps, &mut || cold(), &mut || {
-            if let Some((g, _)) = gemm.as_mut() {
+            if let Some(b) = baseline.as_mut() {
                 cold();
-                let t = Instant::now();
-                g.run();
-                gemm_times.push(t.elapsed());
+                match (b.run)() {
+                    Ok(t) => baseline_times.push(t),
+                    Err(why) => baseline_error = Some(why),
+                }
             }
             triads(stream, between);
         })?;
     triads(stream, around);
+    if let Some(why) = baseline_error {
+        return Err(format!(
+            "{}: {why}",
+            baseline.map_or("baseline", |b| b.row.mode)
+        ));
+    }
     for (row, median) in rows.iter_mut().zip(times) {
         row.median = median;
     }
-    if let Some((_, row)) = gemm {
-        row.median = measure::median(gemm_times);
+    if let Some(b) = baseline {
+        b.row.median = measure::median(baseline_times);
     }
     Ok(triad)
+}
+
+/// A yardstick timed beside a workload's modes, once per repetition (after the flush the
+/// modes get): the GEMM crate alone beside `matmul_bias_relu`, the same program on
+/// `to_dense()` beside `spmm`.
+struct Baseline {
+    /// One timed run.
+    run: Box<dyn FnMut() -> Result<Duration, String>>,
+    row: Row,
+}
+
+/// The yardstick of workload `name`, checked, where it has one.
+fn checked_baseline(name: &str, inputs: &[Tensor], host: bool) -> Option<Result<Baseline, String>> {
+    match name {
+        "matmul_bias_relu" if host => Some(checked_gemm(inputs).map(|(mut gemm, row)| Baseline {
+            run: Box::new(move || {
+                let t = Instant::now();
+                gemm.run();
+                Ok(t.elapsed())
+            }),
+            row,
+        })),
+        "spmm" => Some(checked_dense(name, inputs)),
+        _ => None,
+    }
+}
+
+/// `spmm`'s program on the dense form of its sparse operand, `(A.to_dense() @ B + bias).relu()`
+/// fused, checked against the reference backend: the row the sparse kernel is compared with.
+fn checked_dense(name: &str, inputs: &[Tensor]) -> Result<Baseline, String> {
+    let oracle = |inputs: &[Tensor]| {
+        workloads::oracle(name, inputs).ok_or_else(|| format!("no dense form of {name}"))
+    };
+    measure::check_with(&oracle, inputs, Mode::Fused)?;
+    let out = oracle(inputs)?;
+    let (m, k) = (inputs[0].shape()[0], inputs[0].shape()[1]);
+    let row = Row {
+        mode: "dense",
+        median: Duration::ZERO,
+        transfers: None,
+        ideal_bytes: None,
+        kernels: smelt::explain_mode(&out, Mode::Fused).kernels.len(),
+        flops: Some(2 * (m * k * out.shape()[1]) as u64),
+        speedup: None,
+        vs_gemm: None,
+    };
+    let (name, inputs) = (name.to_string(), inputs.to_vec());
+    Ok(Baseline {
+        run: Box::new(move || {
+            let y = workloads::oracle(&name, &inputs).ok_or("no dense form")?;
+            measure::time_realisation(&y, Mode::Fused)
+        }),
+        row,
+    })
 }
 
 /// The GEMM crate alone on `matmul_bias_relu`'s A and B, checked; the row to time.
@@ -458,6 +520,7 @@ fn print_row(name: &str, row: &Row, json: bool, triad: f64) {
         (Some(r), "fused") => note += &format!(", {r:.2}× the GEMM crate alone (goal ≤ 1.5×)"),
         (Some(r), _) => note += &format!(", {r:.2}× the GEMM crate alone"),
         (None, "gemm_alone") => note += ", gemm crate A@B only, same threads",
+        (None, "dense") => note += ", to_dense() @ B fused; speed-up: its time over sparse fused",
         (None, _) => {}
     }
     if let Some(t) = row.transfers {
@@ -659,12 +722,13 @@ fn run_on(
             eprintln!("smelt bench: unknown workload {name}");
             return ExitCode::from(2);
         };
-        // The GEMM crate alone on the same shapes, the yardstick of the matmul rows.
+        // The GEMM crate alone on the same shapes, the yardstick of the matmul rows; the dense
+        // product of `to_dense()`, the yardstick of the sparse one.
         let host = matches!(stream, Limit::Host(_));
-        let mut gemm = match (host && name == "matmul_bias_relu").then(|| checked_gemm(&inputs)) {
-            Some(Ok(g)) => Some(g),
+        let mut baseline = match checked_baseline(name, &inputs, host) {
+            Some(Ok(b)) => Some(b),
             Some(Err(why)) => {
-                fail(name, "gemm_alone", why);
+                fail(name, "baseline", why);
                 None
             }
             None => None,
@@ -685,7 +749,7 @@ fn run_on(
             &timed_modes,
             &inputs,
             &mut rows,
-            gemm.as_mut(),
+            baseline.as_mut(),
             stream,
             flush.as_ref(),
             reps,
@@ -696,7 +760,10 @@ fn run_on(
                 continue;
             }
         };
-        let gemm_secs = gemm.as_ref().map(|(_, g)| g.median.as_secs_f64());
+        let gemm_secs = baseline
+            .as_ref()
+            .filter(|b| b.row.mode == "gemm_alone")
+            .map(|b| b.row.median.as_secs_f64());
         let fused = timed_modes
             .iter()
             .zip(&rows)
@@ -710,8 +777,11 @@ fn run_on(
             }
             print_row(name, row, json, limit);
         }
-        if let Some((_, g)) = &gemm {
-            print_row(name, g, json, limit);
+        if let Some(b) = &mut baseline {
+            if b.row.mode == "dense" {
+                b.row.speedup = fused.map(|f| b.row.median.as_secs_f64() / f);
+            }
+            print_row(name, &b.row, json, limit);
         }
     }
     if let (false, Limit::Cuda(dev)) = (json, &*stream) {

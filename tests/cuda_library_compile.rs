@@ -1,5 +1,5 @@
 //! Compiles the CUDA C of every library call the conformance suite makes (gather, take,
-//! advanced indexing, argmax, cumsum, sort, integer matmul …: the routines that run as
+//! advanced indexing, argmax, cumsum, sort, sparse segment sums and SpMM, integer matmul …: the routines that run as
 //! rendered kernels on a device) with NVRTC, and assembles it for sm_90 with ptxas: no GPU
 //! needed. Float matmuls run on cuBLAS and have no kernel of their own; the copy kernels
 //! around them are ordinary kernels (`Kernel::copy`), compiled here too.
@@ -91,6 +91,9 @@ fn every_library_kernel_compiles_with_nvrtc_and_ptxas() {
         "cumprod",
         "sort_values",
         "sort_indices",
+        "segment_sum",
+        "segment_first",
+        "spmm",
     ] {
         assert!(
             kernels

@@ -434,6 +434,7 @@ impl Tensor {
             storage: crate::lazy::Storage::new(node),
             view,
             names: Default::default(),
+            sparse: None,
         })
     }
 
@@ -479,6 +480,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("full_like", [self])?;
         let strides = self
             .view
             .like_strides(format.unwrap_or(MemoryFormat::Preserve))?;
@@ -510,6 +512,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("zeros_like", [self])?;
         self.try_full_like(0, dtype, format)
     }
     /// `torch.zeros_like(self, dtype=dtype, memory_format=format)`; panics where
@@ -526,6 +529,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("ones_like", [self])?;
         self.try_full_like(1, dtype, format)
     }
     /// `torch.ones_like(self, dtype=dtype, memory_format=format)`; panics where
@@ -542,6 +546,7 @@ impl Tensor {
         dtype: Option<DType>,
         format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("empty_like", [self])?;
         self.try_full_like(0, dtype, format)
     }
     /// `torch.empty_like(self, dtype=dtype, memory_format=format)`; panics where

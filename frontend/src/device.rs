@@ -105,6 +105,9 @@ impl Tensor {
         if self.device() == device {
             return Ok(self.clone());
         }
+        if let Some(coo) = self.coo() {
+            return self.sparse_to_device(coo, device);
+        }
         if let Device::Cuda(n) = device {
             smelt_runtime::cuda::backend(n)?;
         }

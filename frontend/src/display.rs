@@ -244,24 +244,34 @@ fn write_dim(
     out.push(']');
 }
 
+/// The bracketed elements of a strided tensor (PyTorch's `_tensor_str`), continuation lines
+/// indented by `indent`: `[]` when empty.
+pub(crate) fn tensor_body(t: &Tensor, indent: usize) -> smelt_ir::Result<String> {
+    // The logical values: a conjugate or negative view prints what it reads.
+    let values = t.try_to_scalars()?;
+    let mut body = String::new();
+    if t.numel() == 0 {
+        body.push_str("[]");
+    } else {
+        let summarize = t.numel() > THRESHOLD;
+        let mut shown_values = vec![];
+        printed(&values, t.shape(), summarize, &mut shown_values);
+        let f = Formatters::new(t.dtype(), &shown_values);
+        write_dim(&mut body, &f, &values, t.shape(), indent, summarize);
+    }
+    Ok(body)
+}
+
 impl fmt::Display for Tensor {
     fn fmt(&self, fm: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // The logical values: a conjugate or negative view prints what it reads.
-        let values = match self.try_to_scalars() {
-            Ok(v) => v,
+        if self.is_sparse() {
+            return crate::sparse::fmt_sparse(self, fm);
+        }
+        let body = match tensor_body(self, 7) {
+            Ok(b) => b,
             Err(e) => return write!(fm, "tensor(<error: {e}>)"),
         };
         let dtype = self.dtype();
-        let mut body = String::new();
-        if self.numel() == 0 {
-            body.push_str("[]");
-        } else {
-            let summarize = self.numel() > THRESHOLD;
-            let mut shown_values = vec![];
-            printed(&values, self.shape(), summarize, &mut shown_values);
-            let f = Formatters::new(dtype, &shown_values);
-            write_dim(&mut body, &f, &values, self.shape(), 7, summarize);
-        }
         let mut suffix = String::new();
         if self.numel() == 0 && self.ndim() > 1 {
             let dims: Vec<String> = self.shape().iter().map(|s| s.to_string()).collect();

@@ -63,6 +63,7 @@ pub(crate) fn record(
     scalar_dtype: DType,
     operands: &[&dyn AsOperand],
 ) -> Result<Tensor> {
+    crate::sparse::refuse_sparse_operands(&op.name(), operands)?;
     let shape = broadcast_all(operands)?;
     let device = operands_device(&op, operands)?;
     // A 0-dim host tensor joining an op on a device is read there like a scalar: copied over.
@@ -535,6 +536,11 @@ impl Tensor {
     /// dtype the op refuses (bool for `neg`, `abs`, `relu`, rounding; float for `bitwise_not`).
     #[track_caller]
     pub fn try_unary(&self, op: UnaryOp) -> Result<Tensor> {
+        if let Some(coo) = self.coo()
+            && op == UnaryOp::Neg
+        {
+            return self.sparse_neg(coo);
+        }
         if let Some(name) = refused_unary(op, false) {
             refuse_named(&name, [self])?;
         }
@@ -566,6 +572,9 @@ impl Tensor {
     pub fn try_binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
         let a = self;
         let b = other.into();
+        if a.is_sparse() || matches!(&b, Operand::Tensor(t) if t.is_sparse()) {
+            return crate::sparse::binary(a, &b, op);
+        }
         if let Some(name) = refused_binary(op, false, &b) {
             refuse_named_operands(&name, &[a, &b])?;
         }
@@ -646,6 +655,9 @@ impl Tensor {
         let a = self;
         let b = other.into();
         let alpha = alpha.into();
+        if a.is_sparse() || matches!(&b, Operand::Tensor(t) if t.is_sparse()) {
+            return crate::sparse::add(a, &b, alpha, op);
+        }
         if let Some(name) = refused_binary(op, false, &b) {
             refuse_named_operands(&name, &[a, &b])?;
         }
@@ -699,6 +711,7 @@ impl Tensor {
         a: impl Into<Operand>,
         b: impl Into<Operand>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("where", [condition])?;
         if condition.dtype() != DType::Bool && condition.dtype() != DType::U8 {
             return Err(Error::dtype(format!(
                 "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
@@ -734,6 +747,7 @@ impl Tensor {
     /// broadcast, a `names` error when the dim names do not match.
     #[track_caller]
     pub fn try_clamp(&self, min: Option<Operand>, max: Option<Operand>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("clamp", [self])?;
         if min.is_none() && max.is_none() {
             return Err(Error::value(
                 "torch.clamp: At least one of 'min' or 'max' must not be None",
@@ -832,6 +846,7 @@ impl Tensor {
     /// [`Tensor::round`] keeps them).
     #[track_caller]
     pub fn try_round(&self, decimals: i64) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("round", [self])?;
         refuse_named("round.decimals", [self])?;
         if decimals == 0 {
             return self.try_unary(UnaryOp::Round);
@@ -860,6 +875,9 @@ impl Tensor {
     /// Never an error today; `Result` for symmetry with the other conversions.
     #[track_caller]
     pub fn try_to_dtype(&self, dtype: DType, copy: bool) -> Result<Tensor> {
+        if let Some(coo) = self.coo() {
+            return self.sparse_to_dtype(coo, dtype, copy);
+        }
         if dtype == self.dtype() && !copy {
             return Ok(self.clone());
         }
@@ -899,6 +917,12 @@ impl Tensor {
     /// PyTorch's) when `format` needs a rank the tensor lacks (`ChannelsLast` needs 4 dims).
     #[track_caller]
     pub fn try_clone_format(&self, format: MemoryFormat) -> Result<Tensor> {
+        if let Some(coo) = self.coo()
+            && format == MemoryFormat::Preserve
+        {
+            return self.sparse_clone(coo);
+        }
+        crate::sparse::refuse_sparse("clone", [self])?;
         let strides = self.view.like_strides(format)?;
         Ok(Tensor::computed(
             Op::Cast,
@@ -922,6 +946,11 @@ impl Tensor {
     /// non-contiguous tensor, or when `format` needs a rank the tensor lacks.
     #[track_caller]
     pub fn try_contiguous_format(&self, format: MemoryFormat) -> Result<Tensor> {
+        if self.is_sparse() {
+            return Err(Error::layout(format!(
+                "unsupported memory format option {format:?}: contiguous() of a sparse COO tensor"
+            )));
+        }
         if format == MemoryFormat::Preserve {
             if self.is_contiguous() {
                 return Ok(self.clone());

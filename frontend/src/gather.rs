@@ -39,6 +39,7 @@ impl Tensor {
     /// a dim name or a named tensor, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_gather(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("gather", [self, index])?;
         let dim = index_only("gather", &[dim.into()])?[0];
         refuse_named("gather", [self, index])?;
         common_device("gather", &[self, index], false)?;
@@ -107,6 +108,7 @@ impl Tensor {
     /// error for tensors on different devices.
     #[track_caller]
     pub fn try_index_select(&self, dim: impl Into<Dim>, index: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("index_select", [self, index])?;
         let dim = index_only("index_select", &[dim.into()])?[0];
         refuse_named("index_select", [self, index])?;
         common_device("index_select", &[self, index], false)?;
@@ -172,6 +174,7 @@ impl Tensor {
     /// error for a named tensor, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_take(&self, index: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("take", [self, index])?;
         refuse_named("take", [self, index])?;
         common_device("take", &[self, index], false)?;
         if index.dtype() != DType::I64 {

@@ -247,6 +247,7 @@ impl Tensor {
     /// names; 0-dim integer tensors index like ints, a view that keeps names).
     #[track_caller]
     pub fn try_index(&self, items: &[TensorIndex]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse_items("index", self, items)?;
         if !items.iter().any(is_advanced) {
             return self.try_getitem(&basic_items(items)?);
         }
@@ -291,6 +292,7 @@ impl Tensor {
     /// refuses `index_put_` on names).
     #[track_caller]
     pub fn try_index_put(&self, items: &[TensorIndex], value: Operand) -> Result<()> {
+        crate::sparse::refuse_sparse_items("index_put_", self, items)?;
         if !items.iter().any(is_advanced) {
             return self.try_setitem(&basic_items(items)?, value);
         }

@@ -24,6 +24,7 @@ impl Tensor {
     /// a scalar); otherwise a `device` error naming `op`.
     #[track_caller]
     pub(crate) fn assign(&self, values: &Operand, op: &str) -> Result<()> {
+        crate::sparse::refuse_sparse_operands(op, &[self, values])?;
         let device = self.device();
         let moved;
         let values = match values {
@@ -173,6 +174,7 @@ impl Tensor {
         op: BinaryOp,
         alpha: Option<Scalar>,
     ) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse(&format!("{}_", op.name()), [self])?;
         let other = other.into();
         if let Some(name) = crate::elementwise::refused_binary(op, true, &other) {
             refuse_named_operands(&name, &[&Operand::from(self), &other])?;
@@ -303,6 +305,7 @@ impl Tensor {
     /// for an op PyTorch 2.11 refuses on a named tensor (`exp2_`).
     #[track_caller]
     pub fn try_unary_(&self, op: UnaryOp) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse(&format!("{}_", op.name()), [self])?;
         if let Some(name) = crate::elementwise::refused_unary(op, true) {
             crate::names::refuse_named(&name, [self])?;
         }
@@ -420,6 +423,7 @@ impl Tensor {
     /// Errors: those of `try_clamp`, and of an in-place op (shape, dtype cast, overlap, names).
     #[track_caller]
     pub fn try_clamp_(&self, min: Option<Operand>, max: Option<Operand>) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("clamp_", [self])?;
         let others: Vec<&Operand> = min.iter().chain(max.iter()).collect();
         let names = self.inplace_names(&others)?;
         self.check_inplace_shape(&others)?;
@@ -441,6 +445,7 @@ impl Tensor {
     /// `names` error when names conflict, a `device` error when a device is unusable.
     #[track_caller]
     pub fn try_copy_(&self, src: &Tensor) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("copy_", [self, src])?;
         let moved = on_device(src, self.device())?;
         let src = &moved;
         let src_op = Operand::from(src);
@@ -468,6 +473,7 @@ impl Tensor {
     /// tensor.
     #[track_caller]
     pub fn try_fill_(&self, value: impl Into<Operand>) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("fill_", [self])?;
         let value = value.into();
         if let Operand::Tensor(t) = &value
             && t.ndim() != 0
@@ -504,6 +510,7 @@ impl Tensor {
     /// [`Tensor::try_copy_`] for the write.
     #[track_caller]
     pub fn try_setitem(&self, items: &[TensorIndex], value: impl Into<Operand>) -> Result<()> {
+        crate::sparse::refuse_sparse_items("index_put_", self, items)?;
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
             return self.try_index_put(items, value.into());
         }

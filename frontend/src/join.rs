@@ -17,6 +17,7 @@ impl Tensor {
     /// names conflict, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_cat(tensors: &[Tensor], dim: impl Into<Dim>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("cat", tensors)?;
         let dim = match (dim.into(), tensors.first()) {
             (Dim::Index(d), _) => d,
             (name, Some(first)) => name.resolve(first)?,
@@ -116,6 +117,7 @@ impl Tensor {
     /// of [`Tensor::try_cat`].
     #[track_caller]
     pub fn try_stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("stack", tensors)?;
         let Some(first) = tensors.first() else {
             return Err(Error::value("stack expects a non-empty TensorList"));
         };

@@ -63,6 +63,7 @@ mod reduce_composite;
 mod scan;
 mod shape_ops;
 mod short_forms;
+mod sparse;
 mod tensor;
 mod views;
 
@@ -95,15 +96,16 @@ pub use smelt_ir::{
 /// The element types of host buffers (`from_static`, `from_arc`, the `ndarray` conversions).
 pub use smelt_runtime::HostElement;
 pub use smelt_runtime::{Device, Target, flush_denormal, set_flush_denormal};
+pub use sparse::Layout;
 pub use tensor::{Element, Tensor, realize, realize_with};
 pub use views::TensorIndex;
 
 /// The types and functions most programs use: `use smelt::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        Complex32, Complex64, DType, Device, Dim, Error, ErrorKind, Generator, MemoryFormat,
-        Operand, Result, RoundingMode, Scalar, Tensor, TensorIndex, get_default_device,
-        get_default_dtype, manual_seed, realize, set_default_device, set_default_dtype,
-        with_default_device, with_default_dtype,
+        Complex32, Complex64, DType, Device, Dim, Error, ErrorKind, Generator, Layout,
+        MemoryFormat, Operand, Result, RoundingMode, Scalar, Tensor, TensorIndex,
+        get_default_device, get_default_dtype, manual_seed, realize, set_default_device,
+        set_default_dtype, with_default_device, with_default_dtype,
     };
 }

@@ -83,6 +83,7 @@ impl Tensor {
     /// is not 0-dim or shapes that do not broadcast, a `names` error when names conflict.
     #[track_caller]
     pub fn try_masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("masked_fill", [self, mask])?;
         let value = value.into();
         let names = broadcast_to_outnames(mask, self, "masked_fill")?;
         check_mask("masked_fill", mask)?;
@@ -114,6 +115,7 @@ impl Tensor {
     /// to `self`'s shape.
     #[track_caller]
     pub fn try_masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("masked_fill_", [self, mask])?;
         let value = value.into();
         let (m, s) = (Operand::from(mask), Operand::from(self));
         let names = self.inplace_names(&[&m])?;
@@ -165,6 +167,7 @@ impl Tensor {
     /// a `device` error for tensors on different devices, and those of realizing.
     #[track_caller]
     pub fn try_masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("masked_select", [self, mask])?;
         check_mask("masked_select", mask)?;
         crate::device::common_device("masked_select", &[self, mask], false)?;
         let shape = broadcast_all(&[&Operand::from(mask), &Operand::from(self)])?;
@@ -201,6 +204,7 @@ impl Tensor {
     /// device they make a round trip through the host. Errors: those of realizing `self`.
     #[track_caller]
     pub fn try_nonzero(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("nonzero", [self])?;
         refuse_named("nonzero", [self])?;
         let coords = nonzero_coords(&self.try_to_scalars()?, self.shape());
         let (n, nd) = (coords.len(), self.ndim());

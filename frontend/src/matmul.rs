@@ -45,6 +45,7 @@ fn check_dtypes(op: &str, a: DType, b: DType) -> Result<()> {
 /// column `[K, 1]`, batch dims broadcast; the vector dims are dropped from the result.
 #[track_caller]
 fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    crate::sparse::refuse_sparse(op, [a, b])?;
     crate::device::common_device(op, &[a, b], false)?;
     let (da, db) = (a.ndim(), b.ndim());
     if da == 0 || db == 0 {
@@ -219,6 +220,9 @@ impl Tensor {
     /// different devices.
     #[track_caller]
     pub fn try_matmul(&self, other: &Tensor) -> Result<Tensor> {
+        if self.is_sparse() || other.is_sparse() {
+            return crate::sparse::product(self, other, crate::sparse::Product::Matmul);
+        }
         if self.ndim() == 1 && other.ndim() == 1 && self.is_conj() && other.is_conj() {
             // PyTorch's `dot` of two conjugate views: the conjugate of the plain product.
             return Ok(named_product("matmul", &self.conj(), &other.conj())?.conj());
@@ -246,6 +250,9 @@ impl Tensor {
     /// different devices.
     #[track_caller]
     pub fn try_mm(&self, mat2: &Tensor) -> Result<Tensor> {
+        if self.is_sparse() || mat2.is_sparse() {
+            return crate::sparse::product(self, mat2, crate::sparse::Product::Mm);
+        }
         expect_ndim("mm", "self", self, 2)?;
         expect_ndim("mm", "mat2", mat2, 2)?;
         named_product("mm", self, mat2)
@@ -262,6 +269,7 @@ impl Tensor {
     /// batch or output names conflict, a `device` error for tensors on different devices.
     #[track_caller]
     pub fn try_bmm(&self, mat2: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("bmm", [self, mat2])?;
         expect_ndim("bmm", "batch1", self, 3)?;
         expect_ndim("bmm", "batch2", mat2, 3)?;
         let (s, o) = (self.shape(), mat2.shape());
@@ -285,6 +293,7 @@ impl Tensor {
     /// devices.
     #[track_caller]
     pub fn try_mv(&self, vec: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("mv", [self, vec])?;
         expect_ndim("mv", "self", self, 2)?;
         expect_ndim("mv", "vec", vec, 1)?;
         named_product("mv", self, vec)
@@ -303,6 +312,7 @@ impl Tensor {
     /// computes it); any other conjugate operand is read conjugated.
     #[track_caller]
     pub fn try_dot(&self, tensor: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("dot", [self, tensor])?;
         check_vectors("dot", self, tensor)?;
         if self.is_conj() && tensor.is_conj() {
             return Ok(named_product("dot", &self.conj(), &tensor.conj())?.conj());
@@ -337,6 +347,7 @@ impl Tensor {
     /// strides as PyTorch's product gives them. Errors: a `shape` error for another rank, a `names` error for a named `self`.
     #[track_caller]
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("outer", [self, vec2])?;
         // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused by the reshape
         // (`aten::view`), vec2's names take part in the broadcast (`[None, 'N']`).
         refuse_named("view", [self])?;
@@ -372,6 +383,7 @@ impl Tensor {
         beta: Scalar,
         alpha: Scalar,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("addmm", [self, mat1, mat2])?;
         expect_ndim("addmm", "mat1", mat1, 2)?;
         expect_ndim("addmm", "mat2", mat2, 2)?;
         let prod = product("addmm", mat1, mat2)?;

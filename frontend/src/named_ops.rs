@@ -21,6 +21,7 @@ impl Tensor {
     /// handle sharing this one's name cell sees them. Errors: a `names` error for an invalid or
     /// duplicate name or a list of the wrong length.
     pub fn try_set_names(&self, names: Option<&[Option<&str>]>) -> Result<()> {
+        crate::sparse::refuse_sparse("set_names", [self])?;
         let stored = match names {
             None => None,
             Some(ns) => normalise(parse_names(&owned(ns))?, self.ndim())?,
@@ -34,6 +35,7 @@ impl Tensor {
     /// name or a list of the wrong length.
     #[track_caller]
     pub fn try_named(self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("names", [&self])?;
         let stored = normalise(parse_names(&owned(names))?, self.ndim())?;
         Ok(self.with_dim_names(stored))
     }
@@ -55,6 +57,7 @@ impl Tensor {
     /// error for a named dim given another name, a list of the wrong length, or an invalid name.
     #[track_caller]
     pub fn try_refine_names(&self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("refine_names", [self])?;
         let current = self.names();
         let wanted = parse_names(&resolve_ellipsis(names, &current, "refine_names")?)?;
         let cannot = |why: String| {
@@ -144,6 +147,7 @@ impl Tensor {
     /// of the wrong length.
     #[track_caller]
     pub fn try_rename(&self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("rename", [self])?;
         let stored = self.renamed_positional(names, "rename")?;
         Ok(self.alias().with_dim_names(stored))
     }
@@ -163,6 +167,7 @@ impl Tensor {
     /// result.
     #[track_caller]
     pub fn try_rename_with(&self, mapping: &[(&str, Option<&str>)]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("rename", [self])?;
         let stored = self.renamed_by_mapping(mapping, "rename")?;
         Ok(self.alias().with_dim_names(stored))
     }
@@ -176,6 +181,7 @@ impl Tensor {
     /// `tensor.rename_(*names)`: renames this tensor in place, as [`Tensor::try_rename`].
     #[track_caller]
     pub fn try_rename_(&self, names: &[Option<&str>]) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("rename_", [self])?;
         let stored = self.renamed_positional(names, "rename_")?;
         self.names.set(stored);
         Ok(self)
@@ -187,6 +193,7 @@ impl Tensor {
     /// (without `"..."`), a dim left out, or a name listed twice.
     #[track_caller]
     pub fn try_align_to(&self, names: &[Option<&str>]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("align_to", [self])?;
         let ellipses: Vec<usize> = (0..names.len())
             .filter(|&i| names[i] == Some("..."))
             .collect();
@@ -217,6 +224,7 @@ impl Tensor {
     /// `tensor.align_as(other)`: [`Tensor::try_align_to`] with `other`'s names.
     #[track_caller]
     pub fn try_align_as(&self, other: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("align_to", [self, other])?;
         self.align_exact(&other.names())
     }
     /// `tensor.align_as(other)`; panics where [`Tensor::try_align_as`] returns an error.
@@ -316,6 +324,7 @@ impl Tensor {
         end_dim: impl Into<Dim>,
         out_dim: &str,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("flatten", [self])?;
         let (start_dim, end_dim) = (start_dim.into(), end_dim.into());
         if names::mixes_names_and_positions(&[start_dim.clone(), end_dim.clone()]) {
             return Err(names::no_overload(
@@ -350,6 +359,7 @@ impl Tensor {
     /// `flatten(dims, out_dim)` takes names only) or an unknown or invalid name.
     #[track_caller]
     pub fn try_flatten_dims(&self, dims: &[Dim], out_dim: &str) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("flatten", [self])?;
         if dims.iter().any(|d| matches!(d, Dim::Index(_))) {
             return Err(names::no_overload(
                 "flatten",
@@ -412,6 +422,7 @@ impl Tensor {
         sizes: &[i64],
         names: &[Option<&str>],
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("unflatten", [self])?;
         let Dim::Name(dim) = dim.into() else {
             return Err(names::no_overload(
                 "unflatten",

@@ -503,6 +503,7 @@ impl Tensor {
     /// non-float dtype.
     #[track_caller]
     pub fn try_rand_like(&self, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("rand_like", [self])?;
         let dtype = float_dtype("rand_like", Some(dtype.unwrap_or(self.dtype())))?;
         let t = draw_with(
             &mut from_default,
@@ -524,6 +525,7 @@ impl Tensor {
     /// device.
     #[track_caller]
     pub fn try_randn_like(&self, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("randn_like", [self])?;
         let dtype = float_dtype("randn_like", Some(dtype.unwrap_or(self.dtype())))?;
         let t = draw_with(
             &mut from_default,
@@ -547,6 +549,7 @@ impl Tensor {
     /// on names).
     #[track_caller]
     pub fn try_randint_like(&self, low: i64, high: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("randint_like", [self])?;
         crate::names::refuse_named("randint_like.low_dtype", [self])?;
         let dtype = int_dtype("randint_like", dtype.unwrap_or(self.dtype()))?;
         let t = randint_with(
@@ -646,6 +649,7 @@ impl Tensor {
     /// range is not finite, a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_uniform_(&self, from: f64, to: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("uniform_", [self])?;
         if from > to || !(to - from).is_finite() {
             return Err(Error::value(format!(
                 "uniform_: expects to return a [from, to) range, but found from={from} > to={to}"
@@ -668,6 +672,7 @@ impl Tensor {
     /// error for a negative `std`, a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_normal_(&self, mean: f64, std: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("normal_", [self])?;
         if std.is_nan() || std < 0.0 {
             return Err(Error::value(format!(
                 "normal_: normal expects std >= 0.0, but found std {std}"
@@ -686,6 +691,7 @@ impl Tensor {
     /// a `value` error unless `lambd > 0`, a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_exponential_(&self, lambd: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("exponential_", [self])?;
         if lambd.is_nan() || lambd <= 0.0 {
             return Err(Error::value(format!(
                 "exponential_: exponential_ expects lambda > 0.0, but found lambda={lambd}"
@@ -704,6 +710,7 @@ impl Tensor {
     /// `value` error unless 0 ≤ p ≤ 1.
     #[track_caller]
     pub fn try_bernoulli_(&self, p: f64) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("bernoulli_", [self])?;
         if !(0.0..=1.0).contains(&p) {
             return Err(Error::value(format!(
                 "bernoulli_: bernoulli_ expects p to be in [0, 1], but got p={p}"
@@ -732,6 +739,7 @@ impl Tensor {
     /// cannot without a sync). Errors: a `dtype` error for a non-float tensor.
     #[track_caller]
     pub fn try_bernoulli(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("bernoulli", [self])?;
         let dtype = self.dtype();
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
@@ -762,6 +770,7 @@ impl Tensor {
     /// as PyTorch). Errors: a `value` error unless `from < to` and both ends fit self's dtype.
     #[track_caller]
     pub fn try_random_(&self, from: i64, to: Option<i64>) -> Result<&Tensor> {
+        crate::sparse::refuse_sparse("random_", [self])?;
         let dtype = self.dtype();
         let to = match to {
             Some(to) => i128::from(to),
@@ -814,6 +823,7 @@ impl Tensor {
     /// error for a non-float tensor.
     #[track_caller]
     pub fn try_dropout(&self, p: f64, training: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("dropout", [self])?;
         if !(0.0..=1.0).contains(&p) {
             return Err(Error::value(format!(
                 "dropout: dropout probability has to be between 0 and 1, but got {p}"

@@ -284,6 +284,9 @@ impl Tensor {
         dtype: Option<DType>,
     ) -> Result<Tensor> {
         let dim = self.resolve_dims("sum", &dim.into_dims())?;
+        if let Some(coo) = self.coo() {
+            return self.sparse_sum_dims(coo, &dim, keepdim, dtype);
+        }
         let plan = self.reduction_plan(&dim, keepdim)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let names = self.reduced_names(&dim, keepdim);
@@ -318,6 +321,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("prod", [self])?;
         let dims: Vec<i64> = match dim {
             Some(d) => vec![d.into().resolve(self)?],
             None => vec![],
@@ -403,6 +407,7 @@ impl Tensor {
     /// repeated dim, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_amax(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("amax", [self])?;
         self.extreme("amax", ReduceOp::Max, dim, keepdim)
     }
 
@@ -417,6 +422,7 @@ impl Tensor {
     /// (its errors too).
     #[track_caller]
     pub fn try_amin(&self, dim: &[i64], keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("amin", [self])?;
         self.extreme("amin", ReduceOp::Min, dim, keepdim)
     }
 
@@ -440,6 +446,7 @@ impl Tensor {
     /// error for an empty tensor.
     #[track_caller]
     pub fn try_max(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("max", [self])?;
         self.extreme_all("max", ReduceOp::Max)
     }
 
@@ -453,6 +460,7 @@ impl Tensor {
     /// error for an empty tensor.
     #[track_caller]
     pub fn try_min(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("min", [self])?;
         self.extreme_all("min", ReduceOp::Min)
     }
 
@@ -492,6 +500,7 @@ impl Tensor {
     /// an unknown dim name.
     #[track_caller]
     pub fn try_max_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        crate::sparse::refuse_sparse("max.dim", [self])?;
         self.extreme_dim("max", true, dim.into(), keepdim)
     }
 
@@ -506,6 +515,7 @@ impl Tensor {
     /// [`Tensor::try_max_dim`] (its errors too).
     #[track_caller]
     pub fn try_min_dim(&self, dim: impl Into<Dim>, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        crate::sparse::refuse_sparse("min.dim", [self])?;
         self.extreme_dim("min", false, dim.into(), keepdim)
     }
 
@@ -549,6 +559,7 @@ impl Tensor {
     /// reduction, an `index` error for a dim out of range, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("argmax", [self])?;
         self.arg_extreme("argmax", true, dim, keepdim)
     }
 
@@ -562,6 +573,7 @@ impl Tensor {
     /// still wins), with its errors.
     #[track_caller]
     pub fn try_argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("argmin", [self])?;
         self.arg_extreme("argmin", false, dim, keepdim)
     }
 
@@ -602,6 +614,7 @@ impl Tensor {
     /// error for a dim out of range, a `value` error for a repeated dim.
     #[track_caller]
     pub fn try_all(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("all", [self])?;
         self.logical_reduce("all", ReduceOp::All, &dim.into_dims(), keepdim)
     }
 
@@ -661,6 +674,7 @@ impl Tensor {
     /// for uint8 input); an empty reduction is false. Errors: as [`Tensor::try_all`].
     #[track_caller]
     pub fn try_any(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("any", [self])?;
         self.logical_reduce("any", ReduceOp::Any, &dim.into_dims(), keepdim)
     }
 
@@ -675,6 +689,7 @@ impl Tensor {
     /// `value` error for a repeated dim, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_count_nonzero(&self, dim: &[i64]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("count_nonzero", [self])?;
         refuse_named("count_nonzero", [self])?;
         // Validate the dims against self before building the mask.
         self.reduction_plan(dim, false)?;

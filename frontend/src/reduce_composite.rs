@@ -24,6 +24,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("mean", [self])?;
         let dim = self.resolve_dims("mean", &dim.into_dims())?;
         let r = self.drop_names().mean_at(&dim, keepdim, dtype)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
@@ -67,6 +68,7 @@ impl Tensor {
     /// unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("var", [self])?;
         let dim = self.resolve_dims("var", &dim.into_dims())?;
         let r = self.drop_names().var_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
@@ -116,6 +118,7 @@ impl Tensor {
     /// [`Tensor::try_var`] (its errors too).
     #[track_caller]
     pub fn try_std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("std", [self])?;
         let dim = self.resolve_dims("std", &dim.into_dims())?;
         let r = self.drop_names().std_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
@@ -157,6 +160,7 @@ impl Tensor {
     /// `names` error for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("logsumexp", [self])?;
         let dim = self.resolve_dims("logsumexp", &dim.into_dims())?;
         let r = self.drop_names().logsumexp_at(&dim, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
@@ -258,6 +262,7 @@ impl Tensor {
     /// error for a dim out of range, a `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("softmax", [self])?;
         let dim = dim.into().resolve(self)?;
         let r = self.drop_names().softmax_at(dim, dtype)?;
         Ok(r.with_dim_names(self.dim_names()))
@@ -288,6 +293,7 @@ impl Tensor {
     /// as [`Tensor::try_softmax`] (its errors too).
     #[track_caller]
     pub fn try_log_softmax(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("log_softmax", [self])?;
         let dim = dim.into().resolve(self)?;
         let r = self.drop_names().log_softmax_at(dim, dtype)?;
         Ok(r.with_dim_names(self.dim_names()))

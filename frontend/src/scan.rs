@@ -52,6 +52,7 @@ impl Tensor {
     /// `names` error for an unknown dim name.
     #[track_caller]
     pub fn try_cumsum(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("cumsum", [self])?;
         let dim = dim.into().resolve(self)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let r = self.along_dim(dim, dtype, contiguous_strides(self.shape()), |dim| {
@@ -78,6 +79,7 @@ impl Tensor {
     /// errors as [`Tensor::try_cumsum`].
     #[track_caller]
     pub fn try_cumprod(&self, dim: impl Into<Dim>, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("cumprod", [self])?;
         let dim = dim.into().resolve(self)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let r = self.along_dim(dim, dtype, contiguous_strides(self.shape()), |dim| {
@@ -99,6 +101,7 @@ impl Tensor {
     /// tensor.
     #[track_caller]
     pub fn try_sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+        crate::sparse::refuse_sparse("sort", [self])?;
         refuse_named("sort", [self])?;
         if self.is_complex() {
             return Err(Error::dtype("Sort does not support complex dtypes on CPU"));

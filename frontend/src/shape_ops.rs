@@ -29,6 +29,7 @@ impl Tensor {
     /// repeated dim, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_flip(&self, dims: &[i64]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("flip", [self])?;
         refuse_named("flip", [self])?;
         let dims = wrap_dims(dims, self.ndim())?;
         let mut v = self.view.clone();
@@ -59,6 +60,7 @@ impl Tensor {
     /// range, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("roll", [self])?;
         refuse_named("roll", [self])?;
         if dims.is_empty() {
             if shifts.len() != 1 {
@@ -124,6 +126,7 @@ impl Tensor {
     /// repeat, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_repeat(&self, repeats: &[i64]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("repeat", [self])?;
         refuse_named("repeat", [self])?;
         if repeats.len() < self.ndim() {
             return Err(Error::value(
@@ -208,6 +211,7 @@ impl Tensor {
     /// dims.
     #[track_caller]
     pub fn try_tril(&self, diagonal: i64) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("tril", [self])?;
         self.triangle("tril", |r, c| c - r <= diagonal)
     }
     /// `torch.tril(self, diagonal)`; panics where [`Tensor::try_tril`] returns an error.
@@ -220,6 +224,7 @@ impl Tensor {
     /// dims.
     #[track_caller]
     pub fn try_triu(&self, diagonal: i64) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("triu", [self])?;
         self.triangle("triu", |r, c| c - r >= diagonal)
     }
     /// `torch.triu(self, diagonal)`; panics where [`Tensor::try_triu`] returns an error.

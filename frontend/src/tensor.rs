@@ -22,6 +22,9 @@ pub struct Tensor {
     pub(crate) storage: Arc<Storage>,
     pub(crate) view: View,
     pub(crate) names: NameCell,
+    /// The indices and values of a sparse COO tensor (`None`: strided). A sparse tensor's
+    /// `storage` and `view` are placeholders no op reads (`crate::sparse`).
+    pub(crate) sparse: Option<Arc<crate::sparse::SparseCoo>>,
 }
 
 /// Unwraps a `try_` result in a plain op: panics with the error's message at the caller's line.
@@ -42,6 +45,7 @@ impl Tensor {
             storage: Storage::new(node),
             view,
             names: NameCell::default(),
+            sparse: None,
         }
     }
 
@@ -84,6 +88,7 @@ impl Tensor {
             storage: self.storage.clone(),
             view,
             names: NameCell::default(),
+            sparse: None,
         }
     }
 
@@ -98,12 +103,17 @@ impl Tensor {
             storage: self.storage,
             view: self.view,
             names: NameCell::new(names),
+            sparse: self.sparse,
         }
     }
 
-    /// A new handle with the same view and names (an alias, PyTorch's `alias()`).
+    /// A new handle with the same view and names (an alias, PyTorch's `alias()`); of a sparse
+    /// tensor, a new handle holding the same indices and values.
     #[track_caller]
     pub(crate) fn alias(&self) -> Tensor {
+        if let Some(coo) = self.coo() {
+            return self.with_coo(coo.indices.clone(), coo.values.clone(), coo.coalesced);
+        }
         self.with_view(self.view.clone())
             .with_dim_names(self.dim_names())
     }
@@ -178,6 +188,7 @@ impl Tensor {
             storage: Storage::new(node),
             view,
             names: NameCell::default(),
+            sparse: None,
         })
     }
 
@@ -230,11 +241,13 @@ impl Tensor {
     pub fn size(&self) -> Vec<usize> {
         self.view.shape.to_vec()
     }
-    /// Elements to step in storage per index of each dim (`tensor.stride()`).
+    /// Elements to step in storage per index of each dim (`tensor.stride()`; all zeros for a
+    /// sparse tensor, as PyTorch 2.15 answers).
     pub fn stride(&self) -> Vec<isize> {
         self.view.strides.to_vec()
     }
-    /// Where element `[0, 0, …]` sits in the storage (`tensor.storage_offset()`).
+    /// Where element `[0, 0, …]` sits in the storage (`tensor.storage_offset()`; 0 for a sparse
+    /// tensor).
     pub fn storage_offset(&self) -> usize {
         self.view.offset
     }
@@ -255,13 +268,13 @@ impl Tensor {
         self.view.numel()
     }
     /// Is the tensor row-major contiguous (`tensor.is_contiguous()`; size-1 dims' strides do not
-    /// count)?
+    /// count)? A sparse tensor never is, as PyTorch 2.15 answers.
     pub fn is_contiguous(&self) -> bool {
-        self.view.is_contiguous()
+        !self.is_sparse() && self.view.is_contiguous()
     }
-    /// `tensor.is_contiguous(memory_format=format)`.
+    /// `tensor.is_contiguous(memory_format=format)` (false for a sparse tensor).
     pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
-        self.view.is_contiguous_as(format)
+        !self.is_sparse() && self.view.is_contiguous_as(format)
     }
     /// One name per dim (`None` for an unnamed dim); all `None` for an unnamed tensor.
     pub fn names(&self) -> Vec<Option<String>> {
@@ -279,22 +292,37 @@ impl Tensor {
         self.names.get()
     }
     /// Does the view cover a dense block of storage, each element once, in some dim order?
+    /// (Never for a sparse tensor.)
     pub fn is_non_overlapping_and_dense(&self) -> bool {
-        self.view.is_non_overlapping_and_dense()
+        !self.is_sparse() && self.view.is_non_overlapping_and_dense()
     }
     /// Number of elements of the underlying storage, counted in this tensor's dtype (a float
-    /// view of a complex storage counts two per complex element).
+    /// view of a complex storage counts two per complex element); 0 for a sparse tensor, which
+    /// has none of its own: its data are its indices and values.
     pub fn storage_len(&self) -> usize {
-        self.view.read.len(self.storage.len)
+        if self.is_sparse() {
+            0
+        } else {
+            self.view.read.len(self.storage.len)
+        }
     }
-    /// Do the two tensors use the same storage allocation?
+    /// Do the two tensors use the same storage allocation? A sparse tensor uses two, its
+    /// indices' and its values'; two tensors share when a storage of one is a storage of the
+    /// other.
     pub fn shares_storage(&self, other: &Tensor) -> bool {
-        Arc::ptr_eq(&self.storage, &other.storage)
+        let theirs = other.data_storages();
+        self.data_storages()
+            .iter()
+            .any(|s| theirs.iter().any(|o| Arc::ptr_eq(s, o)))
     }
     /// Is this the very same handle geometry on the same storage (PyTorch's `is`, as far as a
-    /// value type can tell)?
+    /// value type can tell)? Two sparse handles are the same when they hold the same parts.
     pub fn is_same(&self, other: &Tensor) -> bool {
-        self.shares_storage(other) && self.view == other.view
+        match (&self.sparse, &other.sparse) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => self.shares_storage(other) && self.view == other.view,
+            (Some(_), None) | (None, Some(_)) => false,
+        }
     }
 
     // ---- materialisation ------------------------------------------------------------------
@@ -304,7 +332,7 @@ impl Tensor {
     /// code generation fails.
     #[track_caller]
     pub fn try_realize(&self) -> Result<&Tensor> {
-        realize_nodes(&[self.storage.current()])?;
+        realize_nodes(&self.data_nodes())?;
         Ok(self)
     }
 
@@ -316,22 +344,29 @@ impl Tensor {
         ok(self.try_realize())
     }
 
-    /// Is the storage's current version computed?
+    /// Is the storage's current version computed (for a sparse tensor: its indices and
+    /// values)?
     pub fn is_realized(&self) -> bool {
-        self.storage.current().buffer().is_some()
+        self.data_nodes().iter().all(|n| n.buffer().is_some())
     }
 
-    /// The storage's buffer, computed now if needed (on the storage's device).
+    /// The storage's buffer, computed now if needed (on the storage's device). A sparse tensor
+    /// has none: a `layout` error.
     pub(crate) fn realized_buffer(&self) -> Result<Buffer> {
+        crate::sparse::refuse_sparse("data_ptr", [self])?;
         let node = self.storage.current();
         realize_nodes(std::slice::from_ref(&node))?;
         node.buffer()
             .ok_or_else(|| Error::device("realisation produced no buffer"))
     }
 
-    /// All elements in logical row-major order as [`Scalar`]s, realizing first. Errors: those of
+    /// All elements in logical row-major order as [`Scalar`]s, realizing first (a sparse
+    /// tensor's elements are those of [`Tensor::try_to_dense`]). Errors: those of
     /// [`Tensor::try_realize`].
     pub fn try_to_scalars(&self) -> Result<Vec<Scalar>> {
+        if self.is_sparse() {
+            return self.try_to_dense()?.try_to_scalars();
+        }
         let mut out = Vec::with_capacity(self.numel());
         let buffer = self.realized_buffer()?;
         let Some((lo, hi)) = self.view.address_range() else {
@@ -429,7 +464,7 @@ impl Tensor {
 /// the tensors' device). The target must run where the tensors live: the host backends for host
 /// tensors. Errors: as [`realize`].
 pub fn realize_with(tensors: &[&Tensor], mode: crate::explain::Mode, target: Target) -> Result<()> {
-    let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
+    let nodes: Vec<_> = tensors.iter().flat_map(|t| t.data_nodes()).collect();
     crate::lazy::realize_nodes_with(&nodes, mode == crate::explain::Mode::Unfused, Some(target))
 }
 
@@ -446,7 +481,7 @@ pub fn realize_with(tensors: &[&Tensor], mode: crate::explain::Mode, target: Tar
 /// assert!(s.is_realized() && m.is_realized());
 /// ```
 pub fn realize(tensors: &[&Tensor]) -> Result<()> {
-    let nodes: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
+    let nodes: Vec<_> = tensors.iter().flat_map(|t| t.data_nodes()).collect();
     realize_nodes(&nodes)
 }
 
@@ -539,6 +574,17 @@ impl fmt::Debug for Tensor {
             Some(n) => format!(" names={}", crate::names::fmt_names(&n)),
             None => String::new(),
         };
+        if let Some(coo) = self.coo() {
+            return write!(
+                f,
+                "Tensor(sparse_coo {} {} indices={:?} values={:?} coalesced={})",
+                self.dtype(),
+                smelt_ir::view::fmt_list(self.shape()),
+                coo.indices,
+                coo.values,
+                coo.coalesced
+            );
+        }
         write!(
             f,
             "Tensor({} {}{names} {})",

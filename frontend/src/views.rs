@@ -57,6 +57,7 @@ macro_rules! view_ops {
                     "[`Tensor::", stringify!($name), "`] returning a `Result`: ", $errors, "."
                 )]
                 pub fn $try_name(&self, $($arg: $ty),*) -> Result<Tensor> {
+                    crate::sparse::refuse_sparse(stringify!($name), [self])?;
                     let rule: NameRule = $rule;
                     if let NameRule::Refuse(op) = rule {
                         refuse_named(op, [self])?;
@@ -138,6 +139,7 @@ impl Tensor {
     /// range, a `names` error for an unknown name.
     #[track_caller]
     pub fn try_select(&self, dim: impl Into<Dim>, index: i64) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("select", [self])?;
         let dim = dim.into();
         let d = dim.position(self)?;
         let v = self.view.select(d as i64, index).map_err(|mut e| {
@@ -163,6 +165,7 @@ impl Tensor {
     /// `torch.squeeze(self)`: drops every size-1 dim and its name. Never an error today.
     #[track_caller]
     pub fn try_squeeze(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("squeeze", [self])?;
         let ones: Vec<usize> = (0..self.ndim())
             .filter(|&d| self.view.shape[d] == 1)
             .collect();
@@ -182,6 +185,7 @@ impl Tensor {
     /// range, a `names` error for an unknown name.
     #[track_caller]
     pub fn try_squeeze_dim(&self, dim: impl Into<Dim>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("squeeze", [self])?;
         let d = dim.into().position(self)?;
         let v = self.view.squeeze(Some(&[d as i64]))?;
         let names = if self.ndim() > 0 && self.view.shape[d] == 1 {
@@ -198,8 +202,10 @@ impl Tensor {
     }
 
     /// `torch.transpose(self, dim0, dim1)` (also `swapaxes`, `swapdims`): a view with the two dims
-    /// swapped; names move with their dims. Errors: an `index` error for a dim out of range, a
-    /// `names` error for an unknown name or a name mixed with a position.
+    /// swapped; names move with their dims. Of a sparse tensor (two sparse dims): copies of its
+    /// indices, rows swapped, and values, flagged uncoalesced. Errors: an `index` error for a dim
+    /// out of range, a `names` error for an unknown name, a `layout` error for a dense dim of a
+    /// sparse tensor.
     #[track_caller]
     pub fn try_transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Result<Tensor> {
         let (dim0, dim1) = (dim0.into(), dim1.into());
@@ -213,6 +219,9 @@ impl Tensor {
         // left), so with both missing it reports the second.
         let b = dim1.resolve(self)?;
         let a = dim0.resolve(self)?;
+        if let Some(coo) = self.coo() {
+            return self.sparse_transpose(coo, a, b);
+        }
         let v = self.view.transpose(a, b)?;
         let names = self.dim_names().map(|n| {
             let mut n = n.to_vec();
@@ -237,6 +246,9 @@ impl Tensor {
     /// error for more than 2 dims.
     #[track_caller]
     pub fn try_t(&self) -> Result<Tensor> {
+        if let Some(coo) = self.coo() {
+            return self.sparse_t(coo);
+        }
         self.view.t()?;
         self.try_transpose(0, if self.ndim() < 2 { 0 } else { 1 })
     }
@@ -248,6 +260,7 @@ impl Tensor {
     /// `tensor.mT`: the last two dims swapped. Errors: a `shape` error for fewer than 2 dims.
     #[track_caller]
     pub fn try_mt(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("mT", [self])?;
         self.view.mt()?;
         self.try_transpose(-2, -1)
     }
@@ -262,6 +275,7 @@ impl Tensor {
     /// or a size that does not match a non-1 dim, a `value` error for `-1` in a new leading dim.
     #[track_caller]
     pub fn try_expand(&self, sizes: &[i64]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("expand", [self])?;
         let v = self.view.expand(sizes)?;
         let names = self.dim_names().map(|n| {
             let mut out = vec![None; v.ndim().saturating_sub(n.len())];
@@ -296,6 +310,7 @@ impl Tensor {
         dim1: impl Into<Dim>,
         dim2: impl Into<Dim>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("diagonal", [self])?;
         self.diagonal_impl(offset, dim1.into(), dim2.into(), None)
     }
     /// `torch.diagonal(self, offset, dim1, dim2)`; panics where [`Tensor::try_diagonal`] returns an
@@ -317,6 +332,7 @@ impl Tensor {
         dim2: impl Into<Dim>,
         outdim: &str,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("diagonal", [self])?;
         self.diagonal_impl(offset, dim1.into(), dim2.into(), Some(outdim))
     }
 
@@ -373,6 +389,7 @@ impl Tensor {
     /// tensor or a dim given by name (use [`Tensor::try_unflatten_named`]).
     #[track_caller]
     pub fn try_unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("unflatten", [self])?;
         let Dim::Index(d) = dim.into() else {
             return Err(no_overload(
                 "unflatten",
@@ -409,6 +426,7 @@ impl Tensor {
     /// `tensor.T`: all dims reversed. Errors: a `names` error for a named tensor.
     #[track_caller]
     pub fn try_big_t(&self) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("numpy_T", [self])?;
         let dims: Vec<i64> = (0..self.ndim() as i64).rev().collect();
         self.try_permute(&dims)
     }
@@ -421,6 +439,7 @@ impl Tensor {
     /// `tensor.expand_as(other)`: [`Tensor::try_expand`] to `other`'s shape.
     #[track_caller]
     pub fn try_expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("expand_as", [self, other])?;
         self.try_expand(&shape_i64(other.shape()))
     }
     /// `tensor.expand_as(other)`; panics where [`Tensor::try_expand_as`] returns an error.
@@ -431,6 +450,7 @@ impl Tensor {
     /// `torch.broadcast_to(self, shape)`: [`Tensor::try_expand`].
     #[track_caller]
     pub fn try_broadcast_to(&self, shape: &[i64]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("broadcast_to", [self])?;
         self.try_expand(shape)
     }
     /// `torch.broadcast_to(self, shape)`; panics where [`Tensor::try_broadcast_to`] returns an
@@ -442,6 +462,7 @@ impl Tensor {
     /// `tensor.view_as(other)`: [`Tensor::try_view`] to `other`'s shape.
     #[track_caller]
     pub fn try_view_as(&self, other: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("view", [self, other])?;
         self.try_view(&shape_i64(other.shape()))
     }
     /// `tensor.view_as(other)`; panics where [`Tensor::try_view_as`] returns an error.
@@ -468,6 +489,7 @@ impl Tensor {
         stride: &[i64],
         offset: Option<i64>,
     ) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("as_strided", [self])?;
         let offset = offset.unwrap_or(self.view.offset as i64);
         let len = self.view.read.len(self.storage.len);
         let v = View::as_strided(size, stride, offset, len, self.dtype().size())?;
@@ -485,6 +507,11 @@ impl Tensor {
     /// count, a `value` error for more than one `-1`, a `names` error for a named tensor.
     #[track_caller]
     pub fn try_reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        if self.is_sparse() {
+            return Err(Error::layout(
+                "reshape is not implemented for sparse tensors",
+            ));
+        }
         refuse_named("view", [self])?;
         let new_shape = smelt_ir::view::infer_size(shape, self.numel())?;
         match view_strides(&self.view.shape, &self.view.strides, &new_shape) {
@@ -513,6 +540,7 @@ impl Tensor {
     /// `tensor.reshape_as(other)`: [`Tensor::try_reshape`] to `other`'s shape.
     #[track_caller]
     pub fn try_reshape_as(&self, other: &Tensor) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("reshape", [self, other])?;
         self.try_reshape(&shape_i64(other.shape()))
     }
     /// `tensor.reshape_as(other)`; panics where [`Tensor::try_reshape_as`] returns an error.
@@ -528,6 +556,7 @@ impl Tensor {
     /// [`Tensor::try_flatten_named`]).
     #[track_caller]
     pub fn try_flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        crate::sparse::refuse_sparse("flatten", [self])?;
         // The dims are wrapped first, a 0-dim tensor's against [-1, 0] as PyTorch does.
         let s = smelt_ir::view::wrap_dim(start_dim, self.ndim())?;
         let e = smelt_ir::view::wrap_dim(end_dim, self.ndim())?;
@@ -574,6 +603,7 @@ impl Tensor {
     /// Pieces of a split: each keeps self's names.
     #[track_caller]
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
+        crate::sparse::refuse_sparse("split", [self])?;
         let names = self.dim_names();
         let r = r?;
         let mut out = smelt_ir::view::piece_list("split", r.len() as i64)?;
@@ -650,6 +680,7 @@ impl Tensor {
     /// Errors: a `value` error for a 0-dim tensor or a dim `sections` does not divide.
     #[track_caller]
     pub fn try_hsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
+        crate::sparse::refuse_sparse("hsplit", [self])?;
         if self.ndim() == 0 {
             return Err(Error::value(
                 "torch.hsplit requires a tensor with at least 1 dimension, but got a tensor with 0 dimensions!",
@@ -662,6 +693,7 @@ impl Tensor {
     /// least 2 dims. Errors: a `value` error for fewer dims or a dim `sections` does not divide.
     #[track_caller]
     pub fn try_vsplit(&self, sections: i64) -> Result<Vec<Tensor>> {
+        crate::sparse::refuse_sparse("vsplit", [self])?;
         if self.ndim() < 2 {
             return Err(Error::value(format!(
                 "torch.vsplit requires a tensor with at least 2 dimension, but got a tensor with {} dimensions!",
@@ -685,6 +717,7 @@ impl Tensor {
     /// `names` error for an unknown name.
     #[track_caller]
     pub fn try_unbind(&self, dim: impl Into<Dim>) -> Result<Vec<Tensor>> {
+        crate::sparse::refuse_sparse("unbind", [self])?;
         let d = dim.into().resolve(self)?;
         let pieces = self.view.unbind(d)?;
         let names = match self.dim_names() {
@@ -708,6 +741,7 @@ impl Tensor {
     /// step below 1, a `names` error for a new axis on a named tensor (or a tensor item on one).
     #[track_caller]
     pub fn try_getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
+        crate::sparse::refuse_sparse_items("index", self, items)?;
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
             return self.try_index(items);
         }

@@ -61,6 +61,17 @@ pub fn check_with(
     inputs: &[Tensor],
     mode: Mode,
 ) -> Result<(), String> {
+    check_against(make, make, inputs, mode)
+}
+
+/// [`check_with`] comparing `make`'s result with another program's, `oracle`, on the
+/// reference backend (a sparse product against the dense product).
+pub fn check_against(
+    make: &dyn Fn(&[Tensor]) -> Result<Tensor, String>,
+    oracle: &dyn Fn(&[Tensor]) -> Result<Tensor, String>,
+    inputs: &[Tensor],
+    mode: Mode,
+) -> Result<(), String> {
     let got = make(inputs)?;
     realize_cpu(&got, mode)?;
     let host = inputs
@@ -68,14 +79,22 @@ pub fn check_with(
         .map(|t| t.try_to(Device::Cpu))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
-    let want = with_default_device(Device::Cpu, || make(&host))?;
+    let want = with_default_device(Device::Cpu, || oracle(&host))?;
     realize_with(&[&want], Mode::Fused, Target::Reference).map_err(|e| e.to_string())?;
     compare(&got, &want)
 }
 
-/// Checks workload `name` in `mode` against the reference backend (see [`check_with`]).
+/// Checks workload `name` in `mode` against the reference backend (see [`check_with`]), or
+/// against its oracle program there when it has one (`workloads::oracle`).
 pub fn check(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<(), String> {
-    check_with(&|inputs| program(name, inputs), inputs, mode)
+    let make = |inputs: &[Tensor]| program(name, inputs);
+    if workloads::oracle(name, inputs).is_some() {
+        let oracle = |inputs: &[Tensor]| {
+            workloads::oracle(name, inputs).ok_or_else(|| format!("no oracle for {name}"))
+        };
+        return check_against(&make, &oracle, inputs, mode);
+    }
+    check_with(&make, inputs, mode)
 }
 
 /// How long realizing `y` in `mode` takes: host time on the host; on a CUDA device, the device

@@ -2,7 +2,7 @@
 //! and the tests share this one list.
 
 use crate::gpt;
-use smelt_frontend::{DType, Generator, Tensor};
+use smelt_frontend::{DType, Generator, Layout, Tensor};
 
 /// One workload: its inputs (realized) and the lazy result.
 #[derive(Debug)]
@@ -16,7 +16,8 @@ pub struct Workload {
 }
 
 /// The workload names, in WORKLOADS.md order (memory- and compute-bound programs), then the
-/// random draws of issue 31 (a fill with nothing to read, and dropout fused with its mask).
+/// random draws of issue 31 (a fill with nothing to read, and dropout fused with its mask), then
+/// the sparse × dense product of issue 30.
 pub const NAMES: &[&str] = &[
     "ew_chain",
     "gelu_tanh",
@@ -28,6 +29,7 @@ pub const NAMES: &[&str] = &[
     "matmul_bias_relu",
     "rand_fill",
     "dropout",
+    "spmm",
 ];
 
 /// Workloads beyond WORKLOADS.md's list, run only when named (`smelt bench sum_cols`):
@@ -51,7 +53,14 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
 /// Bytes a perfectly fused kernel moves for workload `name`: each input read once, `output`
 /// written once; `None` for the compute-bound matmul.
 pub fn ideal_bytes(name: &str, inputs: &[Tensor], output: &Tensor) -> Option<u64> {
-    let bytes = |t: &Tensor| (t.numel() * t.dtype().size()) as u64;
+    let bytes = |t: &Tensor| match t.layout() {
+        // A sparse operand is read as stored: its indices and values.
+        Layout::SparseCoo => {
+            let (i, v) = (t.stored_indices(), t.stored_values());
+            (i.numel() * i.dtype().size() + v.numel() * v.dtype().size()) as u64
+        }
+        Layout::Strided => (t.numel() * t.dtype().size()) as u64,
+    };
     match name {
         "matmul_bias_relu" | "gpt_block" | "gpt_block_bf16" => None,
         // The generator's state, an int64 [seed, offset], is read too; rand_fill's input only
@@ -71,6 +80,7 @@ pub fn flops(name: &str, inputs: &[Tensor]) -> Option<u64> {
             Some(2 * (sa.first()? * sa.last()? * sb.last()?) as u64)
         }
         ("gpt_block" | "gpt_block_bf16", [x, ..]) => Some(gpt_config(x.shape(), inputs)?.flops()),
+        ("spmm", [a, b, ..]) => Some(2 * (a.try_nnz().ok()? * b.shape().last()?) as u64),
         _ => None,
     }
 }
@@ -94,6 +104,7 @@ pub fn source(name: &str) -> Option<&'static str> {
         "gpt_block_bf16" => "GPT-2's block in bfloat16",
         "rand_fill" => "torch.rand(4096, 4096)",
         "dropout" => "dropout(x, p=0.1, training=True)",
+        "spmm" => "relu(A@B + bias), A sparse COO 4096x4096 at 1% density, B 4096x256",
         _ => return None,
     })
 }
@@ -161,6 +172,28 @@ pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
             inputs.extend(gpt::NAMES.iter().map(|n| w.tensors[*n].clone()));
             return Some(inputs);
         }
+        // A coalesced sparse A with 1% of its entries stored (at random places, summed where
+        // two draws land on one), a dense B and a bias.
+        "spmm" => {
+            let (m, k, n) = (s(4096), s(4096), s(256));
+            let nnz = (m * k / 100).max(1);
+            let mut places = Generator::new(0x5eed_0030);
+            let index = Tensor::stack(
+                &[
+                    places.randint(0, m as i64, &[nnz]),
+                    places.randint(0, k as i64, &[nnz]),
+                ],
+                0,
+            );
+            let a = Tensor::sparse_coo_tensor(
+                &index,
+                &rand(&[nnz], DType::F32),
+                Some(&[m as i64, k as i64]),
+            )
+            .coalesce();
+            a.realize();
+            return Some(vec![a, rand(&[k, n], DType::F32), rand(&[n], DType::F32)]);
+        }
         _ => return None,
     };
     Some(shapes.iter().map(|sh| rand(sh, DType::F32)).collect())
@@ -215,6 +248,7 @@ pub fn program(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
             };
             gpt::forward(&w, &x, cfg.heads).ok()?
         }
+        "spmm" => (x(0)?.mm(&x(1)?) + &x(2)?).relu(),
         _ => return None,
     })
 }
@@ -251,4 +285,14 @@ fn gpt_config(x: &[usize], inputs: &[Tensor]) -> Option<gpt::Config> {
         width,
         heads: gpt_heads(width),
     })
+}
+
+/// What workload `name`'s result is checked against when that is another program than its
+/// own: the sparse product against the dense product of `to_dense()`.
+pub fn oracle(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
+    let x = |i: usize| inputs.get(i).cloned();
+    match name {
+        "spmm" => Some((x(0)?.to_dense().mm(&x(1)?) + &x(2)?).relu()),
+        _ => None,
+    }
 }

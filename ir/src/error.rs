@@ -20,15 +20,16 @@ pub enum ErrorKind {
     Overlap,
     /// An argument value outside its domain (a zero step, duplicate dims …).
     Value,
+    /// The op does not accept the tensor's layout or representation (a sparse COO tensor given
+    /// to a strided-only op, `indices()` of an uncoalesced sparse tensor; a conjugate view where
+    /// only resolved values will do: `view_as_real`, `view(dtype)`).
+    Layout,
     /// A device is missing or failed.
     Device,
     /// Code generation or a JIT/NVRTC compile failed.
     Compile,
     /// An op smelt does not implement.
     Unsupported,
-    /// The op does not accept the tensor's layout or representation (a conjugate view where
-    /// only resolved values will do: `view_as_real`, `view(dtype)`).
-    Layout,
     /// An allocation the machine cannot make (out of memory).
     Memory,
     /// A file could not be read or written, or its contents break its format.
@@ -46,10 +47,10 @@ impl ErrorKind {
             ErrorKind::Names => "names",
             ErrorKind::Overlap => "overlap",
             ErrorKind::Value => "value",
+            ErrorKind::Layout => "layout",
             ErrorKind::Device => "device",
             ErrorKind::Compile => "compile",
             ErrorKind::Unsupported => "unsupported",
-            ErrorKind::Layout => "layout",
             ErrorKind::Memory => "memory",
             ErrorKind::Io => "io",
         }
@@ -101,6 +102,10 @@ impl Error {
     pub fn value(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Value, message)
     }
+    /// A [`ErrorKind::Layout`] error.
+    pub fn layout(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Layout, message)
+    }
     /// A [`ErrorKind::Device`] error.
     pub fn device(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Device, message)
@@ -112,10 +117,6 @@ impl Error {
     /// An [`ErrorKind::Unsupported`] error.
     pub fn unsupported(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Unsupported, message)
-    }
-    /// An [`ErrorKind::Layout`] error.
-    pub fn layout(message: impl Into<String>) -> Error {
-        Error::new(ErrorKind::Layout, message)
     }
 }
 

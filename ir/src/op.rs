@@ -163,6 +163,21 @@ pub enum LibraryOp {
     /// `out[target(idx_1[b], .., idx_k[b], r)] = values[b, r]` where the node's `out` view is the
     /// target `[I_1..I_k, *rest]`.
     IndexPut { indices: usize },
+    /// Reduces runs of equal keys (sparse COO coalescing and densifying): input 0 the source
+    /// viewed `[n, *rest]`, input 1 the int64 keys `[n]` (non-decreasing, so equal keys are
+    /// adjacent), input 2 the int64 slots `[n]`. For each run of equal keys starting at
+    /// position `i`, output row `slot[i]` of `[m, *rest]` gets the run's sum of source rows
+    /// (`first == false`: in order, floats accumulated in f64, integers in wrapping i64, bools
+    /// as or, rounded once) or its first row (`first == true`). Rows no run writes stay zero;
+    /// a slot outside `[0, m)` writes nothing.
+    Segment { first: bool },
+    /// Sparse × dense product (SpMM): input 0 the int64 row of each entry `[nnz]`
+    /// (non-decreasing: a row's entries are adjacent), input 1 their int64 columns `[nnz]`,
+    /// input 2 their values `[nnz]`, input 3 the dense `[K, N]`; output `[M, N]` with
+    /// `out[m, n] = Σ values[e]·dense[cols[e], n]` over the entries of row `m` in entry order.
+    /// Accumulates in the value dtype for f32/f64 (f32 for f16/bf16, wrapping i64 for
+    /// integers) and rounds once; an entry whose row or column is out of range adds nothing.
+    SpMM,
 }
 
 impl LibraryOp {
@@ -187,6 +202,9 @@ impl LibraryOp {
             LibraryOp::Take => "take".to_string(),
             LibraryOp::Index { indices } => format!("index[{indices}]"),
             LibraryOp::IndexPut { indices } => format!("index_put[{indices}]"),
+            LibraryOp::Segment { first: false } => "segment_sum".to_string(),
+            LibraryOp::Segment { first: true } => "segment_first".to_string(),
+            LibraryOp::SpMM => "spmm".to_string(),
         }
     }
 
@@ -204,7 +222,9 @@ impl LibraryOp {
             | LibraryOp::Gather { .. }
             | LibraryOp::IndexSelect { .. }
             | LibraryOp::Take
-            | LibraryOp::Index { .. } => false,
+            | LibraryOp::Index { .. }
+            | LibraryOp::Segment { .. }
+            | LibraryOp::SpMM => false,
         }
     }
 
@@ -217,6 +237,8 @@ impl LibraryOp {
             | LibraryOp::Take => 2,
             LibraryOp::Index { indices } => 1 + indices,
             LibraryOp::IndexPut { indices } => 2 + indices,
+            LibraryOp::Segment { .. } => 3,
+            LibraryOp::SpMM => 4,
             LibraryOp::ArgMax { .. }
             | LibraryOp::ArgMin { .. }
             | LibraryOp::CumSum { .. }

@@ -11,7 +11,9 @@ mod gather;
 mod index;
 mod matmul;
 mod scan;
+mod segment;
 mod sort;
+mod spmm;
 
 #[cfg(feature = "cuda")]
 pub(crate) use matmul::check_views as check_matmul_views;
@@ -58,6 +60,8 @@ pub fn try_run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> Result
             descending,
             indices,
         } => sort::sort(call, *dim, *descending, *indices, inputs, &mut out),
+        LibraryOp::Segment { first } => segment::segment(call, inputs, &mut out, *first),
+        LibraryOp::SpMM => spmm::spmm(call, inputs, &mut out),
     }
     Ok(out)
 }

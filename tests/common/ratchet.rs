@@ -28,8 +28,7 @@ pub const FLOORS: &[(&str, Floor)] = &[
     ("programs.jsonl", Floor::All),
     ("promotion.jsonl", Floor::All),
     ("reductions.jsonl", Floor::All),
-    // Sparse COO tensors have not landed.
-    ("sparse.jsonl", Floor::Passing(0)),
+    ("sparse.jsonl", Floor::All),
     ("views.jsonl", Floor::All),
 ];
 

@@ -13,6 +13,8 @@
 //! Sizes, strides and offsets of every view are `long long` parameters; the source holds only
 //! the structure (op, dtypes, ranks), so it is its own cache key, as for kernels.
 
+mod sparse;
+
 use super::render::{
     BLOCK, CudaKernel, blocks_for, cast_expr, load_expr, storage_type, store_expr, value_type,
 };
@@ -44,7 +46,9 @@ pub fn runs_on_cublas(call: &LibraryCall) -> bool {
         | LibraryOp::ArgMin { .. }
         | LibraryOp::CumSum { .. }
         | LibraryOp::CumProd { .. }
-        | LibraryOp::Sort { .. } => false,
+        | LibraryOp::Sort { .. }
+        | LibraryOp::Segment { .. }
+        | LibraryOp::SpMM => false,
     }
 }
 
@@ -166,6 +170,8 @@ pub fn render_library(call: &LibraryCall) -> LibraryKernel {
             indices,
         } => sort(&mut lib, call, *dim, *descending, *indices),
         LibraryOp::Matmul => matmul(&mut lib, call),
+        LibraryOp::Segment { first } => sparse::segment(&mut lib, call, *first),
+        LibraryOp::SpMM => sparse::spmm(&mut lib, call),
     };
     let entry = entry_name(call);
     let mut params: Vec<String> = call

@@ -560,7 +560,8 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         // Every other unary op by its name (`UnaryOp::from_name`): a new op needs no entry.
         _ => match UnaryOp::from_name(name) {
             Some(op) => unary(a, op),
-            None => Err(Error::unsupported(format!("unsupported op {name}"))),
+            None => super::sparse::run_op(name, a)
+                .unwrap_or_else(|| Err(Error::unsupported(format!("unsupported op {name}")))),
         },
     }
 }

@@ -6,6 +6,7 @@
 
 pub(crate) mod args;
 pub(crate) mod dispatch;
+mod sparse;
 
 pub(crate) use args::Env;
 use args::{Args, scalar_of};
@@ -234,7 +235,7 @@ fn check_expect(case: &Value, env: &Env, order: &[String]) -> Result<(), String>
     Ok(())
 }
 
-fn ints(v: Option<&Value>) -> Option<Vec<i64>> {
+pub(crate) fn ints(v: Option<&Value>) -> Option<Vec<i64>> {
     v?.as_array()?.iter().map(Value::as_i64).collect()
 }
 
@@ -245,6 +246,9 @@ fn check_tensor(
     env: &Env,
     order: &[String],
 ) -> Result<(), String> {
+    if exp.get("layout").is_some() || t.is_sparse() {
+        return sparse::check_tensor(name, t, exp, env, order);
+    }
     let shape: Vec<i64> = t.shape().iter().map(|&s| s as i64).collect();
     if let Some(e) = ints(exp.get("shape"))
         && e != shape
@@ -285,20 +289,7 @@ fn check_tensor(
     {
         return Err(format!("{name}: is_conj {}, expected {e}", t.is_conj()));
     }
-    if let Some(e) = exp.get("shares_storage_with").and_then(Value::as_array) {
-        let expected: BTreeSet<&str> = e.iter().filter_map(Value::as_str).collect();
-        let pos = order.iter().position(|n| n == name).unwrap_or(order.len());
-        let got: BTreeSet<&str> = order[..pos]
-            .iter()
-            .filter(|other| env.get(*other).is_some_and(|o| o.shares_storage(t)))
-            .map(String::as_str)
-            .collect();
-        if got != expected {
-            return Err(format!(
-                "{name}: shares storage with {got:?}, expected {expected:?}"
-            ));
-        }
-    }
+    check_shares(name, t, exp, env, order)?;
     if let Some(e) = exp.get("names").and_then(Value::as_array) {
         let expected: Vec<Option<&str>> = e.iter().map(Value::as_str).collect();
         let names = t.names();
@@ -332,7 +323,33 @@ fn check_tensor(
     Ok(())
 }
 
-fn value_matches(got: Scalar, exp: &Value, dtype: DType, rtol: f64, atol: f64) -> bool {
+/// `shares_storage_with`: exactly the earlier-bound names whose tensor shares a storage with
+/// `t` (a sparse tensor has two, its indices' and its values').
+pub(crate) fn check_shares(
+    name: &str,
+    t: &Tensor,
+    exp: &Value,
+    env: &Env,
+    order: &[String],
+) -> Result<(), String> {
+    if let Some(e) = exp.get("shares_storage_with").and_then(Value::as_array) {
+        let expected: BTreeSet<&str> = e.iter().filter_map(Value::as_str).collect();
+        let pos = order.iter().position(|n| n == name).unwrap_or(order.len());
+        let got: BTreeSet<&str> = order[..pos]
+            .iter()
+            .filter(|other| env.get(*other).is_some_and(|o| o.shares_storage(t)))
+            .map(String::as_str)
+            .collect();
+        if got != expected {
+            return Err(format!(
+                "{name}: shares storage with {got:?}, expected {expected:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn value_matches(got: Scalar, exp: &Value, dtype: DType, rtol: f64, atol: f64) -> bool {
     if dtype.is_complex() {
         return complex_matches(got, exp, rtol, atol);
     }
