@@ -4,7 +4,7 @@
 //! composite op, and the reliability limits (sizes that overflow, allocations that fail).
 
 use smelt::TensorIndex::Slice;
-use smelt::{DType, ErrorKind, MemoryFormat, Tensor};
+use smelt::{DType, ErrorKind, MemoryFormat, Scalar, Tensor};
 
 fn values(t: &Tensor) -> Vec<f64> {
     t.to_scalars().iter().map(|s| s.as_f64()).collect()
@@ -329,6 +329,22 @@ fn absurd_sizes_and_allocations_are_errors() {
     assert_eq!(
         kind(x.try_as_strided(&[1], &[1], Some(100))),
         ErrorKind::Index
+    );
+    // Data whose shape's element count overflows.
+    assert_eq!(
+        kind(Tensor::try_from_vec(
+            vec![1.0f32; 4],
+            &[1 << 40, 1 << 40, 4]
+        )),
+        ErrorKind::Shape
+    );
+    assert_eq!(
+        kind(Tensor::try_from_scalars(
+            &[Scalar::Int(1)],
+            &[usize::MAX, 2],
+            DType::I64
+        )),
+        ErrorKind::Shape
     );
     // Broadcasting two shapes whose product overflows.
     let a = Tensor::zeros(&[1], None).expand(&[1 << 40, 1]);

@@ -220,8 +220,8 @@ impl Tensor {
     /// product of `shape`, a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
-        let numel: usize = shape.iter().product();
-        if numel != data.len() {
+        let numel = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if numel != Some(data.len()) {
             return Err(Error::shape(format!(
                 "tensor: {} elements cannot have shape {}",
                 data.len(),
@@ -242,8 +242,8 @@ impl Tensor {
     /// the product of `shape`, a `device` error when the default device is unusable.
     #[track_caller]
     pub fn try_from_scalars(values: &[Scalar], shape: &[usize], dtype: DType) -> Result<Tensor> {
-        let numel: usize = shape.iter().product();
-        if numel != values.len() {
+        let numel = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if numel != Some(values.len()) {
             return Err(Error::shape(format!(
                 "tensor: {} elements cannot have shape {}",
                 values.len(),
