@@ -1,4 +1,5 @@
-//! The `smelt` command-line tool: `demo`, `conformance DIR`, `info`, `explain`, `bench`.
+//! The `smelt` command-line tool: `demo`, `conformance DIR`, `info`, `explain`, `bench`,
+//! `fuzz`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,7 +9,11 @@ mod demo;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result;\n                            then real fused kernels, checked and timed against unfused\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status, codegen SIMD vs the host's\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved\n  bench [WORKLOAD…|bandwidth|tiny_ops|compile_latency] [--unfused|--both] [--json] [--reps N] [--shrink N] [--warm]\n                            time workloads on the cpu backend (checked against the reference first;\n                            caches emptied before each repetition unless --warm)"
+        "usage: smelt <command>\n\n  demo                      an eager-looking program, its lazy graph, its kernels, its result;\n                            then real fused kernels, checked and timed against unfused\n  conformance DIR [--verbose]  replay PyTorch's recorded cases (*.jsonl in DIR)\n  info                      backends and their status, codegen SIMD vs the host's\n  explain WORKLOAD|all [--unfused] [--json] [--shrink N]\n                            the kernels a workload runs, why each boundary exists, bytes moved\n  bench [WORKLOAD…|bandwidth|tiny_ops|compile_latency] [--unfused|--both] [--json] [--reps N] [--shrink N] [--warm]\n                            time workloads on the cpu backend (checked against the reference first;\n                            caches emptied before each repetition unless --warm)
+  fuzz [--seed N] [--count N | --minutes M] [--json] [--out DIR] [--program I] [--shrink-secs S]
+       [--modes ORACLE,MODE…] [--replay FILE] [--batch N]
+                            random programs realised fused, unfused and on the reference
+                            interpreter (and CUDA), compared; failures shrunk to cases in DIR"
     );
     ExitCode::from(2)
 }
@@ -217,6 +222,116 @@ fn widest_vector(clif: &str) -> Option<(u32, &str)> {
         .max_by_key(|(bits, word)| (*bits, word.starts_with('f')))
 }
 
+/// The value after flag `name`, parsed (`Err`: present but unparsable).
+fn flag<T: std::str::FromStr>(args: &[String], name: &str) -> Result<Option<T>, String> {
+    match args.iter().position(|a| a == name) {
+        None => Ok(None),
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .map(Some)
+            .ok_or_else(|| format!("{name} needs a value")),
+    }
+}
+
+fn fuzz(args: &[String]) -> ExitCode {
+    use smelt_harness::fuzzer::{Config, fuzz, supervise};
+    let parsed = (|| -> Result<Config, String> {
+        let known = [
+            "--seed",
+            "--count",
+            "--minutes",
+            "--json",
+            "--out",
+            "--program",
+            "--shrink-secs",
+            "--modes",
+            "--replay",
+            "--from",
+            "--in-process",
+            "--batch",
+        ];
+        if let Some(a) = args
+            .iter()
+            .find(|a| a.starts_with("--") && !known.contains(&a.as_str()))
+        {
+            return Err(format!("unknown flag {a}"));
+        }
+        let mut config = Config::new(flag(args, "--seed")?.unwrap_or(0));
+        config.count = flag(args, "--count")?;
+        config.duration =
+            flag::<f64>(args, "--minutes")?.map(|m| std::time::Duration::from_secs_f64(m * 60.0));
+        config.only = flag(args, "--program")?;
+        config.first = flag(args, "--from")?.unwrap_or(0);
+        config.json = args.iter().any(|a| a == "--json");
+        // Shrunk cases go to target/fuzz unless told; a replay writes cases only when told.
+        config.out = match flag::<PathBuf>(args, "--out")? {
+            Some(dir) => Some(dir),
+            None if args.iter().any(|a| a == "--replay") => None,
+            None => Some(PathBuf::from("target/fuzz")),
+        };
+        if let Some(list) = flag::<String>(args, "--modes")? {
+            config.modes = list
+                .split(',')
+                .map(|m| {
+                    smelt_harness::fuzzer::exec::Mode::parse(m.trim())
+                        .ok_or_else(|| format!("unknown mode {m}"))
+                })
+                .collect::<Result<_, _>>()?;
+            if config.modes.is_empty() {
+                return Err("--modes needs at least the oracle".into());
+            }
+        }
+        if let Some(s) = flag::<f64>(args, "--shrink-secs")? {
+            config.shrink_budget = std::time::Duration::from_secs_f64(s);
+        }
+        Ok(config)
+    })();
+    let config = match parsed {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("smelt fuzz: {e}");
+            return usage();
+        }
+    };
+    let replay = match flag::<PathBuf>(args, "--replay") {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("smelt fuzz: {e}");
+            return usage();
+        }
+    };
+    // Runs longer than a batch go to child processes (bounded memory; a crash ends a batch,
+    // not the run), unless this is such a child.
+    let batch = match flag::<u64>(args, "--batch") {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("smelt fuzz: {e}");
+            return usage();
+        }
+    };
+    let in_process = args.iter().any(|a| a == "--in-process")
+        || config.only.is_some()
+        || batch.is_none()
+            && config.count.is_some_and(|n| n <= supervise::BATCH)
+            && config.duration.is_none();
+    let batch = batch.unwrap_or(supervise::BATCH).max(1);
+    let out = &mut std::io::stdout().lock();
+    let ran = match (replay, std::env::current_exe()) {
+        (Some(file), _) => smelt_harness::fuzzer::replay(&config, &file, out),
+        (None, Ok(exe)) if !in_process => supervise::supervise(&config, &exe, batch, out),
+        (None, _) => fuzz(&config, out),
+    };
+    match ran {
+        Ok(s) if s.failed == 0 => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("smelt fuzz: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
@@ -225,6 +340,7 @@ fn main() -> ExitCode {
         Some("info") => info(),
         Some("explain") => explain(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         _ => usage(),
     }
 }

@@ -21,6 +21,26 @@ fn enable_check() {
 
 /// Every conformance file meets its floor (`common/ratchet.rs`) under `SMELT_CHECK` too: a
 /// kernel that differs from the reference, or a fused run from the unfused one, fails its case.
+/// `tests/fixtures/sweep215.jsonl` (see `tests/sweep215.rs`) passes whole under `SMELT_CHECK`.
+#[test]
+fn sweep215_fixture_passes_under_check() {
+    enable_check();
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep215.jsonl");
+    let r = smelt_harness::conformance::run_file(&path).expect("fixture readable");
+    let failures: Vec<String> = r
+        .cases
+        .iter()
+        .filter_map(|c| c.failure.as_ref().map(|f| format!("  {}: {f}", c.id)))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "under SMELT_CHECK:\n{}",
+        failures.join("\n")
+    );
+    assert_no_jit_refusals();
+}
+
 #[test]
 fn conformance_suite_passes_under_check() {
     enable_check();

@@ -380,3 +380,34 @@ fn one_plus_tanh_idiom_agrees_in_every_kernel_form() {
         ]
     });
 }
+
+/// A row reduction and its prologue and epilogue stay one kernel when the rows' leading dims
+/// have size 1 (a batch of one, a single head): layer norm and softmax of `[1, 32, 96]` and
+/// `[1, 1, 32, 32]` fuse as they do at `[2, 32, 96]`, and equal the unfused reference.
+#[test]
+fn rows_with_unit_leading_dims_fuse_whole() {
+    let mut g = Generator::new(7);
+    for shape in [vec![2usize, 32, 96], vec![1, 32, 96], vec![1, 1, 32, 32]] {
+        let x = g.randn(&shape, Some(DType::F32));
+        x.realize();
+        let n = *shape.last().unwrap();
+        let w = Tensor::ones(&[n as i64], Some(DType::F32));
+        let ln = || x.layer_norm(&[n], Some(&w), None, 1e-5);
+        let sm = || (&x * 0.125).softmax(-1, None);
+        for (what, y) in [("layer_norm", ln()), ("softmax", sm())] {
+            let plan = explain_mode(&y, Mode::Fused);
+            assert_eq!(plan.kernels.len(), 1, "{what} of {shape:?}:\n{plan}");
+            let want = if what == "softmax" { sm() } else { ln() };
+            realize_with(&[&y], Mode::Fused, Target::Cpu).expect("realizes");
+            realize_with(&[&want], Mode::Unfused, Target::Reference).expect("realizes");
+            let (a, b) = (y.to_vec::<f32>(), want.to_vec::<f32>());
+            for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+                assert!(
+                    (p - q).abs() <= 1e-6 + 1e-5 * q.abs(),
+                    "{what} {shape:?} at {i}: {p} vs {q}"
+                );
+            }
+        }
+    }
+    assert_no_jit_refusals();
+}

@@ -326,3 +326,43 @@ fn reductions_over_empty_rows_broadcast_back_to_empty_outputs() {
         assert_eq!(c.to_vec::<f32>(), Vec::<f32>::new());
     }
 }
+
+/// What follows a reduction over an empty row still runs once per row, and an output is never
+/// stored from the loop of an empty one (both found by `smelt fuzz`; cases in
+/// `tests/fuzz_cases/`): `prod` of an empty tensor masked in place kept its poisoned block, a
+/// `where` after an empty sum and a value stored from the loop of an empty diagonal of it
+/// were never written, and `logsumexp` over an empty row read outside its input.
+#[test]
+fn epilogues_of_empty_rows_and_outputs_beside_empty_loops_are_written() {
+    use smelt::{DType, Scalar, Target, realize_with};
+    for backend in Target::HOST {
+        let on = |what: &str| format!("{what} on {}", backend.name());
+        let p = Tensor::from_scalars(&[], &[0, 1], DType::I8).prod(None::<i64>, false, None);
+        let no = Tensor::from_scalars(&[Scalar::Bool(false)], &[], DType::Bool);
+        p.masked_fill_(&no, -1i64);
+        let mask = Tensor::from_scalars(&[Scalar::Bool(true); 3], &[3, 1], DType::Bool);
+        let w = Tensor::r#where(
+            &mask,
+            2.5,
+            Tensor::zeros(&[3, 0], None).sum(&[-1], true, None),
+        );
+        let x = Tensor::from_vec(vec![1.0f32], &[1, 1, 1, 1]);
+        let xor = x.logical_xor(-1.0);
+        let empty = xor.diagonal(-1, 3, -4).gt(xor.diagonal(-1, 3, -4));
+        let lse = Tensor::from_scalars(&[], &[2, 0], DType::I16)
+            .rsqrt()
+            .logsumexp(&[1], false);
+        realize_with(&[&p, &w, &xor, &empty, &lse], smelt::Mode::Fused, backend)
+            .unwrap_or_else(|e| panic!("{}: {e}", on("realising")));
+        assert_eq!(p.to_vec::<i64>(), [1], "{}", on("prod"));
+        assert_eq!(w.to_vec::<f32>(), [2.5; 3], "{}", on("where"));
+        assert_eq!(xor.to_vec::<bool>(), [false], "{}", on("logical_xor"));
+        assert_eq!(empty.shape(), &[1, 1, 0]);
+        assert_eq!(
+            lse.to_vec::<f32>(),
+            [f32::NEG_INFINITY; 2],
+            "{}",
+            on("logsumexp")
+        );
+    }
+}

@@ -124,12 +124,7 @@ pub(crate) fn record(
         };
         inputs.push(operand.source(&shape, scalar_dtype, device));
     }
-    Ok(Tensor::computed_into(
-        op,
-        dtype,
-        View::new(shape, strides, 0),
-        inputs,
-    ))
+    Tensor::computed_into(op, dtype, View::new(shape, strides, 0), inputs)
 }
 
 /// Which dtype family an op accepts and what it returns for ints.
@@ -407,6 +402,9 @@ impl Tensor {
     /// dtype the op refuses (bool for `neg`, `abs`, `relu`, rounding; float for `bitwise_not`).
     #[track_caller]
     pub fn try_unary(&self, op: UnaryOp) -> Result<Tensor> {
+        if let Some(name) = refused_unary(op, false) {
+            refuse_named(&name, [self])?;
+        }
         Ok(self.unary_unnamed(op)?.with_dim_names(self.dim_names()))
     }
 
@@ -434,8 +432,8 @@ impl Tensor {
     pub fn try_binary(&self, other: impl Into<Operand>, op: BinaryOp) -> Result<Tensor> {
         let a = self;
         let b = other.into();
-        if let Some(name) = refused_binary(op) {
-            refuse_named_operands(name, &[a, &b])?;
+        if let Some(name) = refused_binary(op, false, &b) {
+            refuse_named_operands(&name, &[a, &b])?;
         }
         let names = unify_operands(&[a, &b], "broadcast")?;
         let common = result_type_of([a.operand(), b.operand()]);
@@ -448,16 +446,49 @@ impl Tensor {
                 "Integers to negative integer powers are not allowed.",
             ));
         }
-        let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
+        let dtypes = binary_dtypes(op, common, a.dtype(), b.dtype());
+        if let Err(e) = &dtypes
+            && e.message.contains("not implemented for")
+            && let Operand::Tensor(t) = &b
+        {
+            // A dtype PyTorch's kernel refuses ("div_floor_cpu" not implemented for 'Bool') is
+            // found only after the TensorIterator has broadcast the shapes.
+            broadcast_shapes(a.shape(), t.shape())?;
+        }
+        let (compute, out) = dtypes?;
         if !compute.is_float()
             && matches!(
                 op,
                 BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
             )
         {
-            check_nonzero_divisor(&b)?;
+            // Nothing is divided when the broadcast result is empty, and shapes that do not
+            // broadcast are reported first (by `record`).
+            let divides = match &b {
+                Operand::Tensor(t) => {
+                    broadcast_shapes(a.shape(), t.shape()).is_ok_and(|s| !s.contains(&0))
+                }
+                Operand::Scalar(_) => a.numel() > 0,
+            };
+            if divides {
+                check_nonzero_divisor(&b)?;
+            }
         }
-        Ok(record(Op::Binary { op, compute }, out, compute, &[a, &b])?.with_dim_names(names))
+        let r = record(Op::Binary { op, compute }, out, compute, &[a, &b])?;
+        if op == BinaryOp::Pow && matches!(b, Operand::Scalar(_)) {
+            // `pow(Tensor, Scalar)` is a unary TensorIterator in PyTorch: the exponent takes no
+            // part in the layout (it matters for empty tensors, which the fast path lays out
+            // row-major).
+            let input = if a.dtype() == compute {
+                a.view.clone()
+            } else {
+                View::new(a.shape().to_vec(), a.view.preserve_format_strides(), 0)
+            };
+            let strides = elementwise_out_strides(a.shape(), &[&input]);
+            let shape = a.shape().to_vec();
+            return Ok(r.relayout(&shape, strides).with_dim_names(names));
+        }
+        Ok(r.with_dim_names(names))
     }
 
     /// `torch.add(self, other, alpha=alpha)` (`op` = [`BinaryOp::Add`]) or `torch.sub(…, alpha)`
@@ -474,6 +505,9 @@ impl Tensor {
         let a = self;
         let b = other.into();
         let alpha = alpha.into();
+        if let Some(name) = refused_binary(op, false, &b) {
+            refuse_named_operands(&name, &[a, &b])?;
+        }
         let names = unify_operands(&[a, &b], "broadcast")?;
         let common = result_type_of([a.operand(), b.operand()]);
         let (compute, out) = binary_dtypes(op, common, a.dtype(), b.dtype())?;
@@ -633,19 +667,26 @@ impl Tensor {
             crate::lazy::NodeState::Pending(inputs) => inputs.to_vec(),
             crate::lazy::NodeState::Realized(_) | crate::lazy::NodeState::Lost => return self,
         };
-        Tensor::computed(node.op.clone(), node.dtype, shape, strides, inputs)
+        // The same sizes and dtype as the node it replaces, so no size check can fail.
+        Tensor::computed_unchecked(
+            node.op.clone(),
+            node.dtype,
+            View::new(shape, strides, 0),
+            inputs,
+        )
     }
 
     /// `torch.round(self, decimals=decimals)`: each element rounded half to even, after scaling by
     /// 10^decimals (integers are unchanged when `decimals` is 0). Errors: a `dtype` error for bool
-    /// input, or for integer input with `decimals != 0`; a `names` error for a named tensor with
-    /// `decimals != 0`.
+    /// input, or for integer input with `decimals != 0`; a `names` error for a named tensor, even
+    /// with `decimals = 0` (PyTorch 2.11 refuses `round.decimals` on names; plain
+    /// [`Tensor::round`] keeps them).
     #[track_caller]
     pub fn try_round(&self, decimals: i64) -> Result<Tensor> {
+        refuse_named("round.decimals", [self])?;
         if decimals == 0 {
             return self.try_unary(UnaryOp::Round);
         }
-        refuse_named("round.decimals", [self])?;
         if !self.dtype().is_float() {
             return Err(Error::dtype(format!(
                 "round with decimals is not implemented for '{}'",
@@ -658,11 +699,11 @@ impl Tensor {
             .try_div(scale)
     }
 
-    /// `torch.round`: each element rounded half to even, in the input's dtype; panics where
-    /// [`Tensor::try_round`] (with `decimals = 0`) returns an error (bool input).
+    /// `torch.round`: each element rounded half to even, in the input's dtype, names kept; panics
+    /// where `try_unary(UnaryOp::Round)` returns an error (bool input).
     #[track_caller]
     pub fn round(&self) -> Tensor {
-        ok(self.try_round(0))
+        ok(self.try_unary(UnaryOp::Round))
     }
 
     /// `tensor.to(dtype, copy=copy)`: `self` when the dtype is unchanged and `copy` is false, else
@@ -680,7 +721,7 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        )
+        )?
         .with_dim_names(self.dim_names()))
     }
 
@@ -716,7 +757,7 @@ impl Tensor {
             &self.view.shape,
             strides,
             vec![self.source()],
-        )
+        )?
         .with_dim_names(self.dim_names()))
     }
 
@@ -899,19 +940,30 @@ impl Tensor {
     }
 }
 
-/// The binary ops PyTorch 2.11 refuses on named tensors, with the name it reports.
-/// (`div` with `rounding_mode="floor"` is refused in [`Tensor::try_div_mode`]; `floor_divide`
-/// is supported.)
-fn refused_binary(op: BinaryOp) -> Option<&'static str> {
-    match op {
-        BinaryOp::Remainder => Some("remainder.Tensor"),
-        BinaryOp::Fmod => Some("fmod.Tensor"),
-        BinaryOp::BitAnd => Some("bitwise_and.Tensor"),
-        BinaryOp::BitOr => Some("bitwise_or.Tensor"),
-        BinaryOp::BitXor => Some("bitwise_xor.Tensor"),
-        BinaryOp::Maximum => Some("maximum"),
-        BinaryOp::Minimum => Some("minimum"),
-        BinaryOp::DivTrunc => Some("div.Tensor_mode"),
+/// The overload PyTorch 2.11 names when it refuses `op` on named tensors (`None`: the op keeps
+/// names): the `.Tensor` or `.Scalar` overload by `other`'s kind, `op_` in place. `div` with a
+/// rounding mode is always `div.Tensor_mode` (Python wraps a number); `floor_divide` is
+/// supported; comparisons are supported out of place only; `maximum`/`minimum` have one overload.
+pub(crate) fn refused_binary(op: BinaryOp, inplace: bool, other: &Operand) -> Option<String> {
+    let underscore = if inplace { "_" } else { "" };
+    let overload = match other {
+        Operand::Tensor(_) => "Tensor",
+        Operand::Scalar(_) => "Scalar",
+    };
+    let base = match op {
+        BinaryOp::Remainder => "remainder",
+        BinaryOp::Fmod => "fmod",
+        BinaryOp::BitAnd => "bitwise_and",
+        BinaryOp::BitOr => "bitwise_or",
+        BinaryOp::BitXor => "bitwise_xor",
+        BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+            if inplace =>
+        {
+            op.name()
+        }
+        BinaryOp::Maximum => return Some("maximum".to_string()),
+        BinaryOp::Minimum => return Some("minimum".to_string()),
+        BinaryOp::DivTrunc => return Some(format!("div{underscore}.Tensor_mode")),
         BinaryOp::Add
         | BinaryOp::Sub
         | BinaryOp::Mul
@@ -927,7 +979,45 @@ fn refused_binary(op: BinaryOp) -> Option<&'static str> {
         | BinaryOp::Ge
         | BinaryOp::LogicalAnd
         | BinaryOp::LogicalOr
-        | BinaryOp::LogicalXor => None,
+        | BinaryOp::LogicalXor => return None,
+    };
+    Some(format!("{base}{underscore}.{overload}"))
+}
+
+/// The name PyTorch 2.11 reports when it refuses the unary `op` on a named tensor (`op_` in
+/// place); `None` for the ops that keep names.
+pub(crate) fn refused_unary(op: UnaryOp, inplace: bool) -> Option<String> {
+    let underscore = if inplace { "_" } else { "" };
+    match op {
+        UnaryOp::Exp2 => Some(format!("{}{underscore}", op.name())),
+        UnaryOp::Neg
+        | UnaryOp::Abs
+        | UnaryOp::Sign
+        | UnaryOp::Exp
+        | UnaryOp::Expm1
+        | UnaryOp::Log
+        | UnaryOp::Log2
+        | UnaryOp::Log1p
+        | UnaryOp::Sqrt
+        | UnaryOp::Rsqrt
+        | UnaryOp::Reciprocal
+        | UnaryOp::Square
+        | UnaryOp::Sin
+        | UnaryOp::Cos
+        | UnaryOp::Tan
+        | UnaryOp::Tanh
+        | UnaryOp::Sigmoid
+        | UnaryOp::Relu
+        | UnaryOp::Erf
+        | UnaryOp::Floor
+        | UnaryOp::Ceil
+        | UnaryOp::Round
+        | UnaryOp::Trunc
+        | UnaryOp::LogicalNot
+        | UnaryOp::BitwiseNot
+        | UnaryOp::IsNan
+        | UnaryOp::IsInf
+        | UnaryOp::IsFinite => None,
     }
 }
 

@@ -78,13 +78,13 @@ impl Tensor {
         }
         let out = View::contiguous(&iv.shape);
         let inputs = vec![(self.storage.current(), sv), (index.storage.current(), iv)];
-        Ok(Tensor::library(
+        Tensor::library(
             LibraryOp::Gather { dim: d },
             self.dtype(),
             index.shape(),
             out,
             inputs,
-        ))
+        )
     }
     /// `torch.gather(self, dim, index)`; panics where [`Tensor::try_gather`] returns an error.
     ///
@@ -150,13 +150,13 @@ impl Tensor {
             index.view.offset,
         );
         let inputs = vec![(self.storage.current(), sv), (index.storage.current(), iv)];
-        Ok(Tensor::library(
+        Tensor::library(
             LibraryOp::IndexSelect { dim: d },
             self.dtype(),
             &shape,
             out,
             inputs,
-        ))
+        )
     }
     /// `torch.index_select(self, dim, index)`; panics where [`Tensor::try_index_select`] returns an
     /// error.
@@ -193,13 +193,7 @@ impl Tensor {
             (self.storage.current(), self.view.clone()),
             (index.storage.current(), index.view.clone()),
         ];
-        Ok(Tensor::library(
-            LibraryOp::Take,
-            self.dtype(),
-            index.shape(),
-            out,
-            inputs,
-        ))
+        Tensor::library(LibraryOp::Take, self.dtype(), index.shape(), out, inputs)
     }
     /// `torch.take(self, index)`; panics where [`Tensor::try_take`] returns an error.
     #[track_caller]

@@ -10,6 +10,7 @@
 use crate::device::on_device;
 use crate::gather::index_values;
 use crate::lazy::LazyNode;
+use crate::names::refuse_named;
 use crate::promote::Operand;
 use crate::tensor::Tensor;
 use crate::views::{TensorIndex, basic_index_step, select_index};
@@ -18,6 +19,56 @@ use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, contiguous_strides, fmt_list};
 use smelt_ir::{DType, Error, LibraryOp, Result, Scalar, View};
 use smelt_runtime::HostBuffer;
+
+/// Is `item` an advanced index (a tensor that is not a 0-dim integer tensor, which acts like an
+/// int)? Only advanced indexing is PyTorch's `index`/`index_put_`, which 2.11 refuses on names.
+pub(crate) fn is_advanced(item: &TensorIndex) -> bool {
+    match item {
+        TensorIndex::Tensor(t) => !(t.ndim() == 0 && matches!(t.dtype(), DType::I64 | DType::I32)),
+        TensorIndex::Int(_)
+        | TensorIndex::Slice(..)
+        | TensorIndex::NewAxis
+        | TensorIndex::Ellipsis => false,
+    }
+}
+
+/// `items` with each 0-dim integer tensor read into an int (a basic index).
+pub(crate) fn basic_items(items: &[TensorIndex]) -> Result<Vec<TensorIndex>> {
+    items
+        .iter()
+        .map(|item| match item {
+            TensorIndex::Tensor(t) if !is_advanced(item) => {
+                Ok(TensorIndex::Int(t.try_item()?.as_i64()))
+            }
+            TensorIndex::Tensor(_)
+            | TensorIndex::Int(_)
+            | TensorIndex::Slice(..)
+            | TensorIndex::NewAxis
+            | TensorIndex::Ellipsis => Ok(item.clone()),
+        })
+        .collect()
+}
+
+/// Refuses advanced indexing (`aten::<op>`) when `self`, an index tensor or `value` is named.
+fn refuse_named_index(
+    op: &str,
+    this: &Tensor,
+    items: &[TensorIndex],
+    value: Option<&Operand>,
+) -> Result<()> {
+    let tensors = items.iter().filter_map(|i| match i {
+        TensorIndex::Tensor(t) => Some(t),
+        TensorIndex::Int(_)
+        | TensorIndex::Slice(..)
+        | TensorIndex::NewAxis
+        | TensorIndex::Ellipsis => None,
+    });
+    let value = value.and_then(|v| match v {
+        Operand::Tensor(t) => Some(t),
+        Operand::Scalar(_) => None,
+    });
+    refuse_named(op, std::iter::once(this).chain(tensors).chain(value))
+}
 
 /// The resolved index: the view after basic items, and per advanced index the view dim it
 /// indexes with its (integer) index tensor.
@@ -184,9 +235,15 @@ impl Tensor {
     /// Advanced indexing, `self[items]` where some item is an integer or bool tensor: a contiguous
     /// copy (PyTorch's `index`). The index values are read now (a realization). Errors: an `index`
     /// error for an index out of range, an index tensor of a float dtype, index tensors that do not
-    /// broadcast, a bool mask of the wrong shape, too many indices or two ellipses.
+    /// broadcast, a bool mask of the wrong shape, too many indices or two ellipses, a `names`
+    /// error when `self` or an index tensor is named (PyTorch 2.11 refuses `index.Tensor` on
+    /// names; 0-dim integer tensors index like ints, a view that keeps names).
     #[track_caller]
     pub fn try_index(&self, items: &[TensorIndex]) -> Result<Tensor> {
+        if !items.iter().any(is_advanced) {
+            return self.try_getitem(&basic_items(items)?);
+        }
+        refuse_named_index("index.Tensor", self, items, None)?;
         let plan = self.index_plan(items)?;
         if plan.advanced.is_empty() {
             // Only 0-dim integer tensors: they act like ints, so this is a view.
@@ -216,22 +273,21 @@ impl Tensor {
         let op = LibraryOp::Index {
             indices: plan.advanced.len(),
         };
-        Ok(Tensor::library(
-            op,
-            self.dtype(),
-            &layout.result_shape,
-            out,
-            inputs,
-        ))
+        Tensor::library(op, self.dtype(), &layout.result_shape, out, inputs)
     }
 
     /// Advanced index assignment, `self[items] = value` where some item is a tensor (PyTorch's
     /// `index_put_`): the value broadcasts to the indexed shape and converts to `self`'s dtype;
     /// with repeated indices the last write wins. Errors: those of [`Tensor::try_index`], a `shape`
     /// error for a value that does not broadcast, an `overlap` error when `self`'s elements share
-    /// memory.
+    /// memory, a `names` error when `self`, an index tensor or the value is named (PyTorch 2.11
+    /// refuses `index_put_` on names).
     #[track_caller]
     pub fn try_index_put(&self, items: &[TensorIndex], value: Operand) -> Result<()> {
+        if !items.iter().any(is_advanced) {
+            return self.try_setitem(&basic_items(items)?, value);
+        }
+        refuse_named_index("index_put_", self, items, Some(&value))?;
         self.index_put(items, value, false)
     }
 

@@ -124,8 +124,10 @@ impl Tensor {
     /// new values; returns `self`. Errors: a `shape` error when the broadcast result is not
     /// `self`'s shape, a `dtype` error when the result's dtype cannot be cast to `self`'s (a float
     /// result into an integer tensor), an `overlap` error when `self`'s elements share memory (an
-    /// expanded tensor) or partly overlap the operand, a `names` error when names conflict, a
-    /// `device` error for tensors on different devices, and those of [`Tensor::try_binary`].
+    /// expanded tensor) or partly overlap the operand, a `names` error when names conflict or an
+    /// operand is named and PyTorch 2.11 refuses the op in place on names (comparisons,
+    /// `remainder_`, `fmod_`, the bitwise ops, `div_` with a rounding mode), a `device` error for
+    /// tensors on different devices, and those of [`Tensor::try_binary`].
     #[track_caller]
     pub fn try_binary_(
         &self,
@@ -134,16 +136,30 @@ impl Tensor {
         alpha: Option<Scalar>,
     ) -> Result<&Tensor> {
         let other = other.into();
+        if let Some(name) = crate::elementwise::refused_binary(op, true, &other) {
+            refuse_named_operands(&name, &[&Operand::from(self), &other])?;
+        }
         let names = self.inplace_names(&[&other])?;
+        // PyTorch's TensorIterator checks memory overlap first, then shapes, then the result
+        // type; an integer division by zero only traps in the kernel, after all of them.
+        self.check_writable()?;
+        self.check_partial_overlap(&other)?;
         self.check_inplace_shape(&[&other])?;
+        if matches!(
+            op,
+            BinaryOp::DivTrunc | BinaryOp::DivFloor | BinaryOp::Remainder | BinaryOp::Fmod
+        ) {
+            self.check_cast(crate::promote::result_type_of([
+                self.operand(),
+                other.operand(),
+            ]))?;
+        }
         let r = match alpha {
             Some(a) => self.try_add_scaled(other.clone(), a, op),
             None => self.try_binary(other.clone(), op),
         };
         let r = r?;
         self.check_cast(r.dtype())?;
-        self.check_writable()?;
-        self.check_partial_overlap(&other)?;
         self.receive_names(names)?;
         if self.view.internal_overlap().is_none() {
             // Elements of self share memory in a way PyTorch does not reject (overlapping
@@ -204,9 +220,13 @@ impl Tensor {
 
     /// `self = op(self)` in place for the unary op `op`; returns `self`. Errors: a `dtype` error
     /// for a dtype the op refuses or a result that cannot be cast to `self`'s dtype (`exp_` on an
-    /// integer tensor), an `overlap` error when `self`'s elements share memory.
+    /// integer tensor), an `overlap` error when `self`'s elements share memory, a `names` error
+    /// for an op PyTorch 2.11 refuses on a named tensor (`exp2_`).
     #[track_caller]
     pub fn try_unary_(&self, op: UnaryOp) -> Result<&Tensor> {
+        if let Some(name) = crate::elementwise::refused_unary(op, true) {
+            crate::names::refuse_named(&name, [self])?;
+        }
         let r = self.try_unary(op)?;
         self.check_cast(r.dtype())?;
         self.check_writable()?;

@@ -120,6 +120,8 @@ impl Tensor {
             return Err(Error::value("stack expects a non-empty TensorList"));
         };
         refuse_named("stack", tensors)?;
+        // PyTorch wraps the dim (against the first tensor's rank + 1) before comparing sizes.
+        let d = wrap_dim(dim, first.ndim() + 1)?;
         for (i, t) in tensors.iter().enumerate() {
             if t.shape() != first.shape() {
                 return Err(Error::shape(format!(
@@ -129,7 +131,6 @@ impl Tensor {
                 )));
             }
         }
-        let d = wrap_dim(dim, first.ndim() + 1)?;
         let parts: Vec<Tensor> = tensors
             .iter()
             .map(|t| t.try_unsqueeze(d as i64))

@@ -20,7 +20,7 @@
 //! reductions in `reduce.rs` and, built from them, `reduce_composite.rs` (mean, var, std,
 //! logsumexp, softmax); cumsum/sort in `scan.rs`; views in `views.rs`; copies that reshape in
 //! `shape_ops.rs` and `join.rs` (cat, stack); indexing in `index.rs`, `gather.rs`,
-//! `masked.rs`; products in `matmul.rs`; random draws and the generator in `random.rs`; in-place ops in `inplace.rs`; dim names in `names.rs`
+//! `masked.rs`; products in `matmul.rs`; layer norm and GELU in `nn.rs`; random draws and the generator in `random.rs`; in-place ops in `inplace.rs`; dim names in `names.rs`
 //! and `named_ops.rs`; printing in `display.rs`; dumps in `dump.rs` and `explain.rs`.
 //!
 //! ```
@@ -53,6 +53,7 @@ mod masked;
 mod matmul;
 mod named_ops;
 mod names;
+mod nn;
 mod plan_cache;
 mod promote;
 mod random;
@@ -73,7 +74,8 @@ pub use device::{get_default_device, set_default_device, with_default_device};
 pub use dump::GraphDump;
 pub use elementwise::RoundingMode;
 pub use explain::{
-    BoundaryInfo, Explain, KernelInfo, Mode, explain, explain_all, explain_all_mode, explain_mode,
+    BoundaryInfo, Explain, KernelInfo, Mode, UNFUSED_DISABLES, explain, explain_all,
+    explain_all_mode, explain_mode,
 };
 #[cfg(feature = "ndarray")]
 pub use io::NdArrayView;

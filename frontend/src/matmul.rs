@@ -107,13 +107,7 @@ fn product(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     // same buffer as the contiguous result.
     let out = View::contiguous(&with([m, n]));
     let inputs = vec![(a.storage.current(), a_in), (b.storage.current(), b_in)];
-    Ok(Tensor::library(
-        LibraryOp::Matmul,
-        a.dtype(),
-        &shape,
-        out,
-        inputs,
-    ))
+    Tensor::library(LibraryOp::Matmul, a.dtype(), &shape, out, inputs)
 }
 
 /// Batch names of a matmul (PyTorch's `TensorNames::unifyFromRight`): right-aligned, a
@@ -306,12 +300,12 @@ impl Tensor {
     }
 
     /// `torch.outer(self, vec2)`: `self[:, None] * vec2` for two 1-D tensors, with type promotion;
-    /// contiguous. Errors: a `shape` error for another rank, a `names` error for a named `self`.
+    /// strides as PyTorch's product gives them. Errors: a `shape` error for another rank, a `names` error for a named `self`.
     #[track_caller]
     pub fn try_outer(&self, vec2: &Tensor) -> Result<Tensor> {
-        // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused (by the
-        // reshape), vec2's names take part in the broadcast (`[None, 'N']`).
-        refuse_named("outer", [self])?;
+        // PyTorch computes `self.reshape(n, 1) * vec2`: a named self is refused by the reshape
+        // (`aten::view`), vec2's names take part in the broadcast (`[None, 'N']`).
+        refuse_named("view", [self])?;
         for (what, t) in [("self", self), ("vec2", vec2)] {
             if t.ndim() != 1 {
                 return Err(Error::shape(format!(
@@ -320,11 +314,10 @@ impl Tensor {
                 )));
             }
         }
-        let shape = [self.shape()[0], vec2.shape()[0]];
-        let r = self.try_unsqueeze(1)?.try_binary(vec2, BinaryOp::Mul)?;
-        let names = r.dim_names();
-        Ok(r.relayout(&shape, contiguous_strides(&shape))
-            .with_dim_names(names))
+        // The product's strides are the elementwise rule's for those operands (an empty result
+        // is not always row-major).
+        let n = self.shape()[0] as i64;
+        self.try_reshape(&[n, 1])?.try_binary(vec2, BinaryOp::Mul)
     }
     /// `torch.outer(self, vec2)`; panics where [`Tensor::try_outer`] returns an error.
     #[track_caller]

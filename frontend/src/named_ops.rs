@@ -308,7 +308,7 @@ impl Tensor {
     /// `torch.flatten(self, start_dim, end_dim, out_dim)`: the dims `start..=end` (positions or
     /// names) merged into one dim named `out_dim`; layout as for [`Tensor::try_flatten`]. Errors:
     /// a `value` error for `start_dim` after `end_dim`, an `index` error for a dim out of range, a
-    /// `names` error for an unknown or invalid name.
+    /// `names` error for an unknown or invalid name or a name mixed with a position.
     #[track_caller]
     pub fn try_flatten_named(
         &self,
@@ -316,8 +316,15 @@ impl Tensor {
         end_dim: impl Into<Dim>,
         out_dim: &str,
     ) -> Result<Tensor> {
-        let s = start_dim.into().position(self)?;
-        let e = end_dim.into().position(self)?;
+        let (start_dim, end_dim) = (start_dim.into(), end_dim.into());
+        if names::mixes_names_and_positions(&[start_dim.clone(), end_dim.clone()]) {
+            return Err(names::no_overload(
+                "flatten",
+                "start_dim and end_dim must both be names or both be positions",
+            ));
+        }
+        let s = start_dim.position(self)?;
+        let e = end_dim.position(self)?;
         if s > e {
             return Err(Error::value(
                 "flatten() has invalid args: start_dim cannot come after end_dim",
@@ -339,9 +346,16 @@ impl Tensor {
 
     /// `torch.flatten(self, dims, out_dim)`: the listed dims, which must be consecutive and in
     /// order, merged into one dim named `out_dim`. Errors: a `value` error for an empty list, a
-    /// `names` error for dims that are not consecutive or an unknown or invalid name.
+    /// `names` error for dims that are not consecutive, a dim given by position (PyTorch's
+    /// `flatten(dims, out_dim)` takes names only) or an unknown or invalid name.
     #[track_caller]
     pub fn try_flatten_dims(&self, dims: &[Dim], out_dim: &str) -> Result<Tensor> {
+        if dims.iter().any(|d| matches!(d, Dim::Index(_))) {
+            return Err(names::no_overload(
+                "flatten",
+                "dims with an out_dim must be names",
+            ));
+        }
         let positions: Vec<usize> = dims
             .iter()
             .map(|d| d.position(self))
@@ -389,8 +403,8 @@ impl Tensor {
 
     /// `torch.unflatten(self, dim, sizes, names)`: `dim` split into dims of `sizes` named `names`
     /// (PyTorch's namedshape `zip(names, sizes)`). Errors: a `shape` error when the sizes do not
-    /// multiply to the dim's size, a `names` error for names and sizes of different lengths or an
-    /// invalid name, an `index` error for a dim out of range.
+    /// multiply to the dim's size, a `names` error for names and sizes of different lengths, an
+    /// invalid name, or a `dim` given by position (PyTorch's form takes a name) or unknown.
     #[track_caller]
     pub fn try_unflatten_named(
         &self,
@@ -398,7 +412,13 @@ impl Tensor {
         sizes: &[i64],
         names: &[Option<&str>],
     ) -> Result<Tensor> {
-        let d = wrap_dim(dim.into().resolve(self)?, self.ndim())?;
+        let Dim::Name(dim) = dim.into() else {
+            return Err(names::no_overload(
+                "unflatten",
+                "with names for the new dims, dim must be a name",
+            ));
+        };
+        let d = wrap_dim(names::position_of(&self.names(), &dim)?, self.ndim())?;
         let new_names = parse_names(&owned(names))?;
         if new_names.len() != sizes.len() {
             return Err(Error::names(format!(

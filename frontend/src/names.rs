@@ -159,6 +159,20 @@ pub(crate) fn unsupported(op: &str) -> Error {
     ))
 }
 
+/// The error of a form PyTorch 2.11 has no overload for (its `TypeError`): dims given by name
+/// where the op takes positions, or names and positions mixed. `rule` says what the op takes.
+pub(crate) fn no_overload(op: &str, rule: &str) -> Error {
+    Error::names(format!(
+        "{op}: {rule} (PyTorch 2.11 has no overload of {op} for this mix of names and positions)"
+    ))
+}
+
+/// Are some of `dims` names and some positions?
+pub(crate) fn mixes_names_and_positions(dims: &[Dim]) -> bool {
+    dims.iter().any(|d| matches!(d, Dim::Name(_)))
+        && dims.iter().any(|d| matches!(d, Dim::Index(_)))
+}
+
 /// Refuses `op` when any of `tensors` has a name.
 pub(crate) fn refuse_named<'a>(
     op: &str,

@@ -541,9 +541,12 @@ impl Tensor {
     }
 
     /// `torch.randint_like(self, low, high, dtype=dtype)`: integers on [low, high) with self's
-    /// shape, names and device, of self's dtype without one.
+    /// shape and device, of self's dtype without one. Errors (besides the range and dtype
+    /// checks): a `names` error for a named self (PyTorch 2.11 refuses `randint_like.low_dtype`
+    /// on names).
     #[track_caller]
     pub fn try_randint_like(&self, low: i64, high: i64, dtype: Option<DType>) -> Result<Tensor> {
+        crate::names::refuse_named("randint_like.low_dtype", [self])?;
         let dtype = int_dtype("randint_like", dtype.unwrap_or(self.dtype()))?;
         let t = randint_with(
             &mut from_default,
@@ -554,7 +557,7 @@ impl Tensor {
             dtype,
             self.device(),
         )?;
-        Ok(t.with_dim_names(self.dim_names()))
+        Ok(t)
     }
 
     /// [`Tensor::try_randint_like`]; panics where it returns an error.
@@ -604,19 +607,22 @@ fn exact_bottom(dtype: DType) -> i128 {
     }
 }
 
+/// How an in-place sampler maps its draw `d`: `d * scale + shift`, or `d / divisor`.
+#[derive(Clone, Copy, Debug)]
+enum Finish {
+    MulAdd(f64, f64),
+    Div(f64),
+}
+
 /// The in-place sampling methods (`Tensor.uniform_` and friends): each draws a fresh tensor of
 /// self's shape and dtype on self's device and writes it through self's view, as `copy_`
 /// does, so a view's base sees the values.
 impl Tensor {
-    /// A draw of `dist` in self's dtype (which must be a float), written into self by
-    /// `finish(draw)`.
+    /// A draw of `dist` in self's dtype (which must be a float), mapped by `finish` and written
+    /// into self. (`finish` is data, not a closure: `#[track_caller]` does not pass through
+    /// closures, and its nodes must name the user's line.)
     #[track_caller]
-    fn fill_random(
-        &self,
-        op: &str,
-        dist: RandomDist,
-        finish: impl FnOnce(Tensor) -> Result<Tensor>,
-    ) -> Result<&Tensor> {
+    fn fill_random(&self, op: &str, dist: RandomDist, finish: Finish) -> Result<&Tensor> {
         let dtype = self.dtype();
         if !dtype.is_float() {
             return Err(Error::dtype(format!(
@@ -624,7 +630,10 @@ impl Tensor {
             )));
         }
         let drawn = draw_with(&mut from_default, dist, self.shape(), dtype, self.device())?;
-        let value = finish(drawn)?;
+        let value = match finish {
+            Finish::MulAdd(scale, shift) => drawn.try_mul(scale)?.try_add(shift)?,
+            Finish::Div(divisor) => drawn.try_div(divisor)?,
+        };
         self.try_copy_(&value)
     }
 
@@ -638,9 +647,11 @@ impl Tensor {
                 "uniform_: expects to return a [from, to) range, but found from={from} > to={to}"
             )));
         }
-        self.fill_random("uniform_", RandomDist::Uniform, |u| {
-            u.try_mul(to - from)?.try_add(from)
-        })
+        self.fill_random(
+            "uniform_",
+            RandomDist::Uniform,
+            Finish::MulAdd(to - from, from),
+        )
     }
 
     /// [`Tensor::try_uniform_`]; panics where it returns an error.
@@ -658,9 +669,7 @@ impl Tensor {
                 "normal_: normal expects std >= 0.0, but found std {std}"
             )));
         }
-        self.fill_random("normal_", RandomDist::Normal, |z| {
-            z.try_mul(std)?.try_add(mean)
-        })
+        self.fill_random("normal_", RandomDist::Normal, Finish::MulAdd(std, mean))
     }
 
     /// [`Tensor::try_normal_`]; panics where it returns an error.
@@ -678,9 +687,7 @@ impl Tensor {
                 "exponential_: exponential_ expects lambda > 0.0, but found lambda={lambd}"
             )));
         }
-        self.fill_random("exponential_", RandomDist::Exponential, |e| {
-            e.try_div(lambd)
-        })
+        self.fill_random("exponential_", RandomDist::Exponential, Finish::Div(lambd))
     }
 
     /// [`Tensor::try_exponential_`]; panics where it returns an error.

@@ -19,7 +19,7 @@ use crate::names::{Dim, DimNames, drop_dims, refuse_named};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::Dims;
 use smelt_ir::graph::Op;
-use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dims};
+use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim, wrap_dims};
 use smelt_ir::{BinaryOp, DType, Error, LibraryOp, ReduceOp, Result, Scalar, View};
 
 /// The `dim` argument of the reductions that accept a list of dims (`sum`, `mean`, `var`,
@@ -130,7 +130,13 @@ pub(crate) struct Plan {
 
 impl Tensor {
     /// Positions of `dims` in self (names looked up, indices unwrapped).
-    pub(crate) fn resolve_dims(&self, dims: &[Dim]) -> Result<Vec<i64>> {
+    pub(crate) fn resolve_dims(&self, op: &str, dims: &[Dim]) -> Result<Vec<i64>> {
+        if crate::names::mixes_names_and_positions(dims) {
+            return Err(crate::names::no_overload(
+                op,
+                "dims must be all names or all positions",
+            ));
+        }
         dims.iter().map(|d| d.resolve(self)).collect()
     }
 
@@ -196,7 +202,7 @@ impl Tensor {
     /// Records the reduction `op` of `plan` producing `dtype` (inputs are cast to `dtype`
     /// element by element before they are folded).
     #[track_caller]
-    pub(crate) fn reduce_with(&self, plan: &Plan, op: ReduceOp, dtype: DType) -> Tensor {
+    pub(crate) fn reduce_with(&self, plan: &Plan, op: ReduceOp, dtype: DType) -> Result<Tensor> {
         let node = self.storage.current();
         let t = Tensor::computed(
             Op::Reduce {
@@ -207,17 +213,17 @@ impl Tensor {
             &plan.kept_shape,
             contiguous_strides(&plan.kept_shape),
             vec![(node, plan.edge.clone())],
-        );
-        t.with_view(View::new(
+        )?;
+        Ok(t.with_view(View::new(
             plan.out_shape.clone(),
             contiguous_strides(&plan.out_shape),
             0,
-        ))
+        )))
     }
 
     /// Records an argmax/argmin library call of `plan` (int64 result).
     #[track_caller]
-    fn arg_reduce_with(&self, plan: &Plan, max: bool) -> Tensor {
+    fn arg_reduce_with(&self, plan: &Plan, max: bool) -> Result<Tensor> {
         let node = self.storage.current();
         let axes = plan.axes;
         let op = if max {
@@ -231,12 +237,12 @@ impl Tensor {
             &plan.kept_shape,
             contiguous_strides(&plan.kept_shape),
             vec![(node, plan.edge.clone())],
-        );
-        t.with_view(View::new(
+        )?;
+        Ok(t.with_view(View::new(
             plan.out_shape.clone(),
             contiguous_strides(&plan.out_shape),
             0,
-        ))
+        )))
     }
 
     /// Rejects a max-like reduction with nothing to reduce (no identity exists).
@@ -268,7 +274,7 @@ impl Tensor {
     /// every dim). Bool and integer inputs sum to int64 unless `dtype` is given (the input is cast
     /// to `dtype` first); an empty reduction is 0. Reduced dims lose their names unless `keepdim`.
     /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
-    /// `names` error for an unknown dim name.
+    /// `names` error for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_sum(
         &self,
@@ -276,12 +282,12 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("sum", &dim.into_dims())?;
         let plan = self.reduction_plan(&dim, keepdim)?;
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let names = self.reduced_names(&dim, keepdim);
         Ok(self
-            .reduce_with(&plan, ReduceOp::Sum, dtype)
+            .reduce_with(&plan, ReduceOp::Sum, dtype)?
             .with_dim_names(names))
     }
 
@@ -319,7 +325,7 @@ impl Tensor {
         let dtype = dtype.unwrap_or_else(|| widened_int(self.dtype()));
         let names = self.reduced_names(&dims, keepdim);
         Ok(self
-            .reduce_with(&plan, ReduceOp::Prod, dtype)
+            .reduce_with(&plan, ReduceOp::Prod, dtype)?
             .with_dim_names(names))
     }
 
@@ -335,9 +341,21 @@ impl Tensor {
     #[track_caller]
     fn extreme(&self, name: &str, op: ReduceOp, dim: &[i64], keepdim: bool) -> Result<Tensor> {
         refuse_named(name, [self])?;
+        if self.numel() == 0 && self.ndim() > 0 {
+            // PyTorch walks an empty input's dims in the order given, each wrapped (`index`) and
+            // then checked for size 0 (`shape`), before it looks for a repeated dim.
+            for &d in dim {
+                if self.shape()[wrap_dim(d, self.ndim())?] == 0 {
+                    return Err(Error::shape(format!(
+                        "{name}(): Expected reduction dim {d} to have non-zero size (input shape {}).",
+                        fmt_list(self.shape())
+                    )));
+                }
+            }
+        }
         let plan = self.reduction_plan(dim, keepdim)?;
         self.check_nonempty(&plan, name, true)?;
-        Ok(self.reduce_with(&plan, op, self.dtype()))
+        self.reduce_with(&plan, op, self.dtype())
     }
 
     /// `torch.amax(self, dim, keepdim)`: the largest value over `dim` (an empty list reduces every
@@ -374,7 +392,7 @@ impl Tensor {
     fn extreme_all(&self, name: &str, op: ReduceOp) -> Result<Tensor> {
         let plan = self.reduction_plan(&[], false)?;
         self.check_nonempty(&plan, name, false)?;
-        Ok(self.reduce_with(&plan, op, self.dtype()))
+        self.reduce_with(&plan, op, self.dtype())
     }
 
     /// `torch.max(self)`: the largest element as a 0-dim tensor (NaN if any). Errors: a `shape`
@@ -420,9 +438,9 @@ impl Tensor {
         let op = if max { ReduceOp::Max } else { ReduceOp::Min };
         let names = self.reduced_names(&[dim], keepdim);
         Ok((
-            self.reduce_with(&plan, op, self.dtype())
+            self.reduce_with(&plan, op, self.dtype())?
                 .with_dim_names(names.clone()),
-            self.arg_reduce_with(&plan, max).with_dim_names(names),
+            self.arg_reduce_with(&plan, max)?.with_dim_names(names),
         ))
     }
 
@@ -475,7 +493,7 @@ impl Tensor {
         let dims: Vec<i64> = dim.into_iter().collect();
         let plan = self.reduction_plan(&dims, keepdim)?;
         self.check_nonempty(&plan, name, dim.is_some())?;
-        Ok(self.arg_reduce_with(&plan, max))
+        self.arg_reduce_with(&plan, max)
     }
 
     /// `torch.argmax(self, dim, keepdim)`: int64 indices of the largest value along `dim`; without
@@ -528,7 +546,7 @@ impl Tensor {
         } else {
             DType::Bool
         };
-        Ok(self.reduce_with(&plan, op, dtype))
+        self.reduce_with(&plan, op, dtype)
     }
 
     /// `torch.all(self, dim, keepdim)`: true where every element over `dim` is nonzero (an empty
@@ -544,6 +562,52 @@ impl Tensor {
     #[track_caller]
     pub fn all(&self, dim: impl IntoDims, keepdim: bool) -> Tensor {
         ok(self.try_all(dim, keepdim))
+    }
+
+    /// `torch.all(self, dim=dims, keepdim)` with the dims taken literally: a non-empty list as
+    /// [`Tensor::try_all`], an empty one (`dim=()`) reduces no dim, giving `self != 0` (bool; uint8
+    /// for uint8 input) laid out row-major. Errors: as [`Tensor::try_all`].
+    #[track_caller]
+    pub fn try_all_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        if dims.is_empty() {
+            return self.nonzero_mask();
+        }
+        self.try_all(dims, keepdim)
+    }
+
+    /// `torch.all(self, dim=dims, keepdim)` with the dims taken literally; panics where
+    /// [`Tensor::try_all_dims`] returns an error.
+    #[track_caller]
+    pub fn all_dims(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_all_dims(dims, keepdim))
+    }
+
+    /// `torch.any(self, dim=dims, keepdim)` with the dims taken literally; panics where
+    /// [`Tensor::try_any_dims`] returns an error.
+    #[track_caller]
+    pub fn any_dims(&self, dims: &[i64], keepdim: bool) -> Tensor {
+        ok(self.try_any_dims(dims, keepdim))
+    }
+
+    /// `torch.any(self, dim=dims, keepdim)` with the dims taken literally, as
+    /// [`Tensor::try_all_dims`].
+    #[track_caller]
+    pub fn try_any_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        if dims.is_empty() {
+            return self.nonzero_mask();
+        }
+        self.try_any(dims, keepdim)
+    }
+
+    /// `all`/`any` over no dim: each element tested alone, in a fresh row-major tensor.
+    #[track_caller]
+    fn nonzero_mask(&self) -> Result<Tensor> {
+        let mut m = self.try_binary(Scalar::Int(0), BinaryOp::Ne)?;
+        if self.dtype() == DType::U8 {
+            m = m.try_to_dtype(DType::U8, false)?;
+        }
+        let shape = self.shape().to_vec();
+        Ok(m.relayout(&shape, contiguous_strides(&shape)))
     }
 
     /// `torch.any(self, dim, keepdim)`: true where some element over `dim` is nonzero; bool (uint8

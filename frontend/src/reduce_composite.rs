@@ -8,7 +8,7 @@ use crate::names::Dim;
 use crate::promote::Operand;
 use crate::reduce::IntoDims;
 use crate::tensor::{Tensor, ok};
-use smelt_ir::view::{contiguous_strides, wrap_dim};
+use smelt_ir::view::{contiguous_strides, fmt_list, wrap_dim};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, ReduceOp, Result, Scalar, UnaryOp};
 
 impl Tensor {
@@ -16,7 +16,7 @@ impl Tensor {
     /// reduces every dim) in a floating dtype, `dtype` or else the input's; an empty reduction is
     /// NaN. Errors: a `dtype` error for bool or integer input without a floating `dtype`, an
     /// `index` error for a dim out of range, a `value` error for a repeated dim, a `names` error
-    /// for an unknown dim name.
+    /// for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_mean(
         &self,
@@ -24,7 +24,7 @@ impl Tensor {
         keepdim: bool,
         dtype: Option<DType>,
     ) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("mean", &dim.into_dims())?;
         let r = self.drop_names().mean_at(&dim, keepdim, dtype)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -44,8 +44,12 @@ impl Tensor {
             )));
         }
         let plan = self.reduction_plan(dim, keepdim)?;
-        let sum = self.reduce_with(&plan, ReduceOp::Sum, out);
-        sum.try_binary(Scalar::Float(plan.count as f64), BinaryOp::Div)
+        let sum = self.reduce_with(&plan, ReduceOp::Sum, out)?;
+        // PyTorch divides the sum in place, so the mean keeps the sum's row-major strides (an
+        // elementwise op on an empty result would order its dims otherwise).
+        Ok(sum
+            .try_binary(Scalar::Float(plan.count as f64), BinaryOp::Div)?
+            .row_major())
     }
 
     /// `torch.mean(self, dim, keepdim, dtype=dtype)`; panics where [`Tensor::try_mean`] returns an
@@ -60,10 +64,10 @@ impl Tensor {
     /// `correction = 1` is the sample variance. `n - correction <= 0` divides by zero (inf, or NaN
     /// when every deviation is 0). Errors: a `dtype` error for bool or integer input, an `index`
     /// error for a dim out of range, a `value` error for a repeated dim, a `names` error for an
-    /// unknown dim name.
+    /// unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_var(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("var", &dim.into_dims())?;
         let r = self.drop_names().var_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -81,15 +85,17 @@ impl Tensor {
         let keep = x.reduction_plan(dim, true)?;
         let n = keep.count as f64;
         let mean = x
-            .reduce_with(&keep, ReduceOp::Sum, x.dtype())
+            .reduce_with(&keep, ReduceOp::Sum, x.dtype())?
             .try_binary(Scalar::Float(n), BinaryOp::Div)?;
         let dev = x.try_binary(&mean, BinaryOp::Sub)?;
         let sq = dev.try_binary(&dev, BinaryOp::Mul)?;
         let plan = sq.reduction_plan(dim, keepdim)?;
-        let ss = sq.reduce_with(&plan, ReduceOp::Sum, sq.dtype());
+        let ss = sq.reduce_with(&plan, ReduceOp::Sum, sq.dtype())?;
         let divisor = (n - correction).max(0.0);
-        ss.try_binary(Scalar::Float(divisor), BinaryOp::Div)?
-            .try_to_dtype(dtype, false)
+        Ok(ss
+            .try_binary(Scalar::Float(divisor), BinaryOp::Div)?
+            .try_to_dtype(dtype, false)?
+            .row_major())
     }
 
     /// `torch.var(self, dim, correction=correction, keepdim=keepdim)`; panics where
@@ -104,7 +110,7 @@ impl Tensor {
     /// [`Tensor::try_var`] (its errors too).
     #[track_caller]
     pub fn try_std(&self, dim: impl IntoDims, correction: f64, keepdim: bool) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("std", &dim.into_dims())?;
         let r = self.drop_names().std_at(&dim, correction, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -119,9 +125,10 @@ impl Tensor {
             )));
         }
         let x = self.try_to_dtype(dtype.compute_dtype(), false)?;
-        x.var_at(dim, correction, keepdim)?
+        Ok(x.var_at(dim, correction, keepdim)?
             .try_unary(UnaryOp::Sqrt)?
-            .try_to_dtype(dtype, false)
+            .try_to_dtype(dtype, false)?
+            .row_major())
     }
 
     /// `torch.std(self, dim, correction=correction, keepdim=keepdim)`; panics where
@@ -136,10 +143,10 @@ impl Tensor {
     /// amax(x)` replaced by 0 where it is infinite (so all -inf gives -inf and +inf gives +inf, not
     /// NaN). Integer input computes in the default float dtype; an empty reduction gives -inf.
     /// Errors: an `index` error for a dim out of range, a `value` error for a repeated dim, a
-    /// `names` error for an unknown dim name.
+    /// `names` error for an unknown dim name or names mixed with positions.
     #[track_caller]
     pub fn try_logsumexp(&self, dim: impl IntoDims, keepdim: bool) -> Result<Tensor> {
-        let dim = self.resolve_dims(&dim.into_dims())?;
+        let dim = self.resolve_dims("logsumexp", &dim.into_dims())?;
         let r = self.drop_names().logsumexp_at(&dim, keepdim)?;
         Ok(r.with_dim_names(self.reduced_names(&dim, keepdim)))
     }
@@ -155,14 +162,22 @@ impl Tensor {
         let plan = x.reduction_plan(dim, keepdim)?;
         if plan.count == 0 {
             let e = x.try_unary(UnaryOp::Exp)?;
-            let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+            let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype())?;
             return s.try_unary(UnaryOp::Log)?.try_to_dtype(dtype, false);
         }
+        if dim.is_empty() && !keepdim && self.ndim() > 0 {
+            // PyTorch 2.15's `logsumexp(dim=())` reduces every dim, then adds the kept-dim
+            // maxima ([1, ..., 1]) in place into the 0-dim result, which refuses to broadcast.
+            return Err(Error::shape(format!(
+                "logsumexp: output with shape [] doesn't match the broadcast shape {}",
+                fmt_list(&vec![1; self.ndim()])
+            )));
+        }
         let keep = x.reduction_plan(dim, true)?;
-        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype())?;
         let m = Tensor::try_where(&m.try_unary(UnaryOp::IsInf)?, Scalar::Float(0.0), &m)?;
         let e = x.try_binary(&m, BinaryOp::Sub)?.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(dim, keepdim)?, ReduceOp::Sum, e.dtype())?;
         let out_shape: Vec<i64> = plan.out_shape.iter().map(|&d| d as i64).collect();
         let m = m.try_reshape(&out_shape)?;
         s.try_unary(UnaryOp::Log)?
@@ -188,6 +203,11 @@ impl Tensor {
     ) -> Result<(DType, Option<(Tensor, i64)>)> {
         let d = wrap_dim(dim, self.ndim())? as i64;
         let out = dtype.unwrap_or(self.dtype());
+        // PyTorch returns an empty input's (empty) result before its kernel checks the dtype:
+        // softmax of an empty int tensor is an empty int tensor.
+        if self.numel() == 0 {
+            return Ok((out, None));
+        }
         if !out.is_float() {
             return Err(Error::dtype(format!(
                 "{name}: expected a floating point input or dtype, got {} (\"{name}_lastdim_kernel_impl\" not implemented for '{}')",
@@ -195,15 +215,20 @@ impl Tensor {
                 out.torch_name()
             )));
         }
-        if self.numel() == 0 {
-            return Ok((out, None));
-        }
         let x = self
             .try_to_dtype(out, false)?
             .try_to_dtype(out.compute_dtype(), false)?;
         let keep = x.reduction_plan(&[d], true)?;
-        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype());
+        let m = x.reduce_with(&keep, ReduceOp::Max, x.dtype())?;
         Ok((out, Some((x.try_binary(&m, BinaryOp::Sub)?, d))))
+    }
+
+    /// A freshly computed reduction result laid out row-major, as PyTorch's reduction kernels
+    /// allocate it (the composite's last elementwise step may have ordered an empty result's
+    /// dims otherwise).
+    fn row_major(self) -> Tensor {
+        let shape = self.shape().to_vec();
+        self.relayout(&shape, contiguous_strides(&shape))
     }
 
     /// Finishes a softmax-like result: cast to `dtype` and lay out contiguously (PyTorch's
@@ -233,7 +258,7 @@ impl Tensor {
             return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype())?;
         // PyTorch's CPU kernel scales by the sum's reciprocal (`tmp_sum = 1 / tmp_sum`, then
         // a multiply per element in `_vec_softmax_lastdim`), not by a division per element.
         let inv = s.try_unary(UnaryOp::Reciprocal)?;
@@ -263,7 +288,7 @@ impl Tensor {
             return self.try_empty_like(Some(out), Some(MemoryFormat::Contiguous));
         };
         let e = z.try_unary(UnaryOp::Exp)?;
-        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype());
+        let s = e.reduce_with(&e.reduction_plan(&[d], true)?, ReduceOp::Sum, e.dtype())?;
         let r = z.try_binary(Operand::from(s.try_unary(UnaryOp::Log)?), BinaryOp::Sub)?;
         self.softmax_finish(r, out)
     }

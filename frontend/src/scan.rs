@@ -34,16 +34,16 @@ impl Tensor {
                 &[1],
                 Dims::from([1]),
                 vec![(node, edge)],
-            );
+            )?;
             return Ok(t.with_view(View::contiguous(&[])));
         }
-        Ok(Tensor::computed(
+        Tensor::computed(
             Op::Library(op(d)),
             dtype,
             &shape,
             strides,
             vec![(node, self.view.clone())],
-        ))
+        )
     }
 
     /// `torch.cumsum(self, dim, dtype=dtype)`: inclusive prefix sums along `dim` (a position or a

@@ -13,7 +13,7 @@ use smelt_runtime::HostBuffer;
 impl Tensor {
     /// A contiguous copy of what `view` (over self's storage) shows.
     #[track_caller]
-    fn copy_of_view(&self, view: View) -> Tensor {
+    fn copy_of_view(&self, view: View) -> Result<Tensor> {
         let shape = view.shape.clone();
         Tensor::computed(
             Op::Cast,
@@ -39,13 +39,13 @@ impl Tensor {
             }
         }
         let strides = self.view.preserve_format_strides();
-        Ok(Tensor::computed(
+        Tensor::computed(
             Op::Cast,
             self.dtype(),
             &v.shape.clone(),
             strides,
             vec![(self.storage.current(), v)],
-        ))
+        )
     }
     /// `torch.flip(self, dims)`; panics where [`Tensor::try_flip`] returns an error.
     #[track_caller]
@@ -67,7 +67,10 @@ impl Tensor {
                     shifts.len()
                 )));
             }
-            let flat = self.try_flatten(0, -1)?;
+            // PyTorch: `self.contiguous().view(numel)` rolled along dim 0, viewed back.
+            let flat = self
+                .try_contiguous_format(smelt_ir::MemoryFormat::Contiguous)?
+                .try_view(&[self.numel() as i64])?;
             let shape: Vec<i64> = self.shape().iter().map(|&s| s as i64).collect();
             return flat.try_roll(shifts, &[0])?.try_view(&shape);
         }
@@ -76,6 +79,17 @@ impl Tensor {
                 "shifts and dimensions must align. shifts: {}, dims:{}",
                 shifts.len(),
                 dims.len()
+            )));
+        }
+        // PyTorch returns a preserve-format clone of an empty tensor before it looks at the dims
+        // (so a dim out of range goes unnoticed), and an empty tensor keeps its strides.
+        if self.numel() == 0 {
+            return self.try_clone_format(smelt_ir::MemoryFormat::Preserve);
+        }
+        if self.ndim() == 0 {
+            return Err(Error::index(format!(
+                "roll: Dimension specified as {} but tensor has no dimensions",
+                dims[0]
             )));
         }
         let out = self.try_clone_format(smelt_ir::MemoryFormat::Contiguous)?;
@@ -141,7 +155,7 @@ impl Tensor {
             shape.extend([r as usize, size]);
             strides.extend([0, stride]);
         }
-        let copy = self.copy_of_view(View::new(shape, strides, self.view.offset));
+        let copy = self.copy_of_view(View::new(shape, strides, self.view.offset))?;
         Ok(copy.with_view(View::contiguous(&out)))
     }
     /// `tensor.repeat(repeats)`; panics where [`Tensor::try_repeat`] returns an error.

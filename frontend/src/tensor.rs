@@ -101,7 +101,8 @@ impl Tensor {
     }
 
     /// A computing op's output: a fresh storage of `shape` with `strides` (dense), produced by
-    /// `op` from `inputs`.
+    /// `op` from `inputs`. Errors: a `value` error when the storage's size in bytes overflows
+    /// an int64 (PyTorch's "Storage size calculation overflowed"), whatever the op.
     #[track_caller]
     pub(crate) fn computed(
         op: Op,
@@ -109,13 +110,25 @@ impl Tensor {
         shape: &[usize],
         strides: Dims<isize>,
         inputs: Vec<(Arc<LazyNode>, View)>,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
         Tensor::computed_into(op, dtype, View::new(shape, strides, 0), inputs)
     }
 
     /// [`Tensor::computed`] writing through `out` (dense, offset 0), a view the caller built.
     #[track_caller]
     pub(crate) fn computed_into(
+        op: Op,
+        dtype: DType,
+        out: View,
+        inputs: Vec<(Arc<LazyNode>, View)>,
+    ) -> Result<Tensor> {
+        smelt_ir::view::check_sizes(&out.shape, dtype.size())?;
+        Ok(Tensor::computed_unchecked(op, dtype, out, inputs))
+    }
+
+    /// [`Tensor::computed_into`] for sizes already checked.
+    #[track_caller]
+    pub(crate) fn computed_unchecked(
         op: Op,
         dtype: DType,
         out: View,
@@ -130,7 +143,8 @@ impl Tensor {
 
     /// A library op's output: a fresh contiguous storage of `shape` that the op writes
     /// through `out`, a view of the same buffer in the op's own dim order (e.g. `[B, M, N]`
-    /// for a matmul whose result drops the size-1 dims of vector operands).
+    /// for a matmul whose result drops the size-1 dims of vector operands). Errors as
+    /// [`Tensor::computed`]'s.
     #[track_caller]
     pub(crate) fn library(
         op: LibraryOp,
@@ -138,7 +152,8 @@ impl Tensor {
         shape: &[usize],
         out: View,
         inputs: Vec<(Arc<LazyNode>, View)>,
-    ) -> Tensor {
+    ) -> Result<Tensor> {
+        smelt_ir::view::check_sizes(shape, dtype.size())?;
         let view = View::contiguous(shape);
         debug_assert_eq!(
             out.numel(),
@@ -146,11 +161,11 @@ impl Tensor {
             "invariant: a library output view covers the result"
         );
         let node = LazyNode::pending(Op::Library(op), dtype, view.numel(), out, inputs);
-        Tensor {
+        Ok(Tensor {
             storage: Storage::new(node),
             view,
             names: NameCell::default(),
-        }
+        })
     }
 
     /// A tensor computed on the host by an op whose output shape depends on data (a graph

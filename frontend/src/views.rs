@@ -2,7 +2,9 @@
 //! (never a graph node, never a copy) — except `reshape`/`flatten` when the strides forbid a
 //! view, which copy, as in PyTorch.
 
-use crate::names::{Dim, DimNames, drop_dims, refuse_named};
+use crate::names::{
+    Dim, DimNames, drop_dims, mixes_names_and_positions, no_overload, refuse_named,
+};
 use crate::tensor::{Tensor, ok};
 use smelt_ir::view::{view_strides, wrap_dim};
 use smelt_ir::{Error, MemoryFormat, Result, View};
@@ -112,7 +114,7 @@ view_ops! {
         dim, an `index` error for a dim out of range, a `names` error for a named tensor";
     /// `torch.movedim(self, source, destination)`: the dims in `source` moved to the
     /// positions in `destination`, the others keeping their order.
-    fn movedim / try_movedim(source: &[i64], destination: &[i64]) [NameRule::Refuse("movedim")]
+    fn movedim / try_movedim(source: &[i64], destination: &[i64]) [NameRule::Refuse("permute")]
         => |v| v.movedim(source, destination),
         "a `value` error for lists of different lengths or a repeated dim, an `index` error \
         for a dim out of range, a `names` error for a named tensor";
@@ -139,8 +141,8 @@ impl Tensor {
         let dim = dim.into();
         let d = dim.position(self)?;
         let v = self.view.select(d as i64, index).map_err(|mut e| {
-            // PyTorch names the dim in the message when it was given by name.
-            if let Dim::Name(n) = &dim {
+            // PyTorch names the dim in the message when it has a name, however it was given.
+            if let Some(Some(n)) = self.dim_names().as_deref().and_then(|ns| ns.get(d)) {
                 e.message = e
                     .message
                     .replace(&format!("at dimension {d}"), &format!("at dimension '{n}'"));
@@ -197,11 +199,20 @@ impl Tensor {
 
     /// `torch.transpose(self, dim0, dim1)` (also `swapaxes`, `swapdims`): a view with the two dims
     /// swapped; names move with their dims. Errors: an `index` error for a dim out of range, a
-    /// `names` error for an unknown name.
+    /// `names` error for an unknown name or a name mixed with a position.
     #[track_caller]
     pub fn try_transpose(&self, dim0: impl Into<Dim>, dim1: impl Into<Dim>) -> Result<Tensor> {
-        let a = dim0.into().resolve(self)?;
-        let b = dim1.into().resolve(self)?;
+        let (dim0, dim1) = (dim0.into(), dim1.into());
+        if mixes_names_and_positions(&[dim0.clone(), dim1.clone()]) {
+            return Err(no_overload(
+                "transpose",
+                "dim0 and dim1 must both be names or both be positions",
+            ));
+        }
+        // PyTorch 2.11 looks the second name up first (C++ evaluates the arguments right to
+        // left), so with both missing it reports the second.
+        let b = dim1.resolve(self)?;
+        let a = dim0.resolve(self)?;
         let v = self.view.transpose(a, b)?;
         let names = self.dim_names().map(|n| {
             let mut n = n.to_vec();
@@ -274,8 +285,10 @@ impl Tensor {
     }
 
     /// `torch.diagonal(self, offset, dim1, dim2)`: the diagonal of the `dim1`×`dim2` planes as a
-    /// new last dim (above the main one for `offset > 0`); both dims and their names go. Errors: a
-    /// `value` error for `dim1 == dim2`, an `index` error for a dim out of range.
+    /// new last dim (above the main one for `offset > 0`); both dims and their names go, the new
+    /// one is unnamed. Errors: a `value` error for `dim1 == dim2`, an `index` error for a dim out
+    /// of range, a `names` error for a dim given by name (PyTorch takes names only with an
+    /// `outdim`: [`Tensor::try_diagonal_named`]).
     #[track_caller]
     pub fn try_diagonal(
         &self,
@@ -292,8 +305,10 @@ impl Tensor {
         ok(self.try_diagonal(offset, dim1, dim2))
     }
     /// `torch.diagonal(self, outdim=outdim, dim1=dim1, dim2=dim2, offset=offset)`: as
-    /// [`Tensor::try_diagonal`], the new last dim named `outdim`. Errors: those of `try_diagonal`,
-    /// and a `names` error for an invalid or duplicate name.
+    /// [`Tensor::try_diagonal`] with `dim1` and `dim2` given by name, the new last dim named
+    /// `outdim`. Errors: those of `try_diagonal`, and a `names` error for a dim given by position
+    /// (PyTorch's Dimname overload takes names only), an unknown name, or an invalid or duplicate
+    /// name.
     #[track_caller]
     pub fn try_diagonal_named(
         &self,
@@ -313,7 +328,27 @@ impl Tensor {
         dim2: Dim,
         outdim: Option<&str>,
     ) -> Result<Tensor> {
-        let (a, b) = (dim1.resolve(self)?, dim2.resolve(self)?);
+        // PyTorch 2.11: `diagonal(offset, dim1, dim2)` takes positions, the Dimname overload
+        // `diagonal(outdim=, dim1=, dim2=, offset=)` names, all three.
+        let names = [&dim1, &dim2].map(|d| matches!(d, Dim::Name(_)));
+        match outdim {
+            None if names.contains(&true) => {
+                return Err(no_overload(
+                    "diagonal",
+                    "dim1 and dim2 must be positions (names need an outdim: diagonal_named)",
+                ));
+            }
+            Some(_) if names.contains(&false) => {
+                return Err(no_overload(
+                    "diagonal",
+                    "with an outdim, dim1 and dim2 must be names",
+                ));
+            }
+            None | Some(_) => {}
+        }
+        // The second name is looked up first, as PyTorch does.
+        let b = dim2.resolve(self)?;
+        let a = dim1.resolve(self)?;
         let v = self.view.diagonal(offset, a, b)?;
         let out = crate::names::parse_name(outdim)?;
         if !self.has_names() && out.is_none() {
@@ -335,10 +370,15 @@ impl Tensor {
     /// `torch.unflatten(self, dim, sizes)`: `dim` split into dims of `sizes` (one may be `-1`).
     /// Errors: a `shape` error when the sizes do not multiply to the dim's size, a `value` error
     /// for empty `sizes`, an `index` error for a dim out of range, a `names` error for a named
-    /// tensor (use [`Tensor::try_unflatten_named`]).
+    /// tensor or a dim given by name (use [`Tensor::try_unflatten_named`]).
     #[track_caller]
     pub fn try_unflatten(&self, dim: impl Into<Dim>, sizes: &[i64]) -> Result<Tensor> {
-        let d = dim.into().resolve(self)?;
+        let Dim::Index(d) = dim.into() else {
+            return Err(no_overload(
+                "unflatten",
+                "without names for the new dims, dim must be a position",
+            ));
+        };
         if self.has_names() {
             return Err(Error::names(
                 "unflatten: input is a named tensor but no names were given for unflattened sizes",
@@ -490,11 +530,12 @@ impl Tensor {
     /// [`Tensor::try_flatten_named`]).
     #[track_caller]
     pub fn try_flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+        // The dims are wrapped first, a 0-dim tensor's against [-1, 0] as PyTorch does.
+        let s = smelt_ir::view::wrap_dim(start_dim, self.ndim())?;
+        let e = smelt_ir::view::wrap_dim(end_dim, self.ndim())?;
         if self.ndim() == 0 {
             return self.try_reshape(&[1]);
         }
-        let s = smelt_ir::view::wrap_dim(start_dim, self.ndim())?;
-        let e = smelt_ir::view::wrap_dim(end_dim, self.ndim())?;
         if s > e {
             return Err(Error::value(
                 "flatten() has invalid args: start_dim cannot come after end_dim",
@@ -520,9 +561,10 @@ impl Tensor {
     #[track_caller]
     pub fn try_ravel(&self) -> Result<Tensor> {
         refuse_named("view", [self])?;
-        let flat = self.try_contiguous_format(MemoryFormat::Contiguous)?;
-        let n = flat.numel();
-        Ok(flat.with_view(View::new(vec![n], vec![1], flat.view.offset)))
+        // `view(-1)` of the contiguous tensor: an empty tensor is contiguous as it is, and
+        // viewing it keeps a 1-D empty tensor's stride (PyTorch's `computeStride`).
+        self.try_contiguous_format(MemoryFormat::Contiguous)?
+            .try_view(&[-1])
     }
 
     /// `torch.ravel(self)`; panics where [`Tensor::try_ravel`] returns an error.
@@ -535,10 +577,13 @@ impl Tensor {
     #[track_caller]
     fn views(&self, r: Result<Vec<View>>) -> Result<Vec<Tensor>> {
         let names = self.dim_names();
-        Ok(r?
-            .into_iter()
-            .map(|v| self.with_view(v).with_dim_names(names.clone()))
-            .collect())
+        let r = r?;
+        let mut out = smelt_ir::view::piece_list("split", r.len() as i64)?;
+        out.extend(
+            r.into_iter()
+                .map(|v| self.with_view(v).with_dim_names(names.clone())),
+        );
+        Ok(out)
     }
 
     /// `torch.split(self, split_size, dim)`: views of `split_size` elements along `dim` (the last
@@ -666,7 +711,6 @@ impl Tensor {
     #[track_caller]
     pub fn try_getitem(&self, items: &[TensorIndex]) -> Result<Tensor> {
         if items.iter().any(|i| matches!(i, TensorIndex::Tensor(_))) {
-            refuse_named("index.Tensor", [self])?;
             return self.try_index(items);
         }
         let names = self.index_names(items)?;

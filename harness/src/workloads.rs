@@ -1,6 +1,7 @@
 //! The benchmark workloads of WORKLOADS.md, built at any scale: `smelt explain`, `smelt bench`
 //! and the tests share this one list.
 
+use crate::gpt;
 use smelt_frontend::{DType, Generator, Tensor};
 
 /// One workload: its inputs (realized) and the lazy result.
@@ -30,9 +31,17 @@ pub const NAMES: &[&str] = &[
 ];
 
 /// Workloads beyond WORKLOADS.md's list, run only when named (`smelt bench sum_cols`):
-/// reductions whose layout is not a contiguous row, and an elementwise kernel of two dtypes
-/// (type promotion).
-pub const EXTRA_NAMES: &[&str] = &["sum_cols", "sum_all", "softmax_cols", "promote_add"];
+/// reductions whose layout is not a contiguous row, an elementwise kernel of two dtypes
+/// (type promotion), and a GPT-2-style transformer block (`gpt.rs`: batch 8, sequence 256,
+/// width 768, 12 heads) in float32 and bfloat16.
+pub const EXTRA_NAMES: &[&str] = &[
+    "sum_cols",
+    "sum_all",
+    "softmax_cols",
+    "promote_add",
+    "gpt_block",
+    "gpt_block_bf16",
+];
 
 /// Every workload [`build`] knows: [`NAMES`], then [`EXTRA_NAMES`].
 pub fn all_names() -> impl Iterator<Item = &'static str> {
@@ -44,7 +53,7 @@ pub fn all_names() -> impl Iterator<Item = &'static str> {
 pub fn ideal_bytes(name: &str, inputs: &[Tensor], output: &Tensor) -> Option<u64> {
     let bytes = |t: &Tensor| (t.numel() * t.dtype().size()) as u64;
     match name {
-        "matmul_bias_relu" => None,
+        "matmul_bias_relu" | "gpt_block" | "gpt_block_bf16" => None,
         // The generator's state, an int64 [seed, offset], is read too; rand_fill's input only
         // carries the shape and is never read.
         "rand_fill" => Some(bytes(output) + 16),
@@ -61,6 +70,7 @@ pub fn flops(name: &str, inputs: &[Tensor]) -> Option<u64> {
             let (sa, sb) = (a.shape(), b.shape());
             Some(2 * (sa.first()? * sa.last()? * sb.last()?) as u64)
         }
+        ("gpt_block" | "gpt_block_bf16", [x, ..]) => Some(gpt_config(x.shape(), inputs)?.flops()),
         _ => None,
     }
 }
@@ -80,6 +90,8 @@ pub fn source(name: &str) -> Option<&'static str> {
         "sum_all" => "x.sum()",
         "softmax_cols" => "softmax(x, dim=0)",
         "promote_add" => "a + b, a float32 and b float64 (promoted to float64)",
+        "gpt_block" => "x + mlp(ln_2(x + attn(ln_1(x)))), GPT-2's block, float32",
+        "gpt_block_bf16" => "GPT-2's block in bfloat16",
         "rand_fill" => "torch.rand(4096, 4096)",
         "dropout" => "dropout(x, p=0.1, training=True)",
         _ => return None,
@@ -138,6 +150,17 @@ pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
             return Some(vec![shape]);
         }
         "dropout" => vec![vec![s(4096), s(4096)]],
+        "gpt_block" | "gpt_block_bf16" => {
+            let dtype = match name {
+                "gpt_block" => DType::F32,
+                _ => DType::BF16,
+            };
+            let cfg = gpt_bench_config(shrink);
+            let w = gpt::init(cfg.width).to_dtype(dtype);
+            let mut inputs = vec![gpt::input(&cfg, dtype)];
+            inputs.extend(gpt::NAMES.iter().map(|n| w.tensors[*n].clone()));
+            return Some(inputs);
+        }
         _ => return None,
     };
     Some(shapes.iter().map(|sh| rand(sh, DType::F32)).collect())
@@ -178,6 +201,54 @@ pub fn program(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
             let x = x(0)?;
             smelt_frontend::with_generator(&mut Generator::new(RAND_SEED), || x.dropout(0.1, true))
         }
+        "gpt_block" | "gpt_block_bf16" => {
+            let x = x(0)?;
+            let cfg = gpt_config(x.shape(), inputs)?;
+            let tensors = gpt::NAMES
+                .iter()
+                .zip(&inputs[1..])
+                .map(|(n, t)| (n.to_string(), t.clone()))
+                .collect();
+            let w = gpt::Weights {
+                width: cfg.width,
+                tensors,
+            };
+            gpt::forward(&w, &x, cfg.heads).ok()?
+        }
         _ => return None,
+    })
+}
+
+/// The benchmark block's sizes ([`gpt::Config::BENCH`]) with batch, sequence and width
+/// divided by `shrink`, and [`gpt_heads`] heads.
+fn gpt_bench_config(shrink: usize) -> gpt::Config {
+    let c = gpt::Config::BENCH;
+    let width = (c.width / shrink).max(1);
+    gpt::Config {
+        batch: (c.batch / shrink).max(1),
+        seq: (c.seq / shrink).max(1),
+        width,
+        heads: gpt_heads(width),
+    }
+}
+
+/// GPT-2's heads of 64 dims where the width allows, else one head.
+fn gpt_heads(width: usize) -> usize {
+    if width.is_multiple_of(64) {
+        width / 64
+    } else {
+        1
+    }
+}
+
+/// The sizes of a `gpt_block` workload from its input `x` (`[batch, seq, width]`) and its
+/// inputs (`x`, then the weights in [`gpt::NAMES`] order).
+fn gpt_config(x: &[usize], inputs: &[Tensor]) -> Option<gpt::Config> {
+    let &[batch, seq, width] = x else { return None };
+    (inputs.len() == 1 + gpt::NAMES.len()).then_some(gpt::Config {
+        batch,
+        seq,
+        width,
+        heads: gpt_heads(width),
     })
 }

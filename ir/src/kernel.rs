@@ -336,30 +336,42 @@ impl Kernel {
     /// cache) and a final pass for element-level stores.
     pub fn levels(&self) -> Vec<Level> {
         let outer = self.shape.len() - self.reduce_axes;
-        let empty_row = self.shape[outer..].contains(&0);
+        // An access moves along the reduced dims when it has a stride on one of them that has
+        // more than one position, or none (over an empty row, a reduced dim of size 0: such an
+        // access addresses elements of an empty tensor and never runs).
         let walks = |index: &Index| {
             index.strides[outer..]
                 .iter()
                 .zip(&self.shape[outer..])
-                .any(|(&s, &n)| s != 0 && n > 1)
+                .any(|(&s, &n)| s != 0 && n != 1)
         };
-        // Over an empty row every load is element-level (never executed); stores of a row's
-        // result stay row-level so the reduction's identity is still written, but a store that
-        // moves along an empty reduced dim addresses elements of an empty output: it is
-        // element-level too (never executed), whatever its value's level.
-        let moves = |index: &Index| empty_row || walks(index);
-        let along_empty = |index: &Index| {
-            index.strides[outer..]
-                .iter()
-                .zip(&self.shape[outer..])
-                .any(|(&s, &n)| s != 0 && n == 0)
+        // Over an empty row a load with no stride there is a row-shaped operand of what follows
+        // the reduction (a mask, a bias): it runs once per row like the stores of the row's
+        // result, so the reduction's identity and what is computed from it are written. But a
+        // view of an empty tensor may have been given no stride on its empty dims too (any
+        // strides address nothing there); such a load is recognised by reaching outside its
+        // buffer (the empty tensor has none), and never runs: its values only ever meet a
+        // reduction over nothing.
+        let empty_row = self.shape[outer..].contains(&0);
+        let inside = |arg: usize, index: &Index| {
+            let (mut lo, mut hi) = (index.offset, index.offset);
+            for (&s, &n) in index.strides[..outer].iter().zip(&self.shape[..outer]) {
+                let reach = s * (n.max(1) as isize - 1);
+                if reach < 0 {
+                    lo += reach;
+                } else {
+                    hi += reach;
+                }
+            }
+            lo >= 0 && (hi as usize) < self.args[arg].len
         };
+        let moves = |arg: usize, index: &Index| walks(index) || (empty_row && !inside(arg, index));
         let mut levels: Vec<Level> = Vec::with_capacity(self.body.len());
         for instr in &self.body {
             let of = |v: ValueId| levels[v];
             let level = match instr {
-                Instr::Load { index, .. } => {
-                    if moves(index) {
+                Instr::Load { arg, index } => {
+                    if moves(*arg, index) {
                         Level::Element
                     } else {
                         Level::Row
@@ -369,22 +381,23 @@ impl Kernel {
                 Instr::Unary { x, .. } | Instr::Cast { x, .. } => of(*x),
                 Instr::Binary { a, b, .. } => of(*a).max(of(*b)),
                 Instr::Where { cond, a, b } => of(*cond).max(of(*a)).max(of(*b)),
-                // A random value varies with its position, as a load does.
+                // A random value varies with its position, as a load does (it reads no
+                // buffer, so over an empty row one with no stride there may run per row).
                 Instr::Random {
                     seed,
                     offset,
                     index,
                     ..
                 } => {
-                    let at = if moves(index) {
+                    let at = if walks(index) {
                         Level::Element
                     } else {
                         Level::Row
                     };
                     at.max(of(*seed)).max(of(*offset))
                 }
-                Instr::Store { index, x, .. } => {
-                    if walks(index) || along_empty(index) {
+                Instr::Store { arg, index, x } => {
+                    if moves(*arg, index) {
                         Level::Element
                     } else {
                         of(*x)
@@ -759,6 +772,71 @@ mod tests {
         assert_eq!(
             k.levels(),
             [Level::Row, Level::Row, Level::Row, Level::Element]
+        );
+    }
+
+    /// Over an empty reduced dim, a row-shaped operand of what follows the reduction is still
+    /// loaded once per row (found by smelt fuzz: `prod(empty).masked_fill_(mask, -1)` and a
+    /// `where` after an empty sum left their output unwritten), while a load of the empty
+    /// input itself never runs, even where its view has no stride on the empty dim (it would
+    /// read outside its buffer: `logsumexp` of an empty [2, 0] crashed the cpu backend).
+    #[test]
+    fn row_operands_over_an_empty_reduced_dim_are_row_level() {
+        let arg = |len, access| Arg {
+            dtype: DType::F32,
+            len,
+            access,
+        };
+        let index = |strides: Vec<isize>| Index { strides, offset: 0 };
+        let k = Kernel {
+            name: "empty_row_epilogue".into(),
+            shape: vec![2, 0],
+            reduce_axes: 1,
+            args: vec![
+                arg(2, Access::Read),
+                arg(0, Access::Read),
+                arg(2, Access::Write),
+            ],
+            body: vec![
+                Instr::Load {
+                    arg: 0,
+                    index: index(vec![1, 0]),
+                },
+                Instr::Load {
+                    arg: 1,
+                    index: index(vec![1, 0]),
+                },
+                Instr::Load {
+                    arg: 1,
+                    index: index(vec![1, 1]),
+                },
+                Instr::Reduce {
+                    op: ReduceOp::Sum,
+                    x: 1,
+                },
+                Instr::Binary {
+                    op: BinaryOp::Add,
+                    a: 0,
+                    b: 3,
+                    compute: DType::F32,
+                },
+                Instr::Store {
+                    arg: 2,
+                    index: index(vec![1, 0]),
+                    x: 4,
+                },
+            ],
+        };
+        assert_eq!(
+            k.levels(),
+            [
+                Level::Row,
+                Level::Element,
+                Level::Element,
+                Level::Row,
+                Level::Row,
+                Level::Row
+            ]
         );
     }
 }

@@ -27,6 +27,22 @@ pub struct View {
     pub offset: usize,
 }
 
+/// An empty list with room for the `count` pieces of a split, or a `memory` error when the
+/// list itself cannot be allocated: `tensor_split(sections)` and `chunk` of an empty dim return
+/// as many pieces as asked, however many that is, as PyTorch does.
+pub fn piece_list<T>(op: &str, count: i64) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    usize::try_from(count)
+        .ok()
+        .and_then(|n| out.try_reserve_exact(n).ok())
+        .ok_or_else(|| {
+            Error::memory(format!(
+                "{op}: can't allocate memory for a list of {count} tensors"
+            ))
+        })?;
+    Ok(out)
+}
+
 /// Checks that a tensor of `shape` with elements of `itemsize` bytes can exist: its element
 /// count and its size in bytes fit in an int64, as PyTorch's storage size computation requires.
 /// Errors: a `value` error naming the sizes (PyTorch's "Storage size calculation overflowed").
@@ -994,6 +1010,12 @@ impl View {
 
     /// `unflatten(dim, sizes)`.
     pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<View> {
+        if self.ndim() == 0 {
+            // PyTorch's `self.size(dim)` does not wrap a 0-dim tensor's dim.
+            return Err(Error::index(format!(
+                "unflatten got an unexpected error: Dimension specified as {dim} but tensor has no dimensions"
+            )));
+        }
         let d = wrap_dim(dim, self.ndim())?;
         if sizes.is_empty() {
             return Err(Error::value("unflatten: sizes must be non-empty"));
@@ -1103,7 +1125,11 @@ impl View {
         let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
         if size == 0 {
-            return (0..chunks).map(|_| self.narrow(d as i64, 0, 0)).collect();
+            let mut out = piece_list("chunk", chunks)?;
+            for _ in 0..chunks {
+                out.push(self.narrow(d as i64, 0, 0)?);
+            }
+            return Ok(out);
         }
         self.split((size as u64).div_ceil(chunks as u64) as i64, d as i64)
     }
@@ -1115,23 +1141,23 @@ impl View {
                 "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims",
             ));
         }
+        // PyTorch 2.15 wraps the dim before it looks at the section count.
+        let d = wrap_dim(dim, self.ndim())?;
         if sections <= 0 {
             return Err(Error::value(format!(
                 "number of sections must be larger than 0, got {sections}"
             )));
         }
-        let d = wrap_dim(dim, self.ndim())?;
         let size = self.shape[d] as i64;
         let (q, r) = (size / sections, size % sections);
+        let mut out = piece_list("tensor_split", sections)?;
         let mut start = 0;
-        (0..sections)
-            .map(|i| {
-                let len = q + (i < r) as i64;
-                let v = self.slice(d as i64, Some(start), Some(start + len), 1);
-                start += len;
-                v
-            })
-            .collect()
+        for i in 0..sections {
+            let len = q + (i < r) as i64;
+            out.push(self.slice(d as i64, Some(start), Some(start + len), 1)?);
+            start += len;
+        }
+        Ok(out)
     }
 
     /// Pieces of `tensor_split(indices, dim)`.

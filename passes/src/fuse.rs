@@ -165,6 +165,20 @@ fn refine_space(group: &mut Group, read: &View, cmap: Option<&AffineMap>, produc
     true
 }
 
+/// Whether `a` and `b` give the same point for every point of `space`: equal offsets, and
+/// equal coefficients of every dim longer than 1. A dim of size 1 is always at 0, so its
+/// coefficients never matter (a batch of one, a single head: the reduction's consumers read
+/// the row through a broadcast there, which is the same row).
+fn same_on(a: &AffineMap, b: &AffineMap, space: &[usize]) -> bool {
+    a.inputs == b.inputs
+        && a.offset == b.offset
+        && a.coeffs.len() == b.coeffs.len()
+        && a.coeffs
+            .iter()
+            .zip(&b.coeffs)
+            .all(|(ra, rb)| (0..space.len()).all(|j| space[j] == 1 || ra.get(j) == rb.get(j)))
+}
+
 /// Whether `map` takes the points of `space` onto every index of `shape` exactly once: as a
 /// bijection from all the dims of size > 1 (an element-level store), or from the kept dims
 /// only, ignoring the reduced ones (a row-level store). An output must be written whole.
@@ -187,8 +201,12 @@ fn covers_once(map: &AffineMap, space: &[usize], reduce_axes: usize, shape: &[us
             return false;
         }
     }
-    let whole = (0..space.len()).all(|d| space[d] <= 1 || used[d]);
-    let rows = (0..space.len()).all(|d| space[d] <= 1 || used[d] == (d < kept));
+    // A store runs at every point of the space (element-level) or of its kept dims
+    // (row-level): none when that is empty, which writes nothing of a non-empty output.
+    let points = |dims: &[usize]| dims.iter().all(|&n| n > 0);
+    let whole = points(space) && (0..space.len()).all(|d| space[d] <= 1 || used[d]);
+    let rows =
+        points(&space[..kept]) && (0..space.len()).all(|d| space[d] <= 1 || used[d] == (d < kept));
     whole || rows
 }
 
@@ -339,7 +357,7 @@ fn absorb(
             memo.clear();
             let row = AffineMap::projection(widened.space.len(), outer);
             match member_map(g, &widened, p, memo) {
-                Some(m) if m == row => {
+                Some(m) if same_on(&m, &row, &widened.space) => {
                     if stored {
                         if !covers_once(&row, &widened.space, *axes, &node.out.shape) {
                             memo.clear();
@@ -844,5 +862,12 @@ mod tests {
             ..id.clone()
         };
         assert!(!covers_once(&shifted, &[2, 5], 0, &[3, 5]));
+        // An empty space writes nothing of a non-empty output; an empty reduced dim still
+        // leaves the rows (found by smelt fuzz: x ^ -1 stored from the loop of an empty
+        // diagonal of it, and a row's epilogue over an empty reduction).
+        let none = AffineMap::projection(3, 3);
+        assert!(!covers_once(&none, &[1, 1, 0], 0, &[1, 1, 1]));
+        assert!(covers_once(&AffineMap::projection(2, 1), &[3, 0], 1, &[3]));
+        assert!(!covers_once(&AffineMap::projection(2, 1), &[0, 4], 1, &[1]));
     }
 }

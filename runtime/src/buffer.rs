@@ -48,8 +48,8 @@ impl HostBuffer {
         fn z<T: crate::memory::Element>(len: usize) -> Result<Memory<T>> {
             Memory::try_zeroed(len).map_err(|e| Error::memory(e.message()))
         }
-        crate::stats::count_allocation(len.saturating_mul(dtype.size()));
-        Ok(match dtype {
+        // Counted once made: a refused allocation allocated nothing.
+        let buffer = match dtype {
             DType::Bool => HostBuffer::Bool(z(len)?),
             DType::U8 => HostBuffer::U8(z(len)?),
             DType::I8 => HostBuffer::I8(z(len)?),
@@ -60,7 +60,9 @@ impl HostBuffer {
             DType::BF16 => HostBuffer::BF16(z(len)?),
             DType::F32 => HostBuffer::F32(z(len)?),
             DType::F64 => HostBuffer::F64(z(len)?),
-        })
+        };
+        crate::stats::count_allocation(len * dtype.size());
+        Ok(buffer)
     }
 
     /// [`HostBuffer::for_overwrite`], or a `memory` error when the system cannot allocate it.
@@ -68,8 +70,8 @@ impl HostBuffer {
         fn w<T: crate::memory::Element>(len: usize) -> Result<Memory<T>> {
             Memory::try_for_overwrite(len).map_err(|e| Error::memory(e.message()))
         }
-        crate::stats::count_allocation(len.saturating_mul(dtype.size()));
-        Ok(match dtype {
+        // Counted once made: a refused allocation allocated nothing.
+        let buffer = match dtype {
             DType::Bool => HostBuffer::Bool(w(len)?),
             DType::U8 => HostBuffer::U8(w(len)?),
             DType::I8 => HostBuffer::I8(w(len)?),
@@ -80,7 +82,9 @@ impl HostBuffer {
             DType::BF16 => HostBuffer::BF16(w(len)?),
             DType::F32 => HostBuffer::F32(w(len)?),
             DType::F64 => HostBuffer::F64(w(len)?),
-        })
+        };
+        crate::stats::count_allocation(len * dtype.size());
+        Ok(buffer)
     }
 
     /// A buffer of `len` elements whose values are unspecified (stale, but valid for the

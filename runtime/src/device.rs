@@ -3,6 +3,7 @@
 //! interpreter, the cranelift JIT, or a CUDA device).
 
 use smelt_ir::{Error, Result};
+use std::cell::Cell;
 use std::fmt;
 
 /// Where a tensor's storage lives.
@@ -97,8 +98,12 @@ impl Target {
         }
     }
 
-    /// The host backend `SMELT_BACKEND=reference|cpu` names (`cpu` when unset or unknown).
+    /// The host backend `SMELT_BACKEND=reference|cpu` names (`cpu` when unset or unknown),
+    /// unless [`with_host_target`] chose one for this thread.
     pub fn host_from_env() -> Target {
+        if let Some(target) = HOST_HERE.with(Cell::get) {
+            return target;
+        }
         match std::env::var("SMELT_BACKEND").as_deref() {
             Ok("reference") => Target::Reference,
             _ => Target::Cpu,
@@ -113,6 +118,30 @@ impl Target {
             Target::Cuda(n) => format!("cuda:{n}"),
         }
     }
+}
+
+thread_local! {
+    /// The host backend [`with_host_target`] chose for this thread, over `SMELT_BACKEND`.
+    static HOST_HERE: Cell<Option<Target>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with `target` (a host target) as this thread's host backend, in place of
+/// `SMELT_BACKEND`: every realisation of host tensors inside `f` on this thread runs there,
+/// the implicit ones (a `nonzero`, a read of values) included. `smelt fuzz` runs one program
+/// on each host backend this way, several threads each on their own.
+pub fn with_host_target<R>(target: Target, f: impl FnOnce() -> R) -> R {
+    assert!(
+        !target.device().is_cuda(),
+        "invariant: with_host_target takes a host target, not {target}"
+    );
+    struct Restore(Option<Target>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            HOST_HERE.with(|h| h.set(self.0));
+        }
+    }
+    let _restore = Restore(HOST_HERE.with(|h| h.replace(Some(target))));
+    f()
 }
 
 impl fmt::Display for Target {
@@ -151,5 +180,25 @@ mod tests {
         let all = Target::available();
         assert_eq!(all[..2], Target::HOST);
         assert!(all[2..].iter().all(|t| t.device().is_cuda()));
+    }
+
+    #[test]
+    fn a_thread_can_choose_its_host_backend() {
+        let outside = Target::host_from_env();
+        let inside = with_host_target(Target::Reference, || {
+            let nested = with_host_target(Target::Cpu, Target::host_from_env);
+            (
+                Target::host_from_env(),
+                nested,
+                Target::for_device(Device::Cpu),
+            )
+        });
+        assert_eq!(inside, (Target::Reference, Target::Cpu, Target::Reference));
+        assert_eq!(Target::host_from_env(), outside);
+        // Other threads keep SMELT_BACKEND's choice.
+        with_host_target(Target::Reference, || {
+            let other = std::thread::spawn(Target::host_from_env).join().unwrap();
+            assert_eq!(other, outside);
+        });
     }
 }

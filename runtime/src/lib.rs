@@ -27,7 +27,7 @@ pub use backend::{Backend, Executable};
 pub use buffer::{Buffer, HostBuffer};
 pub use caching::AllocatorStats;
 pub use cpu::refused_kernels;
-pub use device::{Device, Target};
+pub use device::{Device, Target, with_host_target};
 pub use execute::{Mismatch, execute, execute_audited, prepare};
 pub use float_mode::{flush_denormal, set_flush_denormal};
 pub use host_element::HostElement;

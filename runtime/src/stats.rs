@@ -10,7 +10,7 @@ thread_local! {
 }
 
 pub(crate) fn count_allocation(bytes: usize) {
-    BYTES_ALLOCATED.with(|b| b.set(b.get() + bytes as u64));
+    BYTES_ALLOCATED.with(|b| b.set(b.get().saturating_add(bytes as u64)));
 }
 
 /// Bytes of buffers allocated (or copied whole) on this thread so far.

@@ -59,6 +59,7 @@ impl Tensor {
     }
 
     /// [`Tensor::from_ndarray`]; a `device` error when the default device is unusable.
+    #[track_caller]
     pub fn try_from_ndarray<T: HostElement, D: Dimension>(array: Array<T, D>) -> Result<Tensor> {
         let shape = array.shape().to_vec();
         let strides = array.strides().to_vec();
@@ -85,6 +86,7 @@ impl Tensor {
     }
 
     /// [`Tensor::from_ndarray_view`]; a `device` error when the default device is unusable.
+    #[track_caller]
     pub fn try_from_ndarray_view<T: HostElement, D: Dimension>(
         array: ArrayView<'_, T, D>,
     ) -> Result<Tensor> {

@@ -45,6 +45,7 @@ impl Tensor {
 
     /// [`Tensor::load_npy`]; an `io` error for a file that cannot be read or breaks the
     /// format (magic, version, header, data length), a `dtype` error for a dtype smelt lacks.
+    #[track_caller]
     pub fn try_load_npy(path: impl AsRef<Path>) -> Result<Tensor> {
         let path = path.as_ref();
         let context = format!("load_npy: {}", path.display());
@@ -60,6 +61,7 @@ impl Tensor {
     }
 
     /// [`Tensor::from_npy_bytes`], with [`Tensor::try_load_npy`]'s errors.
+    #[track_caller]
     pub fn try_from_npy_bytes(mut bytes: &[u8]) -> Result<Tensor> {
         let len = bytes.len() as u64;
         read(&mut bytes, len, "from_npy_bytes")
@@ -100,6 +102,7 @@ impl Tensor {
 
 /// Reads one `.npy` array of `available` bytes from `r`; `context` starts every message
 /// (`load_npy: path`, `load_npz: path: member 'a.npy'`).
+#[track_caller]
 pub(super) fn read(r: &mut impl Read, available: u64, context: &str) -> Result<Tensor> {
     let truncated = |what: &str| {
         io_error(format!(

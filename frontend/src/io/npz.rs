@@ -24,6 +24,7 @@ impl Tensor {
     /// [`Tensor::load_npz`]; an `io` error naming the archive and the member for a file that
     /// is not a zip archive, a member that breaks the npy format or cannot be decompressed, or
     /// two members with one key; a `dtype` error for a member of a dtype smelt lacks.
+    #[track_caller]
     pub fn try_load_npz(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
         let path = path.as_ref();
         let context = format!("load_npz: {}", path.display());

@@ -34,6 +34,7 @@ impl Tensor {
     /// mapped or breaks the format (header length, JSON, offsets, data length), a `dtype`
     /// error naming the key for a dtype smelt lacks (unsigned 16-64 bit, 8-bit floats,
     /// complex).
+    #[track_caller]
     pub fn try_load_safetensors(path: impl AsRef<Path>) -> Result<BTreeMap<String, Tensor>> {
         let path = path.as_ref();
         let context = format!("load_safetensors: {}", path.display());

@@ -122,7 +122,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
             if values.len() != shape.iter().product::<usize>() {
                 return Err(Error::shape("tensor: data does not match shape"));
             }
-            named(a, Ok(Tensor::from_scalars(&values, &shape, dtype)))
+            named(a, Tensor::try_from_scalars(&values, &shape, dtype))
         }
         "zeros" => named(a, Tensor::try_zeros(&size(a)?, a.dtype("dtype")?)),
         "ones" => named(a, Tensor::try_ones(&size(a)?, a.dtype("dtype")?)),
@@ -224,7 +224,7 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
                 one(s()?.try_unflatten(a.dim("dim")?, &a.ints("sizes")?))
             }
         }
-        "ravel" => one(s()?.try_reshape(&[-1])),
+        "ravel" => one(s()?.try_ravel()),
         "unfold" => one(s()?.try_unfold(a.int("dimension")?, a.int("size")?, a.int("step")?)),
         "diagonal" => {
             let (offset, d1, d2) = (
@@ -438,6 +438,13 @@ pub fn run_op(name: &str, a: &Args) -> Result<Produced> {
         }
         "argmax" => one(s()?.try_argmax(a.opt_int("dim")?, a.bool_or("keepdim", false)?)),
         "argmin" => one(s()?.try_argmin(a.opt_int("dim")?, a.bool_or("keepdim", false)?)),
+        // `dim=[]` (an explicit empty list) reduces no dim in torch's all/any.
+        "all" if a.is_list("dim") && a.ints("dim").is_ok_and(|d| d.is_empty()) => {
+            one(s()?.try_all_dims(&[], a.bool_or("keepdim", false)?))
+        }
+        "any" if a.is_list("dim") && a.ints("dim").is_ok_and(|d| d.is_empty()) => {
+            one(s()?.try_any_dims(&[], a.bool_or("keepdim", false)?))
+        }
         "all" => one(s()?.try_all(&dims(a)?, a.bool_or("keepdim", false)?)),
         "any" => one(s()?.try_any(&dims(a)?, a.bool_or("keepdim", false)?)),
         "count_nonzero" => one(s()?.try_count_nonzero(&int_dims(a)?)),

@@ -4,10 +4,11 @@
 // JSON values are matched partially on purpose; the no-wildcard rule is for smelt's IR enums.
 #![allow(clippy::wildcard_enum_match_arm)]
 
-mod args;
-mod dispatch;
+pub(crate) mod args;
+pub(crate) mod dispatch;
 
-use args::{Args, Env, scalar_of};
+pub(crate) use args::Env;
+use args::{Args, scalar_of};
 use serde_json::Value;
 use smelt_frontend::{DType, Scalar, Tensor};
 use std::collections::BTreeSet;
@@ -40,6 +41,11 @@ impl FileResult {
 
 /// Runs every case of one `.jsonl` file.
 pub fn run_file(path: &Path) -> std::io::Result<FileResult> {
+    run_file_with(path, Realise::EachWhenRead)
+}
+
+/// [`run_file`], realising as `realise` says.
+pub fn run_file_with(path: &Path, realise: Realise) -> std::io::Result<FileResult> {
     let text = std::fs::read_to_string(path)?;
     // A panic is a bug the runner reports as a failing case; keep its backtrace off the output.
     let hook = std::panic::take_hook();
@@ -49,7 +55,7 @@ pub fn run_file(path: &Path) -> std::io::Result<FileResult> {
         .filter(|l| !l.trim().is_empty())
         .enumerate()
         .map(|(i, line)| match serde_json::from_str::<Value>(line) {
-            Ok(case) => run_case_guarded(&case),
+            Ok(case) => run_case_guarded_with(&case, realise),
             Err(e) => CaseResult {
                 id: format!("line {}", i + 1),
                 failure: Some(format!("malformed JSON: {e}")),
@@ -74,31 +80,101 @@ pub fn run_dir(dir: &Path) -> std::io::Result<Vec<FileResult>> {
     files.iter().map(|p| run_file(p)).collect()
 }
 
+/// When the values of a case's tensors are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Realise {
+    /// Each expected tensor when its values are checked, in `expect` order (the recorded
+    /// suite: one realisation per tensor).
+    EachWhenRead,
+    /// Every bound tensor in one realisation after the last step (one graph, so kernels that
+    /// fuse across the tensors; how `smelt fuzz` runs its programs).
+    Together,
+}
+
 /// Runs one case; a panic inside smelt is caught and reported as a failure (it is a bug).
 pub fn run_case_guarded(case: &Value) -> CaseResult {
+    run_case_guarded_with(case, Realise::EachWhenRead)
+}
+
+/// [`run_case_guarded`], realising as `realise` says.
+pub fn run_case_guarded_with(case: &Value, realise: Realise) -> CaseResult {
     let id = case
         .get("id")
         .and_then(Value::as_str)
         .unwrap_or("?")
         .to_string();
-    let result = catch_unwind(AssertUnwindSafe(|| run_case(case)));
+    let result = catch_unwind(AssertUnwindSafe(|| run_case(case, realise)));
     smelt_frontend::try_set_default_dtype(DType::F32).ok();
     let failure = match result {
         Ok(Ok(())) => None,
         Ok(Err(msg)) => Some(msg),
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            Some(format!("PANIC: {msg}"))
-        }
+        Err(panic) => Some(format!("PANIC: {}", panic_message(&*panic))),
     };
     CaseResult { id, failure }
 }
 
-fn run_case(case: &Value) -> Result<(), String> {
+/// The message a panic carried (`panic!` with a literal or a formatted string).
+pub fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// Why a step did not run: smelt raised an error (the kind a case can expect), or the step
+/// itself is malformed (a harness or case bug).
+#[derive(Clone, Debug)]
+pub(crate) enum StepError {
+    Raised(smelt_frontend::Error),
+    Malformed(String),
+}
+
+/// Runs `step` on `env`: dispatches its op and binds its results to the step's `let` names
+/// (pushed onto `order`, the binding order).
+pub(crate) fn run_step(
+    step: &Value,
+    env: &mut Env,
+    order: &mut Vec<String>,
+) -> Result<(), StepError> {
+    let op = step
+        .get("op")
+        .and_then(Value::as_str)
+        .ok_or_else(|| StepError::Malformed("step has no op".into()))?;
+    let empty = serde_json::Map::new();
+    let map = step
+        .get("args")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let tensors = dispatch::run_op(op, &Args { op, map, env }).map_err(StepError::Raised)?;
+    let lets = let_names(step);
+    if lets.len() > tensors.len() {
+        return Err(StepError::Malformed(format!(
+            "{op} returned {} tensors for {} names",
+            tensors.len(),
+            lets.len()
+        )));
+    }
+    for (name, t) in lets.into_iter().zip(tensors) {
+        order.push(name.clone());
+        env.insert(name, t);
+    }
+    Ok(())
+}
+
+/// The names a step binds, in order.
+pub(crate) fn let_names(step: &Value) -> Vec<String> {
+    match step.get("let") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(names)) => names
+            .iter()
+            .filter_map(|n| n.as_str().map(String::from))
+            .collect(),
+        _ => vec![],
+    }
+}
+
+fn run_case(case: &Value, realise: Realise) -> Result<(), String> {
     smelt_frontend::try_set_default_dtype(DType::F32).map_err(|e| e.to_string())?;
     let steps = case
         .get("steps")
@@ -108,39 +184,11 @@ fn run_case(case: &Value) -> Result<(), String> {
     let mut env = Env::new();
     let mut order: Vec<String> = vec![];
     for (i, step) in steps.iter().enumerate() {
-        let op = step
-            .get("op")
-            .and_then(Value::as_str)
-            .ok_or("step has no op")?;
-        let empty = serde_json::Map::new();
-        let map = step
-            .get("args")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        let result = dispatch::run_op(op, &Args { op, map, env: &env });
-        match result {
-            Ok(tensors) => {
-                let lets: Vec<String> = match step.get("let") {
-                    Some(Value::String(s)) => vec![s.clone()],
-                    Some(Value::Array(names)) => names
-                        .iter()
-                        .filter_map(|n| n.as_str().map(String::from))
-                        .collect(),
-                    _ => vec![],
-                };
-                if lets.len() > tensors.len() {
-                    return Err(format!(
-                        "step {i} ({op}) returned {} tensors for {} names",
-                        tensors.len(),
-                        lets.len()
-                    ));
-                }
-                for (name, t) in lets.into_iter().zip(tensors) {
-                    order.push(name.clone());
-                    env.insert(name, t);
-                }
-            }
-            Err(e) => {
+        let op = step.get("op").and_then(Value::as_str).unwrap_or("?");
+        match run_step(step, &mut env, &mut order) {
+            Ok(()) => {}
+            Err(StepError::Malformed(why)) => return Err(format!("step {i} ({op}): {why}")),
+            Err(StepError::Raised(e)) => {
                 let Some(exp) = expected_error else {
                     return Err(format!("step {i} ({op}) raised unexpectedly: {e}"));
                 };
@@ -152,14 +200,27 @@ fn run_case(case: &Value) -> Result<(), String> {
                         e.kind.name()
                     ));
                 }
-                return check_expect(case, &env, &order);
+                return check_realised(case, &env, &order, realise);
             }
         }
     }
     if let Some(exp) = expected_error {
         return Err(format!("expected error {exp} but every step succeeded"));
     }
-    check_expect(case, &env, &order)
+    check_realised(case, &env, &order, realise)
+}
+
+fn check_realised(
+    case: &Value,
+    env: &Env,
+    order: &[String],
+    realise: Realise,
+) -> Result<(), String> {
+    if realise == Realise::Together {
+        let all: Vec<&Tensor> = order.iter().filter_map(|n| env.get(n)).collect();
+        smelt_frontend::realize(&all).map_err(|e| format!("realising every tensor: {e}"))?;
+    }
+    check_expect(case, env, order)
 }
 
 fn check_expect(case: &Value, env: &Env, order: &[String]) -> Result<(), String> {

@@ -1,8 +1,10 @@
 //! Batched matmul `out[*b, m, n] = Σ_k a[*b, m, k]·b[*b, k, n]` over any number of batch dims.
 //! f32 and f64 call the `gemm` crate once per batch point with the views' row and column
 //! strides (0, transposed and sliced strides included, so strided operands need no copy);
-//! every other dtype, and the tests' oracle, use [`matmul_reference`], which accumulates in
-//! f64 (floats) or wrapping i64 (ints) and rounds once.
+//! f16 and bf16 widen their operands to f32, run the f32 gemm and round each output once
+//! (PyTorch's CPU kernels also accumulate half-precision products in f32); integers, and the
+//! tests' oracle, use [`matmul_reference`], which accumulates in f64 (floats) or wrapping i64
+//! (ints) and rounds once.
 
 use super::for_each_index;
 use crate::buffer::HostBuffer;
@@ -44,14 +46,14 @@ pub(crate) fn covers_output(call: &LibraryCall) -> bool {
         && call.out.internal_overlap() == Some(false)
 }
 
-/// Runs the call: gemm for f32/f64, the reference loop otherwise.
+/// Runs the call: gemm for floats, the reference loop otherwise.
 pub fn matmul(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
     if !matmul_gemm(call, inputs, out) {
         matmul_reference(call, inputs, out);
     }
 }
 
-/// The gemm path; returns false (and writes nothing) when the dtypes are not f32/f64.
+/// The gemm path; returns false (and writes nothing) when the dtypes are not floats.
 pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) -> bool {
     let (av, bv, ov) = check_views(call);
     match (&mut *out, &*inputs[0], &*inputs[1]) {
@@ -61,9 +63,40 @@ pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Hos
         (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) => {
             gemm_batched(o, a, b, av, bv, ov, 0.0f64, 1.0f64)
         }
+        (HostBuffer::F16(o), HostBuffer::F16(a), HostBuffer::F16(b)) => {
+            gemm_widened(o, a, b, av, bv, ov, |x| x.to_f32(), half::f16::from_f32)
+        }
+        (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b)) => {
+            gemm_widened(o, a, b, av, bv, ov, |x| x.to_f32(), half::bf16::from_f32)
+        }
         _ => return false,
     }
     true
+}
+
+/// A half-precision matmul through the f32 gemm: both operands widened whole (so the views'
+/// offsets and strides address them unchanged), the product computed into an f32 buffer shaped
+/// like `o`, and each element the output view covers rounded once.
+#[allow(clippy::too_many_arguments)]
+fn gemm_widened<H: Copy + Send + Sync>(
+    o: &mut [H],
+    a: &[H],
+    b: &[H],
+    av: &View,
+    bv: &View,
+    ov: &View,
+    widen: impl Fn(H) -> f32 + Sync,
+    narrow: impl Fn(f32) -> H,
+) {
+    use rayon::prelude::*;
+    let wide = |v: &[H]| v.par_iter().map(|&x| widen(x)).collect::<Vec<f32>>();
+    let (a, b) = (wide(a), wide(b));
+    let mut acc = vec![0.0f32; o.len()];
+    gemm_batched(&mut acc, &a, &b, av, bv, ov, 0.0f32, 1.0f32);
+    for_each_index(&ov.shape, |p| {
+        let at = ov.address(p) as usize;
+        o[at] = narrow(acc[at]);
+    });
 }
 
 fn batch_offset(v: &View, point: &[usize]) -> isize {
