@@ -108,6 +108,27 @@ fn info() -> ExitCode {
     println!("threads: {threads}");
     let codegen = codegen_simd().unwrap_or_else(|| "none (scalar loops)".into());
     println!("codegen SIMD: {codegen}, cranelift; host: {}", host_simd());
+    let host = smelt_codegen::cpu::host::host();
+    let kib = |b: usize| b >> 10;
+    println!(
+        "caches ({}): L1d {} KiB, L2 {} KiB, last level {} KiB, {}-byte lines; {} threads, {}-bit vectors",
+        host.source,
+        kib(host.l1d),
+        kib(host.l2),
+        kib(host.llc),
+        host.line,
+        host.cores,
+        host.vector_bits
+    );
+    let tuning = smelt_codegen::cpu::host::tuning();
+    println!(
+        "tuning: transpose tiles {} x {}, streaming stores from {} KiB outputs, prefetch {} bytes ahead",
+        tuning.transpose_tile.0,
+        tuning.transpose_tile.1,
+        kib(tuning.stream_min),
+        tuning.prefetch_ahead
+    );
+    println!("matmul: gemm {}", smelt_runtime::library::gemm_kernels());
     println!(
         "jit refusals: {} (launches run by the interpreter)",
         smelt_runtime::refused_kernels()

@@ -168,9 +168,12 @@ const GRAIN: usize = 1 << 15;
 
 /// Output bytes from which a kernel writes with streaming stores (`compiled_streaming`), when
 /// its stores allow: an output this large leaves the caches before anything reads it, so each
-/// ordinary store's read of its line first is wasted traffic (`docs/benchmarks.md`, "Figures
-/// behind the code's constants").
-const STREAM_MIN: usize = 16 << 20;
+/// ordinary store's read of its line first is wasted traffic. Chosen from the host's last-level
+/// cache (`smelt_codegen::cpu::host::Tuning::stream_min`: 16 MiB on the machines measured,
+/// `docs/benchmarks.md`, "Figures behind the code's constants").
+fn stream_min() -> usize {
+    smelt_codegen::cpu::host::tuning().stream_min
+}
 
 /// Whether streaming variants may run at all: `SMELT_STREAM=0` says never (for comparisons).
 fn streaming_enabled() -> bool {
@@ -182,7 +185,7 @@ fn streaming_enabled() -> bool {
 /// output buffers in output order.
 /// Panics when an output cannot be allocated (the backend's `run_kernel` returns the error).
 pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
-    run_prepared(kernel, &prepare(kernel), inputs, STREAM_MIN).unwrap_or_else(|e| panic!("{e}"))
+    run_prepared(kernel, &prepare(kernel), inputs, stream_min()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Launches of a streaming variant so far (the tests check that it ran).
@@ -229,7 +232,7 @@ impl Backend for Cpu {
     ) -> Result<Vec<Buffer>> {
         let args = args.into_iter().map(Buffer::into_host).collect();
         let outs = match &prepared.0 {
-            Some(how) => run_prepared(kernel, how, args, STREAM_MIN)?,
+            Some(how) => run_prepared(kernel, how, args, stream_min())?,
             None => panic!("invariant: a kernel step is prepared as a kernel"),
         };
         Ok(outs.into_iter().map(Buffer::from).collect())

@@ -41,6 +41,9 @@ pub fn try_run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> Result
             "invariant: an update reads the whole old version"
         );
         (*inputs[0]).clone()
+    } else if matmul::covers_output(call) {
+        // gemm writes every element without reading it first: no zeroing pass.
+        HostBuffer::try_for_overwrite(call.dtype, call.len)?
     } else {
         HostBuffer::try_zeros(call.dtype, call.len)?
     };
@@ -122,4 +125,23 @@ pub(crate) fn checked_index(value: i64, size: usize, wrap: bool) -> Option<usize
         value
     };
     (0..size).contains(&v).then_some(v as usize)
+}
+
+/// Which of the `gemm` crate's kernels f32 and f64 matmuls run on this host: AVX-512 where the
+/// host has it (the crate's `x86-v4` kernels, 16 f32 lanes), else AVX2 + FMA, else scalar.
+pub fn gemm_kernels() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return "avx512f (512-bit)";
+        }
+        if std::arch::is_x86_feature_detected!("fma") {
+            return "fma (256-bit)";
+        }
+        "scalar"
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        "the crate's best for this architecture"
+    }
 }

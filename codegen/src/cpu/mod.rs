@@ -22,6 +22,7 @@
 //! reference interpreter exactly.
 
 mod helpers;
+pub mod host;
 mod jit;
 mod math;
 mod prefetch;

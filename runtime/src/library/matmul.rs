@@ -33,6 +33,21 @@ pub(crate) fn check_views(call: &LibraryCall) -> (&View, &View, &View) {
     (av, bv, ov)
 }
 
+/// Whether [`matmul_gemm`] writes every element of the call's output buffer (f32/f64, a
+/// non-empty sum, the buffer exactly the output's elements), so it need not be zeroed first.
+pub(crate) fn covers_output(call: &LibraryCall) -> bool {
+    let r = call.out.ndim();
+    call.op == smelt_ir::LibraryOp::Matmul
+        && matches!(call.dtype, smelt_ir::DType::F32 | smelt_ir::DType::F64)
+        && call.inputs.len() == 2
+        && call.inputs.iter().all(|(d, _)| *d == call.dtype)
+        && r >= 2
+        && call.inputs[0].1.ndim() == r
+        && call.inputs[0].1.shape[r - 1] > 0
+        && call.out.numel() == call.len
+        && call.out.internal_overlap() == Some(false)
+}
+
 /// Runs the call: gemm for floats, the reference loop otherwise.
 pub fn matmul(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
     if !matmul_gemm(call, inputs, out) {

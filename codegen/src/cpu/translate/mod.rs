@@ -282,7 +282,7 @@ pub(crate) struct Translator<'a, 'f> {
     /// one byte of the next row at its own offset, so the next row's cache lines are in flight
     /// while this row computes from cache (see [`Self::next_row_touches`]).
     touches: Option<Vec<(Value, i64)>>,
-    /// Whether streamed loads prefetch [`prefetch::AHEAD`] bytes ahead (`prefetch.rs`).
+    /// Whether streamed loads prefetch [`prefetch::ahead`] bytes ahead (`prefetch.rs`).
     prefetch: bool,
     /// Set while the loads of a SIMD trip's first vector are emitted: each contiguous one
     /// prefetches then, once a trip.
@@ -1133,7 +1133,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             // Two elements of four lanes (a mixed step): only their 8 (or 4) bytes are read.
             let half_step = self.half_step(vty);
             if self.prefetch && self.prefetch_here && index.strides.get(self.lane_dim) == Some(&1) {
-                self.prefetch(addr, prefetch::AHEAD);
+                self.prefetch(addr, prefetch::ahead());
             }
             let lane_load = |t: &mut Self, at: Value| {
                 if halves {

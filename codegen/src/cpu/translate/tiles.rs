@@ -10,12 +10,16 @@ use super::*;
 /// transposing access reuses each of its 16 lines across the block's rows (the widths measured
 /// are in `docs/benchmarks.md`, "Figures behind the code's constants").
 const TILE: (i64, i64) = (64, 16);
-/// The block of a tiled walk with f32 transposing loads: 64 rows × 128 columns, walked in
+/// The block of a tiled walk with f32 transposing loads: rows × columns chosen from the host's
+/// caches (`host::Tuning::transpose_tile`, 64 × 128 on the machines measured), walked in
 /// 16 × 16 line blocks ([`Translator::line_block`]), the rows and columns left over in 4×4
-/// blocks ([`Translator::quad`]). Each row of the contiguous accesses is eight whole lines,
-/// which a streaming variant writes whole ([`crate::cpu::streaming_candidate`]). The size was
-/// chosen by measurement (`docs/benchmarks.md`, "Figures behind the code's constants").
-const QUAD_TILE: (i64, i64) = (64, 128);
+/// blocks ([`Translator::quad`]). Each row of the contiguous accesses is whole lines, which a
+/// streaming variant writes whole ([`crate::cpu::streaming_candidate`]).
+fn quad_tile() -> (i64, i64) {
+    let tile = crate::cpu::host::tuning().transpose_tile;
+    debug_assert!(tile.0 % LINE == 0 && tile.1 % LINE == 0, "{tile:?}");
+    tile
+}
 /// Rows and columns of a line block ([`Translator::line_block`]): one cache line of f32.
 const LINE: i64 = 16;
 /// Rows of a line block emitted per trip of its row loop.
@@ -68,7 +72,7 @@ fn transposes_f32(k: &Kernel) -> bool {
 
 // Every row of every block is whole cache lines of f32, so a tiled kernel's streaming
 // variant writes whole lines ([`crate::cpu::streaming_candidate`]).
-const _: () = assert!(TILE.1 % LINE == 0 && QUAD_TILE.1 % LINE == 0);
+const _: () = assert!(TILE.1 % LINE == 0);
 
 impl<'a, 'f> Translator<'a, 'f> {
     /// [`tiled`] for this kernel.
@@ -93,7 +97,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             && self.mixed.is_none()
             && self.v.ty == types::F32X4
             && transposes_f32(self.k);
-        let (rows, cols) = if quads { QUAD_TILE } else { TILE };
+        let (rows, cols) = if quads { quad_tile() } else { TILE };
         let width = self.sizes[last];
         // `i0 + rows - 1 < end + rows - 1`: a partial block still runs.
         let row_end = self.b.ins().iadd_imm_s(end, rows - 1);
