@@ -9,8 +9,7 @@
 //! Weights come from a safetensors file in GPT-2's layout (`ln_1.weight`,
 //! `attn.c_attn.weight` as `[in, out]`, …, each under PREFIX, e.g. `h.0.` for a GPT-2
 //! checkpoint's first block), else from the deterministic `gpt::init`. The input is a fixed
-//! hash of [8, 256, width] (`--small`: [2, 16, 64] with 4 heads; bfloat16 at batch 1, sequence 32,
-//! one timed pass, while its products run on a scalar loop). Prints, per dtype, the
+//! hash of [8, 256, width] (`--small`: [2, 16, 64] with 4 heads). Prints, per dtype, the
 //! output's checksum (the sum of its elements), the plan `explain` gives (kernel count fused
 //! and unfused, each boundary with its reason) and the median time of a forward pass.
 
@@ -65,18 +64,6 @@ fn main() {
         cfg.flops() as f64 / 1e9
     );
     for dtype in [DType::F32, DType::BF16] {
-        // bfloat16 products run on the runtime's scalar reference loop (the gemm crate takes
-        // f32/f64 only): about 0.05 GFLOP/s, so the bfloat16 pass is a short one.
-        let (cfg, reps) = if dtype == DType::BF16 && !flag("--small") {
-            let short = Config {
-                batch: 1,
-                seq: cfg.seq.min(32),
-                ..cfg
-            };
-            (short, 1)
-        } else {
-            (cfg, reps)
-        };
         let w = weights.to_dtype(dtype);
         let x = gpt::input(&cfg, dtype);
         let block = || gpt::forward(&w, &x, cfg.heads).expect("the block's sizes");
