@@ -155,10 +155,39 @@ pub fn lower_group(g: &Graph, group: &Group) -> Lowered {
     })
 }
 
+/// Groups of more members than this are lowered on a thread of their own with a stack sized to
+/// the group: the lowering recurses from each output through its producers, two frames a
+/// member, and a chain of a few thousand ops would overflow a test thread's 2 MiB.
+const DEEP_GROUP: usize = 128;
+
+/// Stack bytes a member's two frames may take (debug builds, complex values), with margin.
+const STACK_PER_MEMBER: usize = 8 << 10;
+
 /// [`lower_group`], or `None` when some member cannot be computed where it is read (a read
 /// that no affine map composes, a reduction read at another row than the kernel's). The fuser
 /// uses it to check a merge before keeping it.
 pub fn try_lower_group(g: &Graph, group: &Group) -> Option<Lowered> {
+    if group.members.len() <= DEEP_GROUP {
+        return lower_here(g, group);
+    }
+    let stack = (1 << 20) + group.members.len() * STACK_PER_MEMBER;
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .name("smelt-lower".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || lower_here(g, group))
+        {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: try on this one.
+            Err(_) => lower_here(g, group),
+        }
+    })
+}
+
+/// [`try_lower_group`] on the calling thread's stack.
+fn lower_here(g: &Graph, group: &Group) -> Option<Lowered> {
     let outputs = group.output_nodes();
     assert!(
         !outputs.is_empty(),
