@@ -4,8 +4,8 @@
 //! What: two nodes with the same op, dtype, output view and inputs (read through the same
 //! views) become one (consumers are redirected to the first); an elementwise node whose
 //! inputs are all constant fills becomes a fill of the folded value (`zeros(3) + 1`); `x * 1`, `x - 0`,
-//! `--x`-style identities that are exact in floating point redirect consumers to `x` when the
-//! views agree. Dead code needs no pass of its own: the schedule runs only nodes an output
+//! `--x`-style identities that are exact in floating point, and `where(c, True, False)`,
+//! redirect consumers to `x` (or `c`) when the views agree. Dead code needs no pass of its own: the schedule runs only nodes an output
 //! depends on, and a redirected node loses its consumers.
 //!
 //! Why it is correct: nodes are pure functions of their inputs; folding uses the same scalar
@@ -64,6 +64,11 @@ fn key(g: &Graph, id: NodeId) -> Option<String> {
 /// Is `(src, view)` a constant fill equal to `value`?
 fn is_const(g: &Graph, src: NodeId, value: f64) -> bool {
     matches!(g.node(src).op, Op::Fill { value: v } if v.as_f64() == value && matches!(v, Scalar::Int(_) | Scalar::Float(_)))
+}
+
+/// Is `src` a constant bool fill of `value`?
+fn is_bool(g: &Graph, src: NodeId, value: bool) -> bool {
+    matches!(g.node(src).op, Op::Fill { value: Scalar::Bool(v) } if v == value)
 }
 
 /// An identity `id` computes the same values as one of its inputs, read the same way:
@@ -129,6 +134,15 @@ fn identity_of(g: &Graph, id: NodeId) -> Option<NodeId> {
             } else {
                 None
             }
+        }
+        // `where(c, True, False)` is `c` (a bool mask built by `triu`/`tril` of `ones`): a
+        // bool select a row kernel could not run in SIMD lanes.
+        Op::Where
+            if n.dtype == smelt_ir::DType::Bool
+                && is_bool(g, ins[1].0, true)
+                && is_bool(g, ins[2].0, false) =>
+        {
+            pass_through(0)
         }
         Op::Input { .. }
         | Op::Fill { .. }
@@ -325,5 +339,56 @@ mod tests {
         assert_eq!(ins[0], ins[1], "the two exps are one node now");
         let live = g.live();
         assert!(live[e1.index()] != live[e2.index()]);
+    }
+
+    #[test]
+    fn a_bool_select_of_true_and_false_is_its_condition() {
+        let mut g = Graph::new();
+        let v = View::contiguous(&[4]);
+        let scalar = View::new(vec![4], vec![0], 0);
+        let fill = |g: &mut Graph, b: bool| {
+            g.add_node(
+                Node::contiguous(
+                    Op::Fill {
+                        value: Scalar::Bool(b),
+                    },
+                    DType::Bool,
+                    &[],
+                ),
+                vec![],
+            )
+        };
+        let c = g.add_node(
+            Node::contiguous(Op::Input { slot: 0 }, DType::Bool, &[4]),
+            vec![],
+        );
+        let (t, f) = (fill(&mut g, true), fill(&mut g, false));
+        let select = |g: &mut Graph, a: NodeId, b: NodeId| {
+            g.add_node(
+                Node::contiguous(Op::Where, DType::Bool, &[4]),
+                vec![(c, v.clone()), (a, scalar.clone()), (b, scalar.clone())],
+            )
+        };
+        let same = select(&mut g, t, f);
+        let flipped = select(&mut g, f, t);
+        let out = g.add_node(
+            Node::contiguous(
+                Op::Binary {
+                    op: BinaryOp::BitAnd,
+                    compute: DType::Bool,
+                },
+                DType::Bool,
+                &[4],
+            ),
+            vec![(same, v.clone()), (flipped, v.clone())],
+        );
+        g.outputs = vec![out];
+        simplify(&mut g);
+        let ins: Vec<NodeId> = g.inputs(out).iter().map(|(n, _)| *n).collect();
+        assert_eq!(
+            ins,
+            [c, flipped],
+            "where(c, True, False) is c; the flipped one stays"
+        );
     }
 }
