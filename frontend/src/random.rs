@@ -503,16 +503,7 @@ impl Tensor {
     /// non-float dtype.
     #[track_caller]
     pub fn try_rand_like(&self, dtype: Option<DType>) -> Result<Tensor> {
-        crate::sparse::refuse_sparse("rand_like", [self])?;
-        let dtype = float_dtype("rand_like", Some(dtype.unwrap_or(self.dtype())))?;
-        let t = draw_with(
-            &mut from_default,
-            RandomDist::Uniform,
-            self.shape(),
-            dtype,
-            self.device(),
-        )?;
-        Ok(t.with_dim_names(self.dim_names()))
+        self.float_draw_like("rand_like", RandomDist::Uniform, dtype)
     }
 
     /// [`Tensor::try_rand_like`]; panics where it returns an error.
@@ -525,22 +516,23 @@ impl Tensor {
     /// device.
     #[track_caller]
     pub fn try_randn_like(&self, dtype: Option<DType>) -> Result<Tensor> {
-        crate::sparse::refuse_sparse("randn_like", [self])?;
-        let dtype = float_dtype("randn_like", Some(dtype.unwrap_or(self.dtype())))?;
-        let t = draw_with(
-            &mut from_default,
-            RandomDist::Normal,
-            self.shape(),
-            dtype,
-            self.device(),
-        )?;
-        Ok(t.with_dim_names(self.dim_names()))
+        self.float_draw_like("randn_like", RandomDist::Normal, dtype)
     }
 
     /// [`Tensor::try_randn_like`]; panics where it returns an error.
     #[track_caller]
     pub fn randn_like(&self, dtype: Option<DType>) -> Tensor {
         ok(self.try_randn_like(dtype))
+    }
+
+    /// `rand_like`/`randn_like`: a float draw of `dist` with self's shape, names and device,
+    /// of self's dtype without one.
+    #[track_caller]
+    fn float_draw_like(&self, op: &str, dist: RandomDist, dtype: Option<DType>) -> Result<Tensor> {
+        crate::sparse::refuse_sparse(op, [self])?;
+        let dtype = float_dtype(op, Some(dtype.unwrap_or(self.dtype())))?;
+        let t = draw_with(&mut from_default, dist, self.shape(), dtype, self.device())?;
+        Ok(t.with_dim_names(self.dim_names()))
     }
 
     /// `torch.randint_like(self, low, high, dtype=dtype)`: integers on [low, high) with self's
