@@ -1,8 +1,10 @@
 //! Batched matmul `out[*b, m, n] = Σ_k a[*b, m, k]·b[*b, k, n]` over any number of batch dims.
-//! f32, f64, complex64 and complex128 call the `gemm` crate once per batch point with the
-//! views' row and column strides (0, transposed and sliced strides included, so strided
-//! operands need no copy; a complex buffer's parts are read as `num_complex` values, whose
-//! layout they have); f16 and bf16 widen their operands to f32, run the f32 gemm and round
+//! f32, f64, complex64 and complex128 call the `gemm` crate with the views' row and column
+//! strides (0, transposed and sliced strides included, so strided operands need no copy; a
+//! complex buffer's parts are read as `num_complex` values, whose layout they have): once for
+//! the whole product when `b` is one matrix for every batch point and the batch dims of `a`
+//! fold into its rows (`x[B, T, C] @ w[C, D]`), else once per batch point, many small ones
+//! spread over the threads (attention's heads); f16 and bf16 widen their operands to f32, run the f32 gemm and round
 //! each output once (PyTorch's CPU kernels also accumulate half-precision products in f32);
 //! integers, and the tests' oracle, use [`matmul_reference`], which accumulates in f64
 //! (floats), two f64 parts (complex) or wrapping i64 (ints) and rounds once.
@@ -161,7 +163,7 @@ fn batch_offset(v: &View, point: &[usize]) -> isize {
             .sum::<isize>()
 }
 
-fn gemm_batched<T: Copy + 'static>(
+fn gemm_batched<T: Copy + Send + Sync + 'static>(
     o: &mut [T],
     a: &[T],
     b: &[T],
@@ -181,45 +183,164 @@ fn gemm_batched<T: Copy + 'static>(
         ov.internal_overlap() == Some(false) || ov.numel() <= 1,
         "invariant: a matmul output view does not overlap itself: {ov}"
     );
-    let parallelism = if m * n * k >= PARALLEL_WORK {
+    let (o, a, b) = (o.as_mut_ptr(), a.as_ptr(), b.as_ptr());
+    if let Some((rows, a_rs, o_rs)) = folded_batch(av, bv, ov) {
+        // SAFETY: `run_library` asserted that every view fits in its buffer; the folded rows
+        // `offset + i·row_stride` for i < rows are exactly the addresses of the batch and row
+        // dims they replace, so each address gemm forms lies inside its buffer. The output
+        // view does not overlap itself (asserted above) and the output buffer is not aliased
+        // by the inputs (it is a fresh allocation, borrowed mutably here).
+        unsafe {
+            gemm_one(
+                (rows, n, k),
+                (o.add(ov.offset), o_rs, ov.strides[r - 1]),
+                (a.add(av.offset), a_rs, av.strides[r - 1]),
+                (b.add(bv.offset), bv.strides[r - 2], bv.strides[r - 1]),
+                (zero, one),
+                parallelism(rows * n * k),
+            );
+        }
+        return;
+    }
+    let mut points = vec![];
+    for_each_index(&ov.shape[..r - 2], |p| {
+        points.push((
+            batch_offset(av, p),
+            batch_offset(bv, p),
+            batch_offset(ov, p),
+        ))
+    });
+    // Many small products (attention's heads) run a product per thread; a few big ones run
+    // each on every thread.
+    let per_point = m * n * k;
+    let across = points.len() >= 2 * rayon::current_num_threads() && per_point < 1 << 24;
+    let (o, a, b) = (Shared(o), Shared(a.cast_mut()), Shared(b.cast_mut()));
+    let one_point = |&(ao, bo, oo): &(isize, isize, isize), threads| {
+        // SAFETY: as for the folded call: every view fits in its buffer, so each address
+        // `offset + i·row_stride + j·col_stride` gemm forms lies inside it; batch points write
+        // disjoint parts of the output (the view does not overlap itself), so products on
+        // different threads never write the same element, and no input aliases the output.
+        unsafe {
+            gemm_one(
+                (m, n, k),
+                (o.get().offset(oo), ov.strides[r - 2], ov.strides[r - 1]),
+                (a.get().offset(ao), av.strides[r - 2], av.strides[r - 1]),
+                (b.get().offset(bo), bv.strides[r - 2], bv.strides[r - 1]),
+                (zero, one),
+                threads,
+            );
+        }
+    };
+    if across {
+        use rayon::prelude::*;
+        points
+            .par_iter()
+            .for_each(|p| one_point(p, gemm::Parallelism::None));
+    } else {
+        for p in &points {
+            one_point(p, parallelism(per_point));
+        }
+    }
+}
+
+/// A buffer's base pointer, shared by the threads that write disjoint parts of it.
+#[derive(Clone, Copy)]
+struct Shared<T>(*mut T);
+
+impl<T> Shared<T> {
+    /// The pointer (a method, so closures capture the `Send` wrapper and not its field).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+// SAFETY: the pointer is only dereferenced (by gemm) at addresses each thread owns alone
+// (outputs) or that no thread writes (inputs); see `gemm_batched`.
+unsafe impl<T> Send for Shared<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T> Sync for Shared<T> {}
+
+/// rayon's threads inside gemm for products of at least [`PARALLEL_WORK`] multiply-adds.
+fn parallelism(work: usize) -> gemm::Parallelism {
+    if work >= PARALLEL_WORK {
         gemm::Parallelism::Rayon(0)
     } else {
         gemm::Parallelism::None
-    };
-    for_each_index(&ov.shape[..r - 2], |point| {
-        let (ao, bo, oo) = (
-            batch_offset(av, point),
-            batch_offset(bv, point),
-            batch_offset(ov, point),
-        );
-        // SAFETY: `run_library` asserted that every view fits in its buffer, so each address
-        // `offset + i·row_stride + j·col_stride` gemm forms for i < rows, j < cols lies inside
-        // the slice it is derived from; the output view does not overlap itself (asserted
-        // above) and the output buffer is not aliased by the inputs (it is a fresh allocation).
-        unsafe {
-            gemm::gemm(
-                m,
-                n,
-                k,
-                o.as_mut_ptr().offset(oo),
-                ov.strides[r - 1],
-                ov.strides[r - 2],
-                false,
-                a.as_ptr().offset(ao),
-                av.strides[r - 1],
-                av.strides[r - 2],
-                b.as_ptr().offset(bo),
-                bv.strides[r - 1],
-                bv.strides[r - 2],
-                zero,
-                one,
-                false,
-                false,
-                false,
-                parallelism,
-            );
+    }
+}
+
+/// A batched product whose right operand is one matrix for every batch point (each batch dim
+/// of `b` has size 1 or stride 0) and whose `a` and `out` batch dims merge with their row dim
+/// into one strided dim, as one `(batch·M)×K` by `K×N` product (PyTorch's `matmul` folds the
+/// same way): `x[B, T, C] @ w[C, D]` becomes one gemm that packs `w` once instead of one per
+/// batch point. Returns the folded row count and the row strides of `a` and `out`.
+fn folded_batch(av: &View, bv: &View, ov: &View) -> Option<(usize, isize, isize)> {
+    let r = ov.ndim();
+    if r <= 2 || !(0..r - 2).all(|d| bv.shape[d] == 1 || bv.strides[d] == 0) {
+        return None;
+    }
+    let rows = ov.shape[..r - 1].iter().product();
+    Some((rows, merged_row_stride(av)?, merged_row_stride(ov)?))
+}
+
+/// The stride of the one dim that `v`'s batch and row dims (all but the last) merge into, or
+/// None when they do not merge (size-1 dims take no part).
+fn merged_row_stride(v: &View) -> Option<isize> {
+    let r = v.ndim();
+    let mut merged: Option<(usize, isize)> = None;
+    for d in (0..r - 1).rev() {
+        let (size, stride) = (v.shape[d], v.strides[d]);
+        if size == 1 {
+            continue;
         }
-    });
+        merged = match merged {
+            None => Some((size, stride)),
+            Some((n, s)) if stride == s * n as isize => Some((n * size, s)),
+            Some(_) => return None,
+        };
+    }
+    Some(merged.map_or(v.strides[r - 2], |(_, s)| s))
+}
+
+/// One `m×k` by `k×n` gemm call, `out = a·b`; each operand is its first element's address,
+/// its row stride and its column stride.
+///
+/// # Safety
+/// Every address `first + i·row_stride + j·col_stride` (i below the operand's rows, j below
+/// its columns) is inside the operand's allocation, the output's addresses are distinct, and
+/// no other thread reads or writes them during the call.
+unsafe fn gemm_one<T: Copy + 'static>(
+    (m, n, k): (usize, usize, usize),
+    (o, o_rs, o_cs): (*mut T, isize, isize),
+    (a, a_rs, a_cs): (*const T, isize, isize),
+    (b, b_rs, b_cs): (*const T, isize, isize),
+    (zero, one): (T, T),
+    parallelism: gemm::Parallelism,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            o,
+            o_cs,
+            o_rs,
+            false,
+            a,
+            a_cs,
+            a_rs,
+            b,
+            b_cs,
+            b_rs,
+            zero,
+            one,
+            false,
+            false,
+            false,
+            parallelism,
+        );
+    }
 }
 
 /// The reference loop: one f64 (floats) or wrapping i64 (ints) accumulator per output
@@ -326,5 +447,79 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// An f32 call of `av`·`bv` into a contiguous output of `out` shape, against the reference.
+    fn check_f32_batched(av: View, bv: View, out: &[usize], a_len: usize, b_len: usize) {
+        let dtype = DType::F32;
+        let fill = |n: usize, salt: usize| {
+            let v: Vec<Scalar> = (0..n)
+                .map(|i| Scalar::Float(((i * 7 + salt) % 13) as f64 * 0.25 - 1.5))
+                .collect();
+            Arc::new(HostBuffer::from_scalars(dtype, &v))
+        };
+        let (a, b) = (fill(a_len, 1), fill(b_len, 5));
+        let ov = View::contiguous(out);
+        let call = LibraryCall {
+            op: LibraryOp::Matmul,
+            inputs: vec![(dtype, av), (dtype, bv)],
+            dtype,
+            len: ov.numel(),
+            out: ov,
+        };
+        let mut fast = HostBuffer::zeros(dtype, call.len);
+        assert!(matmul_gemm(&call, &[a.clone(), b.clone()], &mut fast));
+        let mut slow = HostBuffer::zeros(dtype, call.len);
+        matmul_reference(&call, &[a, b], &mut slow);
+        for i in 0..call.len {
+            let (x, y) = (
+                fast.get_as(dtype, i).as_f64(),
+                slow.get_as(dtype, i).as_f64(),
+            );
+            assert!((x - y).abs() < 1e-4, "element {i}: {x} vs {y}");
+        }
+    }
+
+    /// `x[2, 3, 5, 4] @ w[4, 6]` folds into one 30×4 by 4×6 product; a batch-transposed `x`
+    /// does not fold and runs per batch point; sixteen small products run one per thread.
+    #[test]
+    fn batched_products_fold_or_split_and_match_the_reference_loop() {
+        let (m, k, n) = (5usize, 4usize, 6usize);
+        let a = View::contiguous(&[2, 3, m, k]);
+        let w = View::new(vec![2, 3, k, n], vec![0, 0, n as isize, 1], 0);
+        let out = [2, 3, m, n];
+        assert_eq!(
+            folded_batch(&a, &w, &View::contiguous(&out)),
+            Some((30, k as isize, n as isize))
+        );
+        check_f32_batched(a, w.clone(), &out, 2 * 3 * m * k, k * n);
+
+        // The batch dims swapped: [3, 2] storage read as [2, 3] does not merge with the rows.
+        let a_t = View::new(
+            vec![2, 3, m, k],
+            vec![(m * k) as isize, (2 * m * k) as isize, k as isize, 1],
+            0,
+        );
+        assert_eq!(merged_row_stride(&a_t), None);
+        check_f32_batched(a_t, w, &out, 2 * 3 * m * k, k * n);
+
+        // Sixteen heads, each its own b: no fold, a product per thread.
+        let heads = View::contiguous(&[16, m, k]);
+        let b = View::contiguous(&[16, k, n]);
+        assert_eq!(
+            folded_batch(&heads, &b, &View::contiguous(&[16, m, n])),
+            None
+        );
+        check_f32_batched(heads, b, &[16, m, n], 16 * m * k, 16 * k * n);
+
+        // A broadcast `a` (stride-0 batch) with its own b per batch point.
+        let a_b = View::new(vec![4, m, k], vec![0, k as isize, 1], 0);
+        check_f32_batched(
+            a_b,
+            View::contiguous(&[4, k, n]),
+            &[4, m, n],
+            m * k,
+            4 * k * n,
+        );
     }
 }
