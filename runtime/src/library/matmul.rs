@@ -11,6 +11,7 @@
 
 use super::for_each_index;
 use crate::buffer::HostBuffer;
+use crate::memory::Memory;
 use num_complex::Complex;
 use smelt_ir::{LibraryCall, Scalar, View};
 use std::sync::Arc;
@@ -119,13 +120,32 @@ fn gemm_widened<H: Copy + Send + Sync>(
     bv: &View,
     ov: &View,
     widen: impl Fn(H) -> f32 + Sync,
-    narrow: impl Fn(f32) -> H,
+    narrow: impl Fn(f32) -> H + Sync,
 ) {
     use rayon::prelude::*;
-    let wide = |v: &[H]| v.par_iter().map(|&x| widen(x)).collect::<Vec<f32>>();
+    // Pooled blocks (`crate::memory`): a forward pass widens the same sizes every time, and
+    // fresh pages would cost the kernel's zeroing of each.
+    let wide = |v: &[H]| {
+        let mut w = Memory::<f32>::for_overwrite(v.len());
+        w.par_iter_mut().zip(v).for_each(|(w, &x)| *w = widen(x));
+        w
+    };
     let (a, b) = (wide(a), wide(b));
-    let mut acc = vec![0.0f32; o.len()];
+    let k = av.shape[av.ndim() - 1];
+    // gemm writes every element of the output view unless the sum is empty.
+    let mut acc = if k == 0 {
+        Memory::<f32>::zeroed(o.len())
+    } else {
+        Memory::<f32>::for_overwrite(o.len())
+    };
     gemm_batched(&mut acc, &a, &b, av, bv, ov, 0.0f32, 1.0f32);
+    if ov.offset == 0 && ov.numel() == o.len() && ov.is_contiguous() {
+        // The usual output (a fresh row-major buffer): every element, on every thread.
+        o.par_iter_mut()
+            .zip(&acc[..])
+            .for_each(|(o, &x)| *o = narrow(x));
+        return;
+    }
     for_each_index(&ov.shape, |p| {
         let at = ov.address(p) as usize;
         o[at] = narrow(acc[at]);
