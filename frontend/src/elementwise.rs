@@ -4,6 +4,7 @@
 
 use crate::default_dtype::get_default_dtype;
 use crate::device::{different_devices, on_device};
+use crate::lazy::{Inputs, LazyNode};
 use crate::names::{refuse_named, refuse_named_operands, unify_operands};
 use crate::promote::{AsOperand, Operand, OperandRef, result_type_of, try_result_type};
 use crate::tensor::{Tensor, ok};
@@ -12,6 +13,7 @@ use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, elementwise_out_strides};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, Result, Scalar, UnaryOp, View};
 use smelt_runtime::Device;
+use std::sync::Arc;
 
 /// Broadcast shape of several operands.
 pub(crate) fn broadcast_all(operands: &[&dyn AsOperand]) -> Result<Dims<usize>> {
@@ -63,7 +65,7 @@ pub(crate) fn record(
     scalar_dtype: DType,
     operands: &[&dyn AsOperand],
 ) -> Result<Tensor> {
-    crate::sparse::refuse_sparse_operands(&op.name(), operands)?;
+    crate::sparse::refuse_sparse_operands(|| op.name(), operands)?;
     let shape = broadcast_all(operands)?;
     let device = operands_device(&op, operands)?;
     // A 0-dim host tensor joining an op on a device is read there like a scalar: copied over.
@@ -117,15 +119,21 @@ pub(crate) fn record(
     };
     // A loop, not a closure: `#[track_caller]` does not pass through closures, and the fill
     // nodes of scalar operands should name the user's line too.
-    let mut inputs = Vec::with_capacity(operands.len());
-    for (i, o) in operands.iter().enumerate() {
-        let operand = match moved.get(i) {
-            Some(Some(t)) => OperandRef::Tensor(t),
-            Some(None) | None => o.operand(),
-        };
-        inputs.push(operand.source(&shape, scalar_dtype, device));
+    let source = |i: usize| match moved.get(i) {
+        Some(Some(t)) => OperandRef::Tensor(t),
+        Some(None) | None => operands[i].operand(),
+    };
+    let out = View::new(shape, strides, 0);
+    // Written in place into the node's input list, its one allocation.
+    let mut inputs = Arc::<[(Arc<LazyNode>, View)]>::new_uninit_slice(operands.len());
+    let slots = Arc::get_mut(&mut inputs).expect("invariant: a fresh Arc has no other owner");
+    for (i, slot) in slots.iter_mut().enumerate() {
+        slot.write(source(i).source(&out.shape, scalar_dtype, device));
     }
-    Tensor::computed_into(op, dtype, View::new(shape, strides, 0), inputs)
+    // SAFETY: the loop wrote each of the list's `operands.len()` slots (a panic in it leaves
+    // the list unfinished and leaks it, never reads it).
+    let inputs: Inputs = unsafe { inputs.assume_init() };
+    Tensor::computed_into(op, dtype, out, inputs)
 }
 
 /// The compute and result dtypes of a unary op on a complex input: `abs` and `angle` give the

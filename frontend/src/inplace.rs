@@ -24,7 +24,7 @@ impl Tensor {
     /// a scalar); otherwise a `device` error naming `op`.
     #[track_caller]
     pub(crate) fn assign(&self, values: &Operand, op: &str) -> Result<()> {
-        crate::sparse::refuse_sparse_operands(op, &[self, values])?;
+        crate::sparse::refuse_sparse_operands(|| op.to_string(), &[self, values])?;
         let device = self.device();
         let moved;
         let values = match values {

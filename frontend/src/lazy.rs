@@ -9,12 +9,13 @@ use std::panic::Location;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The inputs of a pending node and the views it reads them through. Shared, so that a
-/// realisation captures them with one reference count instead of copying every view.
-pub(crate) type Inputs = Arc<Vec<(Arc<LazyNode>, View)>>;
+/// realisation captures them with one reference count instead of copying every view; one
+/// allocation (count and items together), made once the op knows its inputs.
+pub(crate) type Inputs = Arc<[(Arc<LazyNode>, View)]>;
 
 /// The empty input list, shared (fills and buffers moved into a graph need none).
 fn no_inputs() -> Inputs {
-    static EMPTY: std::sync::LazyLock<Inputs> = std::sync::LazyLock::new(Inputs::default);
+    static EMPTY: std::sync::LazyLock<Inputs> = std::sync::LazyLock::new(|| Arc::new([]));
     EMPTY.clone()
 }
 
@@ -69,9 +70,12 @@ impl LazyNode {
     fn detach_inputs(&mut self, stack: &mut Vec<Arc<LazyNode>>) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         if let NodeState::Pending(inputs) = state
-            && let Some(inputs) = Arc::get_mut(inputs)
+            && Arc::get_mut(inputs).is_some()
         {
-            stack.extend(inputs.drain(..).map(|(node, _)| node));
+            // The list's handles are cloned onto the stack before the list drops, so dropping
+            // it only decrements them: no input's own drop runs inside this one.
+            let inputs = std::mem::replace(inputs, no_inputs());
+            stack.extend(inputs.iter().map(|(node, _)| node.clone()));
         }
     }
 }
@@ -86,8 +90,9 @@ impl LazyNode {
         dtype: DType,
         len: usize,
         out: View,
-        inputs: Vec<(Arc<LazyNode>, View)>,
+        inputs: impl Into<Inputs>,
     ) -> Arc<LazyNode> {
+        let inputs = inputs.into();
         let device = match inputs.first() {
             Some((first, _)) => first.device,
             None => crate::device::get_default_device(),
@@ -103,27 +108,26 @@ impl LazyNode {
         dtype: DType,
         len: usize,
         out: View,
-        inputs: Vec<(Arc<LazyNode>, View)>,
+        inputs: impl Into<Inputs>,
     ) -> Arc<LazyNode> {
+        let inputs = inputs.into();
         assert!(
             inputs.iter().all(|(i, _)| i.device == device),
             "invariant: every input of a node is on its device ({device}): the op checks first"
         );
         // Library routines read their inputs' elements (whole, or as parts) but neither
         // conjugate nor negate them: such a view is resolved by a copy first.
-        let inputs = if matches!(op, Op::Library(_)) {
-            inputs
-                .into_iter()
-                .map(|(node, view)| resolved_input(device, node, view))
-                .collect()
-        } else {
-            inputs
-        };
-        let inputs = if inputs.is_empty() {
-            no_inputs()
-        } else {
-            Arc::new(inputs)
-        };
+        let inputs =
+            if matches!(op, Op::Library(_)) && inputs.iter().any(|(_, v)| v.read.transforms()) {
+                inputs
+                    .iter()
+                    .map(|(node, view)| resolved_input(device, node.clone(), view.clone()))
+                    .collect()
+            } else if inputs.is_empty() {
+                no_inputs()
+            } else {
+                inputs
+            };
         Arc::new(LazyNode {
             op,
             dtype,

@@ -95,6 +95,7 @@ impl Tensor {
     /// This handle's storage and view under new names (a new tensor object). A handle whose
     /// name cell no other handle shares (a fresh op result) keeps its cell: no one can tell.
     #[track_caller]
+    #[inline]
     pub(crate) fn with_dim_names(mut self, names: Option<DimNames>) -> Tensor {
         let Err(names) = self.names.set_unshared(names) else {
             return self;
@@ -143,7 +144,7 @@ impl Tensor {
         op: Op,
         dtype: DType,
         out: View,
-        inputs: Vec<(Arc<LazyNode>, View)>,
+        inputs: impl Into<crate::lazy::Inputs>,
     ) -> Result<Tensor> {
         smelt_ir::view::check_sizes(&out.shape, dtype.size())?;
         Ok(Tensor::computed_unchecked(op, dtype, out, inputs))
@@ -155,7 +156,7 @@ impl Tensor {
         op: Op,
         dtype: DType,
         out: View,
-        inputs: Vec<(Arc<LazyNode>, View)>,
+        inputs: impl Into<crate::lazy::Inputs>,
     ) -> Tensor {
         let len = out
             .address_range()

@@ -114,15 +114,20 @@ pub(crate) fn refuse_sparse<'a>(
     }
 }
 
-/// Refuses `op` when any tensor operand is sparse.
-pub(crate) fn refuse_sparse_operands(op: &str, operands: &[&dyn AsOperand]) -> Result<()> {
-    refuse_sparse(
-        op,
-        operands.iter().filter_map(|o| match o.operand() {
-            OperandRef::Tensor(t) => Some(t),
-            OperandRef::Scalar(_) => None,
-        }),
-    )
+/// Refuses the op named by `op()` when any tensor operand is sparse (the name is only
+/// formatted for the error: every elementwise op passes through here).
+pub(crate) fn refuse_sparse_operands(
+    op: impl FnOnce() -> String,
+    operands: &[&dyn AsOperand],
+) -> Result<()> {
+    let sparse = operands.iter().find_map(|o| match o.operand() {
+        OperandRef::Tensor(t) if t.is_sparse() => Some(t),
+        OperandRef::Tensor(_) | OperandRef::Scalar(_) => None,
+    });
+    match sparse {
+        Some(t) => Err(no_sparse_kernel(&op(), t)),
+        None => Ok(()),
+    }
 }
 
 /// Refuses `op` when `t` or a tensor among `items` is sparse.
