@@ -69,13 +69,32 @@ impl LazyNode {
     /// Moves the input handles of this node onto `stack` (when no one else shares its list).
     fn detach_inputs(&mut self, stack: &mut Vec<Arc<LazyNode>>) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        if let NodeState::Pending(inputs) = state
-            && Arc::get_mut(inputs).is_some()
-        {
-            // The list's handles are cloned onto the stack before the list drops, so dropping
-            // it only decrements them: no input's own drop runs inside this one.
-            let inputs = std::mem::replace(inputs, no_inputs());
-            stack.extend(inputs.iter().map(|(node, _)| node.clone()));
+        let unique = match state {
+            NodeState::Pending(inputs) => Arc::get_mut(inputs).is_some(),
+            NodeState::Realized(_) | NodeState::Lost => false,
+        };
+        if !unique {
+            return;
+        }
+        // The node is being dropped: nothing reads its state again.
+        let NodeState::Pending(inputs) = std::mem::replace(state, NodeState::Lost) else {
+            unreachable!("matched above");
+        };
+        let raw = Arc::into_raw(inputs);
+        // SAFETY: the list has no other owner (`get_mut` succeeded: one strong reference, no
+        // weak one), so its items may be moved out: each is read exactly once here, and the
+        // allocation is then released as a list of `ManuallyDrop` items (the same layout,
+        // `repr(transparent)`), which drops none of them again. Moving the handles out, rather
+        // than cloning them and dropping the list, spares two atomic operations per input.
+        unsafe {
+            for item in &*raw {
+                let (node, view) = std::ptr::read(item);
+                stack.push(node);
+                drop(view);
+            }
+            drop(Arc::from_raw(
+                raw as *const [std::mem::ManuallyDrop<(Arc<LazyNode>, View)>],
+            ));
         }
     }
 }
@@ -319,12 +338,16 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
                     uses.push(0);
                     continue;
                 };
-                stack.push((node, Some(inputs.clone())));
+                let below = stack.len();
                 for (input, _) in inputs.iter().rev() {
                     if !w.ids.contains_key(&Arc::as_ptr(input)) {
                         stack.push((input.clone(), None));
                     }
                 }
+                // The node goes under its inputs, which are expanded first. (Moving the list
+                // in saves a reference count's increment and decrement, atomics, per node.)
+                stack.push((node, Some(inputs)));
+                stack[below..].rotate_right(1);
                 continue;
             }
         };
