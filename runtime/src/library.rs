@@ -7,6 +7,7 @@
 //! instead of reading or writing outside a buffer.
 
 mod argreduce;
+mod bf16_gemm;
 mod gather;
 mod index;
 mod matmul;

@@ -9,7 +9,7 @@
 //! integers, and the tests' oracle, use [`matmul_reference`], which accumulates in f64
 //! (floats), two f64 parts (complex) or wrapping i64 (ints) and rounds once.
 
-use super::for_each_index;
+use super::{bf16_gemm, for_each_index};
 use crate::buffer::HostBuffer;
 use crate::memory::Memory;
 use num_complex::Complex;
@@ -63,42 +63,35 @@ pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Hos
     let (av, bv, ov) = check_views(call);
     let complex = call.dtype.is_complex();
     match (&mut *out, &*inputs[0], &*inputs[1]) {
-        (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) if complex => {
-            let zero = Complex::new(0.0f32, 0.0);
-            let one = Complex::new(1.0f32, 0.0);
-            gemm_batched(
-                as_complex_mut(o),
-                as_complex(a),
-                as_complex(b),
-                av,
-                bv,
-                ov,
-                zero,
-                one,
-            )
-        }
-        (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) if complex => {
-            let zero = Complex::new(0.0f64, 0.0);
-            let one = Complex::new(1.0f64, 0.0);
-            gemm_batched(
-                as_complex_mut(o),
-                as_complex(a),
-                as_complex(b),
-                av,
-                bv,
-                ov,
-                zero,
-                one,
-            )
-        }
+        (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) if complex => gemm_batched(
+            as_complex_mut(o),
+            as_complex(a),
+            as_complex(b),
+            av,
+            bv,
+            ov,
+            gemm_one::<Complex<f32>>,
+        ),
+        (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) if complex => gemm_batched(
+            as_complex_mut(o),
+            as_complex(a),
+            as_complex(b),
+            av,
+            bv,
+            ov,
+            gemm_one::<Complex<f64>>,
+        ),
         (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) => {
-            gemm_batched(o, a, b, av, bv, ov, 0.0f32, 1.0f32)
+            gemm_batched(o, a, b, av, bv, ov, gemm_one::<f32>)
         }
         (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) => {
-            gemm_batched(o, a, b, av, bv, ov, 0.0f64, 1.0f64)
+            gemm_batched(o, a, b, av, bv, ov, gemm_one::<f64>)
         }
         (HostBuffer::F16(o), HostBuffer::F16(a), HostBuffer::F16(b)) => {
             gemm_widened(o, a, b, av, bv, ov, |x| x.to_f32(), half::f16::from_f32)
+        }
+        (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b)) if bf16_gemm::available() => {
+            gemm_bf16(o, a, b, av, bv, ov)
         }
         (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b)) => {
             gemm_widened(o, a, b, av, bv, ov, |x| x.to_f32(), half::bf16::from_f32)
@@ -138,11 +131,17 @@ fn gemm_widened<H: Copy + Send + Sync>(
     } else {
         Memory::<f32>::for_overwrite(o.len())
     };
-    gemm_batched(&mut acc, &a, &b, av, bv, ov, 0.0f32, 1.0f32);
+    gemm_batched(&mut acc, &a, &b, av, bv, ov, gemm_one::<f32>);
+    narrow_into(o, &acc, ov, narrow);
+}
+
+/// Rounds each element of `acc` that view `ov` covers into `o`.
+fn narrow_into<H: Send>(o: &mut [H], acc: &[f32], ov: &View, narrow: impl Fn(f32) -> H + Sync) {
+    use rayon::prelude::*;
     if ov.offset == 0 && ov.numel() == o.len() && ov.is_contiguous() {
         // The usual output (a fresh row-major buffer): every element, on every thread.
         o.par_iter_mut()
-            .zip(&acc[..])
+            .zip(acc)
             .for_each(|(o, &x)| *o = narrow(x));
         return;
     }
@@ -150,6 +149,19 @@ fn gemm_widened<H: Copy + Send + Sync>(
         let at = ov.address(p) as usize;
         o[at] = narrow(acc[at]);
     });
+}
+
+/// A bfloat16 matmul on the host's bf16 dot-product instructions ([`bf16_gemm`]): the operands
+/// read as they are, the sums kept in f32, each output element rounded once.
+fn gemm_bf16(o: &mut [half::bf16], a: &[half::bf16], b: &[half::bf16], av: &View, bv: &View, ov: &View) {
+    let k = av.shape[av.ndim() - 1];
+    let mut acc = if k == 0 {
+        Memory::<f32>::zeroed(o.len())
+    } else {
+        Memory::<f32>::for_overwrite(o.len())
+    };
+    gemm_batched(&mut acc, a, b, av, bv, ov, bf16_gemm::gemm);
+    narrow_into(o, &acc, ov, half::bf16::from_f32);
 }
 
 /// The parts of a complex buffer (real, imaginary, in turn) as complex values.
@@ -183,15 +195,16 @@ fn batch_offset(v: &View, point: &[usize]) -> isize {
             .sum::<isize>()
 }
 
-fn gemm_batched<T: Copy + Send + Sync + 'static>(
-    o: &mut [T],
-    a: &[T],
-    b: &[T],
+/// The product of views `av` and `bv` of `a` and `b` into view `ov` of `o`, as one or more
+/// calls of `run` (see [`gemm_one`] for its contract).
+fn gemm_batched<O: Send + Sync, I: Send + Sync>(
+    o: &mut [O],
+    a: &[I],
+    b: &[I],
     av: &View,
     bv: &View,
     ov: &View,
-    zero: T,
-    one: T,
+    run: Gemm<O, I>,
 ) {
     let r = ov.ndim();
     let (m, n, k) = (ov.shape[r - 2], ov.shape[r - 1], av.shape[r - 1]);
@@ -211,12 +224,11 @@ fn gemm_batched<T: Copy + Send + Sync + 'static>(
         // view does not overlap itself (asserted above) and the output buffer is not aliased
         // by the inputs (it is a fresh allocation, borrowed mutably here).
         unsafe {
-            gemm_one(
+            run(
                 (rows, n, k),
                 (o.add(ov.offset), o_rs, ov.strides[r - 1]),
                 (a.add(av.offset), a_rs, av.strides[r - 1]),
                 (b.add(bv.offset), bv.strides[r - 2], bv.strides[r - 1]),
-                (zero, one),
                 parallelism(rows * n * k),
             );
         }
@@ -241,12 +253,11 @@ fn gemm_batched<T: Copy + Send + Sync + 'static>(
         // disjoint parts of the output (the view does not overlap itself), so products on
         // different threads never write the same element, and no input aliases the output.
         unsafe {
-            gemm_one(
+            run(
                 (m, n, k),
                 (o.get().offset(oo), ov.strides[r - 2], ov.strides[r - 1]),
                 (a.get().offset(ao), av.strides[r - 2], av.strides[r - 1]),
                 (b.get().offset(bo), bv.strides[r - 2], bv.strides[r - 1]),
-                (zero, one),
                 threads,
             );
         }
@@ -264,12 +275,20 @@ fn gemm_batched<T: Copy + Send + Sync + 'static>(
 }
 
 /// A buffer's base pointer, shared by the threads that write disjoint parts of it.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
+pub(super) struct Shared<T>(pub(super) *mut T);
+
+// By hand: derived impls would ask `T: Copy`, and a pointer copies whatever it points to.
+impl<T> Clone for Shared<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Shared<T> {}
 
 impl<T> Shared<T> {
     /// The pointer (a method, so closures capture the `Send` wrapper and not its field).
-    fn get(self) -> *mut T {
+    pub(super) fn get(self) -> *mut T {
         self.0
     }
 }
@@ -322,6 +341,37 @@ fn merged_row_stride(v: &View) -> Option<isize> {
     Some(merged.map_or(v.strides[r - 2], |(_, s)| s))
 }
 
+/// A routine computing one product as [`gemm_one`] does: `gemm_one` itself for the `gemm`
+/// crate's types, [`bf16_gemm::gemm`] for bfloat16 operands into f32 sums.
+pub(crate) type Gemm<O, I> = unsafe fn(
+    (usize, usize, usize),
+    (*mut O, isize, isize),
+    (*const I, isize, isize),
+    (*const I, isize, isize),
+    gemm::Parallelism,
+);
+
+/// The zero and one of an element type the `gemm` crate multiplies (its `alpha` and `beta`).
+trait Unit: Copy + 'static {
+    const ZERO: Self;
+    const ONE: Self;
+}
+
+impl Unit for f32 {
+    const ZERO: f32 = 0.0;
+    const ONE: f32 = 1.0;
+}
+
+impl Unit for f64 {
+    const ZERO: f64 = 0.0;
+    const ONE: f64 = 1.0;
+}
+
+impl<T: Unit> Unit for Complex<T> {
+    const ZERO: Complex<T> = Complex { re: T::ZERO, im: T::ZERO };
+    const ONE: Complex<T> = Complex { re: T::ONE, im: T::ZERO };
+}
+
 /// One `m×k` by `k×n` gemm call, `out = a·b`; each operand is its first element's address,
 /// its row stride and its column stride.
 ///
@@ -329,14 +379,14 @@ fn merged_row_stride(v: &View) -> Option<isize> {
 /// Every address `first + i·row_stride + j·col_stride` (i below the operand's rows, j below
 /// its columns) is inside the operand's allocation, the output's addresses are distinct, and
 /// no other thread reads or writes them during the call.
-unsafe fn gemm_one<T: Copy + 'static>(
+unsafe fn gemm_one<T: Unit>(
     (m, n, k): (usize, usize, usize),
     (o, o_rs, o_cs): (*mut T, isize, isize),
     (a, a_rs, a_cs): (*const T, isize, isize),
     (b, b_rs, b_cs): (*const T, isize, isize),
-    (zero, one): (T, T),
     parallelism: gemm::Parallelism,
 ) {
+    let (zero, one) = (T::ZERO, T::ONE);
     // SAFETY: the caller's contract.
     unsafe {
         gemm::gemm(
@@ -540,6 +590,70 @@ mod tests {
             &[4, m, n],
             m * k,
             4 * k * n,
+        );
+    }
+
+    /// bfloat16 products (on the bf16 dot-product kernel where the host has it, else widened)
+    /// against the reference loop: edges of every block (rows past a multiple of the tile and
+    /// of a thread's block, an odd K across two K blocks), a transposed `a`, a strided `b`, and
+    /// a batch with a broadcast `b`.
+    #[test]
+    fn bf16_products_match_the_reference_loop() {
+        let dtype = DType::BF16;
+        let fill = |n: usize, salt: usize| {
+            let v: Vec<Scalar> = (0..n)
+                .map(|i| Scalar::Float(((i * 7 + salt) % 17) as f64 / 16.0 - 0.5))
+                .collect();
+            Arc::new(HostBuffer::from_scalars(dtype, &v))
+        };
+        let run = |av: View, bv: View, out: &[usize], a_len: usize, b_len: usize| {
+            let (a, b) = (fill(a_len, 3), fill(b_len, 11));
+            let ov = View::contiguous(out);
+            let call = LibraryCall {
+                op: LibraryOp::Matmul,
+                inputs: vec![(dtype, av), (dtype, bv)],
+                dtype,
+                len: ov.numel(),
+                out: ov,
+            };
+            let mut fast = HostBuffer::zeros(dtype, call.len);
+            assert!(matmul_gemm(&call, &[a.clone(), b.clone()], &mut fast));
+            let mut slow = HostBuffer::zeros(dtype, call.len);
+            matmul_reference(&call, &[a, b], &mut slow);
+            for i in 0..call.len {
+                let (x, y) = (fast.get_as(dtype, i).as_f64(), slow.get_as(dtype, i).as_f64());
+                // Sums in f32 (fast) and f64 (reference) round to bf16 within an ulp.
+                assert!(
+                    (x - y).abs() <= y.abs() / 128.0 + 1e-6,
+                    "{out:?} element {i}: {x} vs {y}"
+                );
+            }
+        };
+        for (m, k, n) in [(1, 1, 1), (13, 37, 45), (150, 1101, 70), (9, 2, 33)] {
+            let (mi, ni) = (m as isize, n as isize);
+            run(
+                View::contiguous(&[m, k]),
+                View::contiguous(&[k, n]),
+                &[m, n],
+                m * k,
+                k * n,
+            );
+            // a read transposed ([k, m] storage), b every other column of a [k, 2n] buffer.
+            run(
+                View::new(vec![m, k], vec![1, mi], 0),
+                View::new(vec![k, n], vec![2 * ni, 2], 1),
+                &[m, n],
+                m * k,
+                2 * k * n,
+            );
+        }
+        // Three batch points sharing b: one folded product.
+        run(
+            View::contiguous(&[3, 20, 40]),
+            View::new(vec![3, 40, 50], vec![0, 50, 1], 0),
+            &[3, 20, 50],
+            3 * 20 * 40,
+            40 * 50,
         );
     }
 }
