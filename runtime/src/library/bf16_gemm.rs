@@ -75,8 +75,10 @@ pub(crate) unsafe fn gemm(
         super::matmul::Shared(b.cast_mut()),
     );
     // SAFETY (for the reads below): the caller's contract bounds each operand's addresses.
-    let at_a = |i: usize, kk: usize| unsafe { *a.get().offset(i as isize * a_rs + kk as isize * a_cs) };
-    let at_b = |kk: usize, j: usize| unsafe { *b.get().offset(kk as isize * b_rs + j as isize * b_cs) };
+    let at_a =
+        |i: usize, kk: usize| unsafe { *a.get().offset(i as isize * a_rs + kk as isize * a_cs) };
+    let at_b =
+        |kk: usize, j: usize| unsafe { *b.get().offset(kk as isize * b_rs + j as isize * b_cs) };
     let zero = bf16::ZERO;
     let pairs = k.div_ceil(2);
     let panels = n.div_ceil(NR);
@@ -94,13 +96,14 @@ pub(crate) unsafe fn gemm(
     let threads = !matches!(parallelism, gemm::Parallelism::None);
     for p0 in (0..pairs).step_by(KC) {
         let kc = KC.min(pairs - p0);
-        // Pack this block of b: panel q, pair p, lane l at ((q·kc + p)·NR + l).
-        for q in 0..panels {
-            for p in 0..kc {
-                let (k0, row) = (2 * (p0 + p), (q * kc + p) * NR);
-                for l in 0..NR {
+        // Pack this block of b: panel q, pair p, lane l at ((q·kc + p)·NR + l), panels on
+        // every thread when the product is.
+        let pack_panel = |(q, panel): (usize, &mut [u32])| {
+            for (p, lanes) in panel.chunks_exact_mut(NR).enumerate() {
+                let k0 = 2 * (p0 + p);
+                for (l, word) in lanes.iter_mut().enumerate() {
                     let j = q * NR + l;
-                    packed_b[row + l] = if j < n {
+                    *word = if j < n {
                         let lo = at_b(k0, j);
                         let hi = if k0 + 1 < k { at_b(k0 + 1, j) } else { zero };
                         pair(lo, hi)
@@ -109,6 +112,19 @@ pub(crate) unsafe fn gemm(
                     };
                 }
             }
+        };
+        let panels_of = &mut packed_b[..panels * kc * NR];
+        if threads && panels > 1 {
+            use rayon::prelude::*;
+            panels_of
+                .par_chunks_mut(kc * NR)
+                .enumerate()
+                .for_each(pack_panel);
+        } else {
+            panels_of
+                .chunks_mut(kc * NR)
+                .enumerate()
+                .for_each(pack_panel);
         }
         let first = p0 == 0;
         let packed_b = &packed_b[..panels * kc * NR];
@@ -148,7 +164,10 @@ pub(crate) unsafe fn gemm(
                             // the output (caller's contract); row blocks on different threads
                             // write different rows, so no one else holds this row.
                             let row = unsafe {
-                                std::slice::from_raw_parts_mut(out.get().offset(i * o_rs + j0), cols)
+                                std::slice::from_raw_parts_mut(
+                                    out.get().offset(i * o_rs + j0),
+                                    cols,
+                                )
                             };
                             if first {
                                 row.copy_from_slice(&sums[..cols]);

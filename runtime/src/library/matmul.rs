@@ -90,7 +90,9 @@ pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Hos
         (HostBuffer::F16(o), HostBuffer::F16(a), HostBuffer::F16(b)) => {
             gemm_widened(o, a, b, av, bv, ov, |x| x.to_f32(), half::f16::from_f32)
         }
-        (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b)) if bf16_gemm::available() => {
+        (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b))
+            if bf16_gemm::available() =>
+        {
             gemm_bf16(o, a, b, av, bv, ov)
         }
         (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b)) => {
@@ -140,9 +142,7 @@ fn narrow_into<H: Send>(o: &mut [H], acc: &[f32], ov: &View, narrow: impl Fn(f32
     use rayon::prelude::*;
     if ov.offset == 0 && ov.numel() == o.len() && ov.is_contiguous() {
         // The usual output (a fresh row-major buffer): every element, on every thread.
-        o.par_iter_mut()
-            .zip(acc)
-            .for_each(|(o, &x)| *o = narrow(x));
+        o.par_iter_mut().zip(acc).for_each(|(o, &x)| *o = narrow(x));
         return;
     }
     for_each_index(&ov.shape, |p| {
@@ -153,7 +153,14 @@ fn narrow_into<H: Send>(o: &mut [H], acc: &[f32], ov: &View, narrow: impl Fn(f32
 
 /// A bfloat16 matmul on the host's bf16 dot-product instructions ([`bf16_gemm`]): the operands
 /// read as they are, the sums kept in f32, each output element rounded once.
-fn gemm_bf16(o: &mut [half::bf16], a: &[half::bf16], b: &[half::bf16], av: &View, bv: &View, ov: &View) {
+fn gemm_bf16(
+    o: &mut [half::bf16],
+    a: &[half::bf16],
+    b: &[half::bf16],
+    av: &View,
+    bv: &View,
+    ov: &View,
+) {
     let k = av.shape[av.ndim() - 1];
     let mut acc = if k == 0 {
         Memory::<f32>::zeroed(o.len())
@@ -368,8 +375,14 @@ impl Unit for f64 {
 }
 
 impl<T: Unit> Unit for Complex<T> {
-    const ZERO: Complex<T> = Complex { re: T::ZERO, im: T::ZERO };
-    const ONE: Complex<T> = Complex { re: T::ONE, im: T::ZERO };
+    const ZERO: Complex<T> = Complex {
+        re: T::ZERO,
+        im: T::ZERO,
+    };
+    const ONE: Complex<T> = Complex {
+        re: T::ONE,
+        im: T::ZERO,
+    };
 }
 
 /// One `m×k` by `k×n` gemm call, `out = a·b`; each operand is its first element's address,
@@ -621,7 +634,10 @@ mod tests {
             let mut slow = HostBuffer::zeros(dtype, call.len);
             matmul_reference(&call, &[a, b], &mut slow);
             for i in 0..call.len {
-                let (x, y) = (fast.get_as(dtype, i).as_f64(), slow.get_as(dtype, i).as_f64());
+                let (x, y) = (
+                    fast.get_as(dtype, i).as_f64(),
+                    slow.get_as(dtype, i).as_f64(),
+                );
                 // Sums in f32 (fast) and f64 (reference) round to bf16 within an ulp.
                 assert!(
                     (x - y).abs() <= y.abs() / 128.0 + 1e-6,
