@@ -63,24 +63,12 @@ pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Hos
     let (av, bv, ov) = check_views(call);
     let complex = call.dtype.is_complex();
     match (&mut *out, &*inputs[0], &*inputs[1]) {
-        (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) if complex => gemm_batched(
-            as_complex_mut(o),
-            as_complex(a),
-            as_complex(b),
-            av,
-            bv,
-            ov,
-            gemm_one::<Complex<f32>>,
-        ),
-        (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) if complex => gemm_batched(
-            as_complex_mut(o),
-            as_complex(a),
-            as_complex(b),
-            av,
-            bv,
-            ov,
-            gemm_one::<Complex<f64>>,
-        ),
+        (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) if complex => {
+            gemm_complex(o, a, b, av, bv, ov)
+        }
+        (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) if complex => {
+            gemm_complex(o, a, b, av, bv, ov)
+        }
         (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) => {
             gemm_batched(o, a, b, av, bv, ov, gemm_one::<f32>)
         }
@@ -169,6 +157,26 @@ fn gemm_bf16(
     };
     gemm_batched(&mut acc, a, b, av, bv, ov, bf16_gemm::gemm);
     narrow_into(o, &acc, ov, half::bf16::from_f32);
+}
+
+/// A complex product over buffers of parts (real, imaginary, in turn), as `num_complex` values.
+fn gemm_complex<T: Unit + Send + Sync>(
+    o: &mut [T],
+    a: &[T],
+    b: &[T],
+    av: &View,
+    bv: &View,
+    ov: &View,
+) {
+    gemm_batched(
+        as_complex_mut(o),
+        as_complex(a),
+        as_complex(b),
+        av,
+        bv,
+        ov,
+        gemm_one::<Complex<T>>,
+    )
 }
 
 /// The parts of a complex buffer (real, imaginary, in turn) as complex values.
@@ -532,16 +540,22 @@ mod tests {
         }
     }
 
-    /// An f32 call of `av`·`bv` into a contiguous output of `out` shape, against the reference.
-    fn check_f32_batched(av: View, bv: View, out: &[usize], a_len: usize, b_len: usize) {
-        let dtype = DType::F32;
+    /// A call of `av`·`bv` (buffers of `a_len` and `b_len` values of `dtype`) into a contiguous
+    /// output of `out` shape, against the reference loop: `close(fast, reference)` per element.
+    fn check_batched(
+        dtype: DType,
+        (av, a_len): (View, usize),
+        (bv, b_len): (View, usize),
+        out: &[usize],
+        close: fn(f64, f64) -> bool,
+    ) {
         let fill = |n: usize, salt: usize| {
             let v: Vec<Scalar> = (0..n)
-                .map(|i| Scalar::Float(((i * 7 + salt) % 13) as f64 * 0.25 - 1.5))
+                .map(|i| Scalar::Float(((i * 7 + salt) % 17) as f64 / 16.0 - 0.5))
                 .collect();
             Arc::new(HostBuffer::from_scalars(dtype, &v))
         };
-        let (a, b) = (fill(a_len, 1), fill(b_len, 5));
+        let (a, b) = (fill(a_len, 3), fill(b_len, 11));
         let ov = View::contiguous(out);
         let call = LibraryCall {
             op: LibraryOp::Matmul,
@@ -559,8 +573,15 @@ mod tests {
                 fast.get_as(dtype, i).as_f64(),
                 slow.get_as(dtype, i).as_f64(),
             );
-            assert!((x - y).abs() < 1e-4, "element {i}: {x} vs {y}");
+            assert!(close(x, y), "{out:?} element {i}: {x} vs {y}");
         }
+    }
+
+    /// [`check_batched`] in f32.
+    fn check_f32_batched(av: View, bv: View, out: &[usize], a_len: usize, b_len: usize) {
+        check_batched(DType::F32, (av, a_len), (bv, b_len), out, |x, y| {
+            (x - y).abs() <= 1e-4 + 1e-5 * y.abs()
+        });
     }
 
     /// `x[2, 3, 5, 4] @ w[4, 6]` folds into one 30×4 by 4×6 product; a batch-transposed `x`
@@ -612,38 +633,11 @@ mod tests {
     /// a batch with a broadcast `b`.
     #[test]
     fn bf16_products_match_the_reference_loop() {
-        let dtype = DType::BF16;
-        let fill = |n: usize, salt: usize| {
-            let v: Vec<Scalar> = (0..n)
-                .map(|i| Scalar::Float(((i * 7 + salt) % 17) as f64 / 16.0 - 0.5))
-                .collect();
-            Arc::new(HostBuffer::from_scalars(dtype, &v))
-        };
         let run = |av: View, bv: View, out: &[usize], a_len: usize, b_len: usize| {
-            let (a, b) = (fill(a_len, 3), fill(b_len, 11));
-            let ov = View::contiguous(out);
-            let call = LibraryCall {
-                op: LibraryOp::Matmul,
-                inputs: vec![(dtype, av), (dtype, bv)],
-                dtype,
-                len: ov.numel(),
-                out: ov,
-            };
-            let mut fast = HostBuffer::zeros(dtype, call.len);
-            assert!(matmul_gemm(&call, &[a.clone(), b.clone()], &mut fast));
-            let mut slow = HostBuffer::zeros(dtype, call.len);
-            matmul_reference(&call, &[a, b], &mut slow);
-            for i in 0..call.len {
-                let (x, y) = (
-                    fast.get_as(dtype, i).as_f64(),
-                    slow.get_as(dtype, i).as_f64(),
-                );
-                // Sums in f32 (fast) and f64 (reference) round to bf16 within an ulp.
-                assert!(
-                    (x - y).abs() <= y.abs() / 128.0 + 1e-6,
-                    "{out:?} element {i}: {x} vs {y}"
-                );
-            }
+            // Sums in f32 (fast) and f64 (reference) round to bf16 within an ulp.
+            check_batched(DType::BF16, (av, a_len), (bv, b_len), out, |x, y| {
+                (x - y).abs() <= y.abs() / 128.0 + 1e-6
+            });
         };
         for (m, k, n) in [(1, 1, 1), (13, 37, 45), (150, 1101, 70), (9, 2, 33)] {
             let (mi, ni) = (m as isize, n as isize);
