@@ -166,6 +166,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.as_float_bits(bits)
     }
 
+    /// The bits of `x`, an f32 that holds a bf16 value exactly (a NaN quiet), in `i32` lanes.
+    pub(super) fn bf16_top_half(&mut self, x: Value) -> Value {
+        let bits = self.as_int_bits(x);
+        self.b.ins().ushr_imm_s(bits, 16)
+    }
+
     /// `x` (f32) rounded to the nearest bf16, as its bits in `i32` lanes (a NaN quiet).
     pub(super) fn f32_to_bf16_bits(&mut self, x: Value) -> Value {
         let bits = self.as_int_bits(x);

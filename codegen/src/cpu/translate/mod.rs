@@ -1243,12 +1243,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().store(mem(), word, addr, 0);
     }
 
-    /// The bits of f16 or bf16 values held as f32 (scalar or lanes).
+    /// The bits of f16 or bf16 values held as f32 (scalar or lanes). A bf16-typed value is
+    /// always a bf16 value already (loads widen exactly, every op and cast of bf16 result
+    /// rounds with `round_to_bf16`, which also quiets a NaN), so its bits are the f32 bits'
+    /// top half: one shift where rounding again would take ten operations.
     fn half_bits(&mut self, dtype: DType, x: Value) -> Value {
         if dtype == DType::F16 {
             self.f32_to_f16_bits(x)
         } else {
-            self.f32_to_bf16_bits(x)
+            self.bf16_top_half(x)
         }
     }
 
