@@ -5,7 +5,7 @@
 use super::super::generator::{Gen, NAMES};
 use super::{basic_index, perm, r, step, step_list};
 use serde_json::{Value, json};
-use smelt_frontend::{DType, UnaryOp};
+use smelt_frontend::{BinaryOp, DType, UnaryOp};
 
 pub(super) fn unary(g: &mut Gen) -> Option<Value> {
     let x = g.any()?;
@@ -18,32 +18,22 @@ pub(super) fn unary(g: &mut Gen) -> Option<Value> {
     Some(step(g, op.name(), json!({"self": s})))
 }
 
-const BINARY: [&str; 24] = [
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "floor_divide",
-    "remainder",
-    "fmod",
-    "pow",
-    "maximum",
-    "minimum",
-    "atan2",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "logical_and",
-    "logical_or",
-    "logical_xor",
-    "bitwise_and",
-    "bitwise_or",
-    "bitwise_xor",
-    "add",
-];
+/// The binary ops by their conformance names, in `BinaryOp::ALL`'s order: every binary op
+/// but `div_trunc` (reached through `div(rounding_mode=…)`), `div_floor` as `floor_divide`,
+/// and `add` a second time (it is drawn twice as often).
+static BINARY: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    let named = BinaryOp::ALL
+        .iter()
+        .filter(|&&op| op != BinaryOp::DivTrunc)
+        .map(|&op| {
+            if op == BinaryOp::DivFloor {
+                "floor_divide"
+            } else {
+                op.name()
+            }
+        });
+    named.chain(["add"]).collect()
+});
 
 fn broadcastable(a: &[usize], b: &[usize]) -> bool {
     a.iter()
