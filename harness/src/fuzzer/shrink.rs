@@ -202,6 +202,25 @@ pub struct Shrunk {
     pub complete: bool,
 }
 
+impl Shrunk {
+    /// Runs `cand` when it costs less than the best so far and keeps it when it still fails
+    /// the same way; whether it was kept.
+    fn take_if_smaller(&mut self, cand: Vec<Value>) -> bool {
+        if cost(&cand) >= cost(&self.steps) {
+            return false;
+        }
+        self.tries += 1;
+        match reproduce(&cand, &self.failure) {
+            Some(f) => {
+                self.steps = cand;
+                self.failure = f;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
 /// Shrinks `steps` (which fail with `failure`) for at most `budget`.
 pub fn shrink(steps: Vec<Value>, failure: Failure, budget: Duration) -> Shrunk {
     let start = Instant::now();
@@ -221,14 +240,7 @@ pub fn shrink(steps: Vec<Value>, failure: Failure, budget: Duration) -> Shrunk {
             if start.elapsed() > budget {
                 return best;
             }
-            let cand = without(&best.steps, i);
-            if cost(&cand) >= cost(&best.steps) {
-                continue;
-            }
-            best.tries += 1;
-            if let Some(f) = reproduce(&cand, &best.failure) {
-                best.steps = cand;
-                best.failure = f;
+            if best.take_if_smaller(without(&best.steps, i)) {
                 progress = true;
                 i = i.min(best.steps.len());
             }
@@ -241,13 +253,7 @@ pub fn shrink(steps: Vec<Value>, failure: Failure, budget: Duration) -> Shrunk {
                 if start.elapsed() > budget {
                     return best;
                 }
-                if cost(&cand) >= cost(&best.steps) {
-                    continue;
-                }
-                best.tries += 1;
-                if let Some(f) = reproduce(&cand, &best.failure) {
-                    best.steps = cand;
-                    best.failure = f;
+                if best.take_if_smaller(cand) {
                     progress = true;
                     changed = true;
                     break;
