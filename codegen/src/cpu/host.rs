@@ -49,28 +49,18 @@ impl Host {
     fn detect() -> Host {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let vector_bits = vector_bits();
-        match sysfs_caches() {
-            Some((l1d, l2, llc, line)) => Host {
-                l1d,
-                l2,
-                llc,
-                line,
-                cores,
-                vector_bits,
-                source: "sysfs",
-            },
-            None => {
-                let (l1d, l2, llc, line) = DEFAULTS;
-                Host {
-                    l1d,
-                    l2,
-                    llc,
-                    line,
-                    cores,
-                    vector_bits,
-                    source: "defaults",
-                }
-            }
+        let ((l1d, l2, llc, line), source) = match sysfs_caches() {
+            Some(caches) => (caches, "sysfs"),
+            None => (DEFAULTS, "defaults"),
+        };
+        Host {
+            l1d,
+            l2,
+            llc,
+            line,
+            cores,
+            vector_bits,
+            source,
         }
     }
 }
