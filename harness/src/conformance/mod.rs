@@ -304,20 +304,40 @@ fn check_tensor(
         let got = t
             .try_to_scalars()
             .map_err(|e| format!("{name}: realize failed: {e}"))?;
-        if got.len() != values.len() {
+        check_values(
+            name,
+            ("values", "value"),
+            &got,
+            values,
+            t.dtype(),
+            (rtol, atol),
+        )?;
+    }
+    Ok(())
+}
+
+/// `got` against the recorded `want`, element by element ([`value_matches`]); the messages
+/// name `name` and the list and item labels (`values` / `value[i]`).
+pub(crate) fn check_values(
+    name: &str,
+    (list, item): (&str, &str),
+    got: &[Scalar],
+    want: &[Value],
+    dtype: DType,
+    (rtol, atol): (f64, f64),
+) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{name}: {} {list}, expected {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (i, (g, e)) in got.iter().zip(want).enumerate() {
+        if !value_matches(*g, e, dtype, rtol, atol) {
             return Err(format!(
-                "{name}: {} values, expected {}",
-                got.len(),
-                values.len()
+                "{name}: {item}[{i}] = {g}, expected {e} (dtype {dtype})"
             ));
-        }
-        for (i, (g, e)) in got.iter().zip(values).enumerate() {
-            if !value_matches(*g, e, t.dtype(), rtol, atol) {
-                return Err(format!(
-                    "{name}: value[{i}] = {g}, expected {e} (dtype {})",
-                    t.dtype()
-                ));
-            }
         }
     }
     Ok(())

@@ -7,7 +7,7 @@
 
 use super::args::{Args, Env};
 use super::dispatch::Produced;
-use super::{check_shares, ints, value_matches};
+use super::{check_shares, check_values, ints};
 use serde_json::Value;
 use smelt_frontend::{Layout, Result, Tensor};
 
@@ -132,21 +132,7 @@ pub fn check_tensor(
         let got = part
             .try_to_scalars()
             .map_err(|e| format!("{name}: {field}: {e}"))?;
-        if got.len() != want.len() {
-            return Err(format!(
-                "{name}: {} {field}, expected {}",
-                got.len(),
-                want.len()
-            ));
-        }
-        for (i, (g, e)) in got.iter().zip(want).enumerate() {
-            if !value_matches(*g, e, t.dtype(), rtol, atol) {
-                return Err(format!(
-                    "{name}: {field}[{i}] = {g}, expected {e} (dtype {})",
-                    t.dtype()
-                ));
-            }
-        }
+        check_values(name, (field, field), &got, want, t.dtype(), (rtol, atol))?;
     }
     Ok(())
 }
