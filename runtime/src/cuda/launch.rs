@@ -220,15 +220,16 @@ pub(super) fn run_library(
         "invariant: one buffer per library input"
     );
     let mut args: Vec<Arc<CudaBuffer>> = args.into_iter().map(|b| device_buffer(b, dev)).collect();
-    for ((_, v), b) in call.inputs.iter().zip(&args) {
+    // Buffers hold real parts: a complex view counts two per element (as on the host).
+    for ((d, v), b) in call.inputs.iter().zip(&args) {
         assert!(
-            v.fits_in(b.len()),
+            v.fits_in(b.len() / d.parts()),
             "invariant: library input view {v} inside its buffer of {}",
             b.len()
         );
     }
     assert!(
-        call.out.fits_in(call.len),
+        call.out.fits_in(call.out.read.len(call.len)),
         "invariant: library output view inside its buffer"
     );
     match step {

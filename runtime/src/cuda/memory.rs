@@ -141,8 +141,11 @@ impl CudaBuffer {
         Ok(b)
     }
 
-    /// A block of the caching allocator for `len` elements of `dtype`.
+    /// A block of the caching allocator for `len` elements of `dtype`. Buffers are real, as on
+    /// the host (`HostBuffer::zeros`): a complex dtype gives `2 * len` elements of its real
+    /// counterpart, the parts of each element in turn.
     fn allocate(dev: &CudaDevice, dtype: DType, len: usize) -> Result<CudaBuffer> {
+        let (dtype, len) = (dtype.storage(), len.saturating_mul(dtype.parts()));
         dev.bind()?;
         let bytes = len.checked_mul(dtype.size()).ok_or_else(|| {
             smelt_ir::Error::memory(format!("CUDA: a buffer of {len} {dtype} overflows"))
