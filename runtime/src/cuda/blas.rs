@@ -9,7 +9,7 @@
 //! before cudarc is called, since cudarc panics on a missing library.
 
 use super::device::{CudaDevice, driver_error};
-use super::gemm_plan::{MatmulPlan, prepare as plan_matmul};
+use super::gemm_plan::{MatmulPlan, prepare as plan_matmul, staging};
 use super::launch::{Launch, loaded, queue};
 use super::memory::CudaBuffer;
 use crate::library::check_matmul_views;
@@ -87,7 +87,7 @@ pub(super) fn prepare(dev: &CudaDevice, call: &LibraryCall) -> Result<Option<Mat
     };
     let dtype = call.dtype;
     let copy = |v: &View| {
-        let dense = View::contiguous(&v.shape);
+        let dense = staging(v);
         loaded(
             dev,
             &render(&Kernel::copy(dtype, v, reach(v), &dense, v.numel())),
@@ -149,9 +149,15 @@ fn types(dtype: DType) -> (cudaDataType, cublasComputeType_t, bool) {
     }
 }
 
-/// `v` of `src` copied into a fresh dense buffer by `launch`.
-fn dense_copy(dev: &CudaDevice, launch: &Launch, src: &CudaBuffer, v: &View) -> Result<CudaBuffer> {
-    let out = CudaBuffer::uninit(dev, src.dtype(), v.numel())?;
+/// `v` (elements of `dtype`) of `src` copied into a fresh dense buffer by `launch`.
+fn dense_copy(
+    dev: &CudaDevice,
+    launch: &Launch,
+    src: &CudaBuffer,
+    dtype: DType,
+    v: &View,
+) -> Result<CudaBuffer> {
+    let out = CudaBuffer::uninit(dev, dtype, v.numel())?;
     queue(dev, launch, &[src.ptr(), out.ptr()])?;
     Ok(out)
 }
@@ -166,11 +172,11 @@ pub(super) fn run(
     let (av, bv, _) = check_matmul_views(call);
     let blas = handle(dev)?;
     let copied_a = match &m.copy_a {
-        Some(l) => Some(dense_copy(dev, l, &args[0], av)?),
+        Some(l) => Some(dense_copy(dev, l, &args[0], m.dtype, av)?),
         None => None,
     };
     let copied_b = match &m.copy_b {
-        Some(l) => Some(dense_copy(dev, l, &args[1], bv)?),
+        Some(l) => Some(dense_copy(dev, l, &args[1], m.dtype, bv)?),
         None => None,
     };
     let a = copied_a.as_ref().unwrap_or(&args[0]);

@@ -22,7 +22,9 @@
 //! size-1 dims and merge neighbours whose strides nest in all three views. The innermost merged
 //! dim becomes cuBLAS's batch when its strides are non-negative (stride 0 re-reads one operand
 //! matrix for every batch, which cuBLAS allows); the other dims are looped over, one call per
-//! outer point. Sizes and leading dimensions must fit cuBLAS's `int`; a problem that does not
+//! outer point, unless each call would be small ([`LOOP_MIN_MACS`]): then the strided operands
+//! are copied dense first and one call covers the batch. A batch over one shared operand whose
+//! other matrices carry on column after column folds into a single larger product. Sizes and leading dimensions must fit cuBLAS's `int`; a problem that does not
 //! is left to the host gemm ([`plan`] returns `None`).
 
 use crate::library::for_each_index;
@@ -174,13 +176,27 @@ pub fn plan(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
             Some(_) | None => dims.push((size, strides)),
         }
     }
-    let (batch, [stride_a, stride_b, stride_c]) = match dims.last() {
+    let (mut batch, [stride_a, stride_b, stride_c]) = match dims.last() {
         Some(&(size, strides)) if strides.iter().all(|&s| s >= 0) && size <= CUBLAS_INT_MAX => {
             dims.pop();
             (size, strides)
         }
         Some(_) | None => (1, [0, 0, 0]),
     };
+    // One A' for every batch point whose B' and C' columns carry on from one batch point to
+    // the next (`x[B, T, C] @ w[C, D]`, read as Cᵀ = wᵀ·xᵀ): a single product with B·n columns,
+    // one larger GEMM rather than B small ones (PyTorch's `matmul` folds the same way).
+    let mut cn = cn;
+    let folds = batch > 1
+        && stride_a == 0
+        && !transb
+        && stride_b == (cn * ldb) as isize
+        && stride_c == (cn * ldc) as isize
+        && batch * cn <= CUBLAS_INT_MAX;
+    if folds {
+        cn *= batch;
+        batch = 1;
+    }
     Some(GemmPlan {
         swapped,
         transa,
@@ -209,8 +225,8 @@ pub fn plan(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
 /// copied contiguous (those cuBLAS cannot read in place), the calls, and where the result goes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmulPlan {
-    /// The views of smelt's `a` and `b` to copy into dense buffers of their shapes before the
-    /// calls (`None`: read in place).
+    /// The views of smelt's `a` and `b` to copy into dense buffers of their shapes, laid out
+    /// by [`staging`], before the calls (`None`: read in place).
     pub copy_a: Option<View>,
     pub copy_b: Option<View>,
     pub plan: GemmPlan,
@@ -221,25 +237,92 @@ pub struct MatmulPlan {
     pub scatter: Option<View>,
 }
 
+/// Below this many multiply-adds per cuBLAS call, a loop of calls over batch dims that do not
+/// nest costs more (a launch each, and too few thread blocks to fill the SMs) than copying
+/// the operands whose batch dims break the nesting into dense buffers for one call over the
+/// whole batch: attention's `q @ kᵀ` on heads split by `view`/`transpose` ran as 8 calls of
+/// 12 heads of 256×256×64 (11 µs each on an H200, where one call of 96 takes about that).
+pub const LOOP_MIN_MACS: usize = 1 << 28;
+
+/// Where a copy of operand `v` goes: a dense buffer of its shape, the matrices kept in the
+/// order `v` walks them (a transposed view, `kᵀ`, is copied as the untransposed matrices and
+/// read transposed), so that the copy walks `v`'s memory and its own the same way.
+pub fn staging(v: &View) -> View {
+    let r = v.ndim();
+    let row_major = r < 2
+        || v.shape[r - 2] <= 1
+        || v.shape[r - 1] <= 1
+        || v.strides[r - 1].unsigned_abs() <= v.strides[r - 2].unsigned_abs();
+    if row_major {
+        return View::contiguous(&v.shape);
+    }
+    let mut swapped = v.shape.clone();
+    swapped.swap(r - 2, r - 1);
+    let mut strides = View::contiguous(&swapped).strides;
+    strides.swap(r - 2, r - 1);
+    View::new(v.shape.clone(), strides, 0)
+}
+
 /// Plans `a @ b -> out` (views `av`, `bv`, `ov`, output buffer of `len` elements). `None`
 /// when the problem is empty or too large for cuBLAS.
 pub fn prepare(av: &View, bv: &View, ov: &View, len: usize) -> Option<MatmulPlan> {
+    prepare_with(av, bv, ov, len, LOOP_MIN_MACS)
+}
+
+/// [`prepare`], looping over batch dims that do not nest only when each call does at least
+/// `loop_min_macs` multiply-adds; a smaller problem reads its strided operands (any but a
+/// broadcast one) from dense copies and runs as one call when that removes the loop.
+pub fn prepare_with(
+    av: &View,
+    bv: &View,
+    ov: &View,
+    len: usize,
+    loop_min_macs: usize,
+) -> Option<MatmulPlan> {
     if ov.numel() == 0 || av.shape[av.ndim() - 1] == 0 {
         return None;
     }
+    let direct = plan_copies(av, bv, ov, len, false)?;
+    let p = &direct.plan;
+    if p.outer.is_empty() || p.batch * p.m * p.n * p.k >= loop_min_macs {
+        return Some(direct);
+    }
+    match plan_copies(av, bv, ov, len, true) {
+        Some(dense) if dense.plan.outer.is_empty() => Some(dense),
+        Some(_) | None => Some(direct),
+    }
+}
+
+/// The plan that copies what cuBLAS cannot read in place, and with `dense_batches` also every
+/// strided operand and output that is not a broadcast (so that their batch dims nest).
+fn plan_copies(
+    av: &View,
+    bv: &View,
+    ov: &View,
+    len: usize,
+    dense_batches: bool,
+) -> Option<MatmulPlan> {
+    let broadcast = |v: &View| {
+        v.shape
+            .iter()
+            .zip(&v.strides)
+            .any(|(&d, &s)| d > 1 && s == 0)
+    };
+    let restage =
+        |v: &View| !is_expressible(v) || dense_batches && !v.is_contiguous() && !broadcast(v);
     let readable = |v: &View| {
-        if is_expressible(v) {
-            (None, v.clone())
+        if restage(v) {
+            (Some(v.clone()), staging(v))
         } else {
-            (Some(v.clone()), View::contiguous(&v.shape))
+            (None, v.clone())
         }
     };
     let (copy_a, av) = readable(av);
     let (copy_b, bv) = readable(bv);
-    let (ov_used, c_len, scatter) = if is_expressible(ov) {
-        (ov.clone(), len, None)
-    } else {
+    let (ov_used, c_len, scatter) = if restage(ov) {
         (View::contiguous(&ov.shape), ov.numel(), Some(ov.clone()))
+    } else {
+        (ov.clone(), len, None)
     };
     Some(MatmulPlan {
         copy_a,

@@ -80,9 +80,9 @@ fn len_of(v: &View) -> usize {
         .map_or(v.offset + 1, |(_, hi)| hi as usize + 1)
 }
 
-/// `v` of `buffer` copied into a fresh contiguous buffer.
+/// `v` of `buffer` copied into a fresh dense buffer laid out by [`staging`].
 fn contiguous_copy(buffer: &HostBuffer, v: &View) -> Arc<HostBuffer> {
-    let dense = View::contiguous(&v.shape);
+    let dense = staging(v);
     let mut out = HostBuffer::zeros(buffer.dtype(), v.numel());
     for_each_index(&v.shape, |p| {
         out.set(dense.address(p) as usize, buffer.get(v.address(p) as usize));
@@ -90,9 +90,16 @@ fn contiguous_copy(buffer: &HostBuffer, v: &View) -> Arc<HostBuffer> {
     Arc::new(out)
 }
 
-/// Runs `a @ b` through the plan and the host cuBLAS model and through `matmul_reference`;
-/// they must agree exactly (small integers, so every sum is exact). Returns the plan.
+/// [`check_with`] never copying operands to avoid a loop (these problems are tiny): the plan
+/// as the views alone decide it.
 fn check(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
+    check_with(av, bv, ov, 0).map(|p| p.plan)
+}
+
+/// Runs `a @ b` through the plan ([`prepare_with`] `loop_min_macs`) and the host cuBLAS model
+/// and through `matmul_reference`; they must agree exactly (small integers, so every sum is
+/// exact). Returns the plan.
+fn check_with(av: &View, bv: &View, ov: &View, loop_min_macs: usize) -> Option<MatmulPlan> {
     let (a, b) = (values(len_of(av), 1), values(len_of(bv), 2));
     let len = len_of(ov);
     let call = LibraryCall {
@@ -104,7 +111,7 @@ fn check(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
     };
     let mut expected = HostBuffer::zeros(DType::F64, len);
     matmul_reference(&call, &[a.clone(), b.clone()], &mut expected);
-    let Some(prepared) = prepare(av, bv, ov, len) else {
+    let Some(prepared) = prepare_with(av, bv, ov, len, loop_min_macs) else {
         assert!(
             ov.numel() == 0 || av.shape[av.ndim() - 1] == 0,
             "unplanned non-empty matmul {av} {bv} {ov}"
@@ -140,7 +147,7 @@ fn check(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
         None => c,
     };
     assert_eq!(got, expected, "{av} @ {bv} -> {ov}: {:?}", prepared.plan);
-    Some(prepared.plan)
+    Some(prepared)
 }
 
 fn view(shape: &[usize], strides: &[isize], offset: usize) -> View {
@@ -206,10 +213,12 @@ fn batches_merge_into_one_strided_call() {
 
 #[test]
 fn broadcast_batch_is_stride_zero() {
-    // b is one [4, 5] matrix expanded over the batch.
+    // b is one [4, 5] matrix expanded over the batch; a's matrices are padded apart (else
+    // the batch folds into one product: `a_shared_weight_folds_the_batch_into_one_product`).
     let bv = view(&[2, 3, 4, 5], &[0, 0, 5, 1], 0);
-    let p = check(&dense(&[2, 3, 3, 4]), &bv, &dense(&[2, 3, 3, 5])).unwrap();
-    assert_eq!((p.batch, p.stride_a, p.stride_b), (6, 0, 12));
+    let av = view(&[2, 3, 3, 4], &[48, 16, 4, 1], 0);
+    let p = check(&av, &bv, &dense(&[2, 3, 3, 5])).unwrap();
+    assert_eq!((p.batch, p.stride_a, p.stride_b), (6, 0, 16));
 }
 
 #[test]
@@ -222,6 +231,58 @@ fn batch_dims_that_do_not_nest_are_looped() {
     let av = view(&[3, 2, 4], &[-8, 4, 1], 16);
     let p = check(&av, &dense(&[3, 4, 2]), &dense(&[3, 2, 2])).unwrap();
     assert_eq!((p.batch, p.outer.len()), (1, 1));
+}
+
+#[test]
+fn small_looped_batches_read_dense_copies_in_one_call() {
+    // Attention's heads: qkv [B, T, 3·H·D] viewed [B, T, H, D] and transposed to
+    // [B, H, T, D]; q @ kᵀ and (q @ kᵀ) @ v over the (B, H) batch, whose strides do not nest.
+    let (b, t, h, d) = (2, 5, 3, 4);
+    let head = |at: usize| {
+        view(
+            &[b, h, t, d],
+            &[
+                (t * 3 * h * d) as isize,
+                d as isize,
+                (3 * h * d) as isize,
+                1,
+            ],
+            at,
+        )
+    };
+    let (q, k, v) = (head(0), head(h * d), head(2 * h * d));
+    let kt = k.transpose(2, 3).unwrap();
+    let scores = dense(&[b, h, t, t]);
+    assert_eq!(check(&q, &kt, &scores).unwrap().outer.len(), 1);
+    let one = check_with(&q, &kt, &scores, LOOP_MIN_MACS).unwrap();
+    assert!(one.copy_a.is_some() && one.copy_b.is_some() && one.scatter.is_none());
+    // kᵀ is copied as k and read transposed: the copy walks both memories in one order.
+    assert!(staging(&kt).transpose(2, 3).unwrap().is_contiguous() && one.plan.transa);
+    assert_eq!((one.plan.batch, one.plan.outer.len()), (b * h, 0));
+    let one = check_with(&scores, &v, &dense(&[b, h, t, d]), LOOP_MIN_MACS).unwrap();
+    assert!(one.copy_a.is_none() && one.copy_b.is_some());
+    assert_eq!((one.plan.batch, one.plan.outer.len()), (b * h, 0));
+    // Large enough per call, the loop stays and nothing is copied.
+    let looped = check_with(&q, &kt, &scores, 1).unwrap();
+    assert!(looped.copy_a.is_none() && looped.copy_b.is_none());
+    assert_eq!(looped.plan.outer.len(), 1);
+    // A broadcast operand is never materialised to remove a loop.
+    let shared = view(&[b, h, d, t], &[0, 0, t as isize, 1], 0);
+    let p = check_with(&q, &shared, &scores, LOOP_MIN_MACS).unwrap();
+    assert!(p.copy_b.is_none());
+}
+
+#[test]
+fn a_shared_weight_folds_the_batch_into_one_product() {
+    // x [B, T, C] @ w [C, D]: one (B·T)×C by C×D product, not B of T×C.
+    let w = view(&[2, 4, 6], &[0, 6, 1], 0);
+    let p = check(&dense(&[2, 3, 4]), &w, &dense(&[2, 3, 6])).unwrap();
+    assert!(p.swapped);
+    assert_eq!((p.m, p.n, p.k, p.batch), (6, 6, 4, 1));
+    // Rows that do not carry on (a padded x) stay a batch.
+    let x = view(&[2, 3, 4], &[16, 4, 1], 0);
+    let p = check(&x, &w, &dense(&[2, 3, 6])).unwrap();
+    assert_eq!((p.n, p.batch), (3, 2));
 }
 
 #[test]
@@ -308,7 +369,7 @@ fn random_view(rng: &mut Lcg, shape: &[usize], input: bool) -> View {
 #[test]
 fn random_views_match_the_reference() {
     let mut rng = Lcg(7);
-    let (mut direct, mut copied, mut looped) = (0, 0, 0);
+    let (mut direct, mut copied, mut looped, mut densified) = (0, 0, 0, 0);
     for _ in 0..600 {
         let batch: Vec<usize> = (0..rng.below(3)).map(|_| rng.below(3) + 1).collect();
         let (m, n, k) = (rng.below(4) + 1, rng.below(4) + 1, rng.below(4) + 1);
@@ -323,10 +384,13 @@ fn random_views_match_the_reference() {
         }
         let p = check(&av, &bv, &ov).expect("non-empty problems are planned");
         looped += usize::from(!p.outer.is_empty());
+        // Tiny problems: dense copies remove the loop wherever no broadcast operand keeps it.
+        let dense = check_with(&av, &bv, &ov, LOOP_MIN_MACS).expect("and with dense batches");
+        densified += usize::from(!p.outer.is_empty() && dense.plan.outer.is_empty());
     }
     // The generator reaches every path.
     assert!(
-        direct > 50 && copied > 50 && looped > 20,
-        "{direct} {copied} {looped}"
+        direct > 50 && copied > 50 && looped > 20 && densified > 20,
+        "{direct} {copied} {looped} {densified}"
     );
 }
