@@ -43,7 +43,7 @@ fn cpu() -> &'static CpuState {
     })
 }
 
-fn dump(what: &str) -> bool {
+pub(crate) fn dump(what: &str) -> bool {
     std::env::var("SMELT_DUMP").is_ok_and(|v| v.split(',').any(|w| w == what || w == "all"))
 }
 

@@ -265,6 +265,19 @@ impl CudaDevice {
     }
 }
 
+/// `step()`, timed on the device when `SMELT_DUMP` names `timing`: the host waits for the
+/// step, so each line is that kernel's (or library call's) own device time, and a line per
+/// step goes to standard error. Otherwise `step()` queued as usual.
+#[cfg(feature = "cuda")]
+fn timed<R>(dev: &CudaDevice, name: &str, step: impl FnOnce() -> Result<R>) -> Result<R> {
+    if !crate::cpu::dump("timing") {
+        return step();
+    }
+    let (r, ms) = device::time(dev, step)?;
+    eprintln!("{}: {name} {ms:.4} ms on the device", dev.label());
+    Ok(r)
+}
+
 impl Backend for CudaDevice {
     type Prepared = Prepared;
 
@@ -329,12 +342,12 @@ impl Backend for CudaDevice {
     ) -> Result<Vec<Buffer>> {
         #[cfg(feature = "cuda")]
         {
-            match &prepared.0 {
-                launch::Step::Kernel(l) => launch::run_kernel(self, kernel, l, args),
-                launch::Step::Matmul(_) | launch::Step::Library(..) => {
-                    panic!("invariant: a kernel step is prepared as a kernel")
-                }
-            }
+            let launch::Step::Kernel(l) = &prepared.0 else {
+                panic!("invariant: a kernel step is prepared as a kernel")
+            };
+            timed(self, &kernel.name, || {
+                launch::run_kernel(self, kernel, l, args)
+            })
         }
         #[cfg(not(feature = "cuda"))]
         {
@@ -351,7 +364,10 @@ impl Backend for CudaDevice {
     ) -> Result<Buffer> {
         #[cfg(feature = "cuda")]
         {
-            launch::run_library(self, call, &prepared.0, args)
+            let name = format!("{:?} {}", call.op, call.out);
+            timed(self, &name, || {
+                launch::run_library(self, call, &prepared.0, args)
+            })
         }
         #[cfg(not(feature = "cuda"))]
         {
