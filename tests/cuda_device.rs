@@ -121,11 +121,13 @@ fn device_views_and_in_place_writes_share_storage() {
     }
     assert_eq!(x.to_vec::<f32>(), want);
     assert_eq!(t.contiguous().to(Device::Cpu).stride(), vec![4, 1]);
-    // Mixing devices is PyTorch's error; a 0-dim host tensor joins like a scalar.
-    let host = Tensor::ones(&[4, 6], None);
+    // Mixing devices is PyTorch's error; a 0-dim host tensor joins like a scalar. (Made on
+    // the host whatever the default device: `SMELT_DEVICE=cuda` runs this file too.)
+    let host = smelt::with_default_device(Device::Cpu, || Tensor::ones(&[4, 6], None));
     let e = x.try_add(&host).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Device, "{e}");
-    let two = Tensor::scalar(2.0, DType::F32);
+    let two = Tensor::scalar(2.0, DType::F32).to(Device::Cpu);
+    assert_eq!(two.device(), Device::Cpu);
     assert_eq!(x.mul(&two).device(), dev);
 }
 

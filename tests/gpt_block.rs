@@ -2,7 +2,8 @@
 //! holds an input and the block's output from torch 2.15 (recorded once by
 //! `scripts/gpt_block.py fixture`; the weights are the deterministic `gpt::init`, which the
 //! script reproduces bit for bit). Fused and unfused on the cpu backend, on the reference
-//! interpreter, under `SMELT_CHECK=1`, in float32 and bfloat16 (against PyTorch's bfloat16 run).
+//! interpreter, under `SMELT_CHECK=1`, in float32 and bfloat16 (against PyTorch's bfloat16 run);
+//! with `SMELT_DEVICE=cuda` on a GPU, the same on the device.
 
 use smelt::prelude::*;
 use smelt::{Mode, Target, explain, explain_mode, realize_with};
@@ -64,9 +65,18 @@ const F32_TOL: (f32, f32) = (1.3e-6, 1e-5);
 /// an element the other way).
 const BF16_TOL: (f32, f32) = (1.6e-2, 1e-5);
 
+/// Where a block on `y`'s device runs: the cpu backend and the reference interpreter on the
+/// host; the device itself under `SMELT_DEVICE=cuda` (the interpreter reads host buffers).
+fn targets(y: &Tensor) -> Vec<Target> {
+    match y.device() {
+        Device::Cpu => vec![Target::Cpu, Target::Reference],
+        Device::Cuda(n) => vec![Target::Cuda(n)],
+    }
+}
+
 #[test]
 fn float32_matches_pytorch_fused_unfused_and_on_the_reference() {
-    for target in [Target::Cpu, Target::Reference] {
+    for target in targets(&case(DType::F32).0) {
         for mode in [Mode::Fused, Mode::Unfused] {
             let (y, want) = case(DType::F32);
             realize_with(&[&y], mode, target).expect("realizes");
@@ -81,7 +91,7 @@ fn float32_matches_pytorch_fused_unfused_and_on_the_reference() {
 fn bfloat16_matches_pytorch_fused_and_unfused() {
     for mode in [Mode::Fused, Mode::Unfused] {
         let (y, want) = case(DType::BF16);
-        realize_with(&[&y], mode, Target::Cpu).expect("realizes");
+        realize_with(&[&y], mode, targets(&y)[0]).expect("realizes");
         let what = format!("bf16 {}", mode.name());
         assert_close(&y, &want, BF16_TOL.0, BF16_TOL.1, &what);
     }
