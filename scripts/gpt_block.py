@@ -6,6 +6,7 @@ Scratch tooling, run by hand outside CI; PyTorch is never a project dependency.
     python scripts/gpt_block.py fixture   # writes tests/fixtures/gpt_block.safetensors
     python scripts/gpt_block.py anchor [--batch 8 --seq 256 --width 768 --heads 12]
                                        [--dtype float32|bfloat16] [--reps 7] [--threads N]
+                                       [--device cpu|cuda]
 
 `fixture` was run ONCE, with torch 2.15.0 (CPU), to record the committed file: batch 2,
 sequence 16, width 64, 4 heads; the input `x` (torch.randn, seed 0), the f32 output `out_f32`
@@ -18,7 +19,9 @@ a multiple of 2^-9, round to bf16 the same way on both sides).
 `anchor` times PyTorch eager and torch.compile of the same module, on the same sizes and
 weights as `smelt bench gpt_block`, each call on a fresh output; it prints one JSON line per
 system with the median ms, GFLOP/s (matmul FLOPs, as the smelt row counts them) and the
-output's sum (compare with `cargo run --release --example gpt_block`'s checksum).
+output's sum (compare with `cargo run --release --example gpt_block`'s checksum). With
+`--device cuda` each call is timed with CUDA events, as `smelt bench --device cuda` times its
+realisations, after the same warm-up.
 """
 
 import argparse
@@ -101,7 +104,7 @@ def block_module(torch, c, heads):
             k = k.view(b, t, heads, hd).transpose(1, 2)
             v = v.view(b, t, heads, hd).transpose(1, 2)
             att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hd))
-            mask = torch.ones(t, t, dtype=torch.bool).triu(1)
+            mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
             att = att.masked_fill(mask, float("-inf")).softmax(dim=-1)
             y = (att @ v).transpose(1, 2).contiguous().view(b, t, c)
             x = x + (y @ self.attn_c_proj_weight + self.attn_c_proj_bias)
@@ -136,29 +139,47 @@ def fixture(torch):
 def anchor(torch, args):
     b, t, c, heads = args.batch, args.seq, args.width, args.heads
     dtype = getattr(torch, args.dtype)
-    weights = {k: torch.from_numpy(v).to(dtype) for k, v in init_weights(c).items()}
+    dev = torch.device(args.device)
+    weights = {k: torch.from_numpy(v).to(dev, dtype) for k, v in init_weights(c).items()}
     # gpt::input: multiples of 2^-6 in [-2, 2), seed 100.
     x = torch.from_numpy((hash_values(b * t * c, 100) / 64.0).astype(np.float32))
-    x = x.view(b, t, c).to(dtype)
+    x = x.view(b, t, c).to(dev, dtype)
     flops = b * t * (24 * c * c + 4 * t * c)
     block = block_module(torch, c, heads)(weights).eval()
     systems = [("torch_eager", block), ("torch_compile", torch.compile(block))]
+    cuda = dev.type == "cuda"
+
+    def timed(fn):
+        if not cuda:
+            t0 = time.perf_counter()
+            out = fn(x)
+            return out, time.perf_counter() - t0
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        out = fn(x)
+        e.record()
+        e.synchronize()
+        return out, s.elapsed_time(e) / 1e3
+
     for name, fn in systems:
         with torch.no_grad():
             t0 = time.perf_counter()
             out = fn(x)
+            if cuda:
+                torch.cuda.synchronize()
             cold = time.perf_counter() - t0
             for _ in range(2):
                 fn(x)
             times = []
             for _ in range(args.reps):
-                t0 = time.perf_counter()
-                out = fn(x)
-                times.append(time.perf_counter() - t0)
+                out, secs = timed(fn)
+                times.append(secs)
         ms = statistics.median(times) * 1e3
         print(json.dumps({
             "workload": "gpt_block" if dtype == torch.float32 else "gpt_block_bf16",
-            "system": name, "torch": torch.__version__, "threads": torch.get_num_threads(),
+            "system": name, "torch": torch.__version__,
+            "device": torch.cuda.get_device_name(dev) if cuda else "cpu",
+            "threads": torch.get_num_threads(),
             "median_ms": round(ms, 3), "min_ms": round(min(times) * 1e3, 3),
             "gflops": round(flops / (ms / 1e3) / 1e9, 2), "first_call_ms": round(cold * 1e3, 1),
             "checksum": round(out.float().sum().item(), 4),
@@ -175,6 +196,7 @@ def main():
     p.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     p.add_argument("--reps", type=int, default=7)
     p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = p.parse_args()
     import torch
 
