@@ -1926,6 +1926,69 @@ fn stashed_row_values_match_reference() {
     }
 }
 
+/// Softmax over rows of `half` (f16 or bf16) as the frontend builds it: the input widened to
+/// f32, f32 throughout, one rounding at the store.
+fn softmax_rows_half(half: DType, cols: usize) -> Kernel {
+    let mut k = softmax_rows(DType::F32, cols);
+    let n = ROWS * cols;
+    k.args = vec![arg(half, n, Access::Read), arg(half, n, Access::Write)];
+    // Load, cast up, then the f32 row program (its operands one later), cast down, store.
+    let mut body = vec![
+        k.body[0].clone(),
+        Instr::Cast {
+            x: 0,
+            to: DType::F32,
+        },
+    ];
+    for instr in &k.body[1..6] {
+        let mut i = instr.clone();
+        match &mut i {
+            Instr::Reduce { x, .. } | Instr::Unary { x, .. } => *x += 1,
+            Instr::Binary { a, b, .. } => (*a, *b) = (*a + 1, *b + 1),
+            Instr::Load { .. }
+            | Instr::Const { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Store { .. }
+            | Instr::Random { .. } => {
+                unreachable!("softmax_rows has no other instruction before its store")
+            }
+        }
+        body.push(i);
+    }
+    body.push(Instr::Cast { x: 6, to: half });
+    let Instr::Store { index, .. } = k.body[6].clone() else {
+        unreachable!("softmax_rows ends with its store")
+    };
+    body.push(Instr::Store {
+        arg: 1,
+        index,
+        x: 7,
+    });
+    k.body = body;
+    k
+}
+
+#[test]
+fn half_rows_stash_in_a_scratch_row() {
+    for half in [DType::F16, DType::BF16] {
+        for cols in [0, 1, 4, 12, 33, 70] {
+            let k = softmax_rows_half(half, cols);
+            // The f32 `exp(x - max)` cannot wait in a half output: a row of f32 of its own,
+            // in the ordinary code too.
+            assert_eq!(
+                smelt_codegen::cpu::has_stash(&k),
+                cols != 1,
+                "{half} {cols}"
+            );
+            if cols > 1 {
+                assert_eq!(smelt_codegen::cpu::scratch_row(&k), Some(4 * cols));
+            }
+            check(&k, 47);
+        }
+    }
+}
+
 /// Long softmax rows of finite values whose `exp(x − max)` spans 90 binades (the finite inputs
 /// of [`check`] for long rows span 3): the cpu backend's SIMD
 /// passes, stash and idioms over many trips stay within the inline-math tolerance of the

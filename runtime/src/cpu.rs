@@ -12,8 +12,8 @@ use crate::device::Target;
 use crate::reference::{Reference, prepare_outputs};
 use hashbrown::HashMap;
 use smelt_codegen::cpu::{
-    CompiledKernel, CpuJit, KernelFn, Unsupported, scratch_row, streaming_candidate,
-    streams_aligned, structure_key,
+    CompiledKernel, CpuJit, KernelFn, Unsupported, plain_scratch_row, scratch_row,
+    streaming_candidate, streams_aligned, structure_key,
 };
 use smelt_ir::kernel::{Instr, Kernel};
 use smelt_ir::{DType, LibraryCall, Result, Work};
@@ -119,8 +119,8 @@ struct Launch {
     bufs: Vec<usize>,
     sizes: Vec<i64>,
     strides: Vec<i64>,
-    /// Bytes of the scratch row each call passes after the buffers (a streaming variant's
-    /// stash, `scratch_row`).
+    /// Bytes of the scratch row each call passes after the buffers (the stash of a streaming
+    /// variant, `scratch_row`, or of a half-precision output, `plain_scratch_row`).
     scratch: Option<usize>,
 }
 
@@ -148,9 +148,9 @@ fn call(l: &Launch, bufs: &[usize], begin: i64, end: i64) {
     // argument; a streaming variant's stores, which fault where an address is not a multiple
     // of 16, run only where `streams_aligned` proved every one is; only the outputs are
     // written; each output is a buffer of its own (`prepare_outputs`), aliased by no input and
-    // no other output. A streaming variant with a stash also reads and writes the scratch
-    // row after the buffers, at the reduced dim's indices only: `launch` makes it that long,
-    // one per call. Concurrent launches cover disjoint ranges of dimension 0, along which
+    // no other output. Code with a stash in a scratch row (a streaming variant, or an f16 or
+    // bf16 output) also reads and writes the row after the buffers, at the reduced dim's
+    // indices only: `launch` makes it that long (`scratch_row`), one per call. Concurrent launches cover disjoint ranges of dimension 0, along which
     // every store of every output moves (checked in `run_prepared`).
     unsafe {
         (l.entry)(
@@ -265,8 +265,8 @@ impl std::fmt::Debug for Prepared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match &self.0 {
             Some(How::Split(_)) => "Prepared(split)",
-            Some(How::Whole(Ok(_), _)) => "Prepared(compiled)",
-            Some(How::Whole(Err(_), _)) => "Prepared(interpreted)",
+            Some(How::Whole(Ok(_), ..)) => "Prepared(compiled)",
+            Some(How::Whole(Err(_), ..)) => "Prepared(interpreted)",
             None => "Prepared(library)",
         })
     }
@@ -277,9 +277,10 @@ enum How {
     /// A large full reduction: blocks in parallel, then their combination
     /// (`Kernel::split_full_reduction`: the split depends on the shape alone).
     Split(Box<[(Kernel, How); 2]>),
-    /// Compiled code, or why the interpreter runs it; and for a kernel that may stream its
-    /// stores (`streaming_candidate`), how that variant runs.
-    Whole(Entry, Option<Streaming>),
+    /// Compiled code, or why the interpreter runs it; the bytes of the scratch row each call
+    /// of that code needs (`plain_scratch_row`: a half-precision output's stash); and for a
+    /// kernel that may stream its stores (`streaming_candidate`), how that variant runs.
+    Whole(Entry, Option<usize>, Option<Streaming>),
 }
 
 /// A kernel's streaming variant: its code, compiled at the first launch that uses it, and the
@@ -298,6 +299,7 @@ fn prepare(kernel: &Kernel) -> How {
         }
         None => How::Whole(
             compiled(kernel),
+            plain_scratch_row(kernel),
             streaming_candidate(kernel).then(|| Streaming {
                 code: OnceLock::new(),
                 scratch: scratch_row(kernel),
@@ -314,7 +316,7 @@ fn run_prepared(
     mut inputs: Vec<Arc<HostBuffer>>,
     stream_min: usize,
 ) -> Result<Vec<HostBuffer>> {
-    let (code, streaming) = match prepared {
+    let (code, plain_scratch, streaming) = match prepared {
         How::Split(halves) => {
             let [(blocks, b), (combine, c)] = &**halves;
             let partials = run_prepared(blocks, b, inputs.clone(), stream_min)?
@@ -323,8 +325,8 @@ fn run_prepared(
             inputs.push(Arc::new(partials));
             return run_prepared(combine, c, inputs, stream_min);
         }
-        How::Whole(Ok(code), streaming) => (code, streaming),
-        How::Whole(Err(_), _) => {
+        How::Whole(Ok(code), scratch, streaming) => (code, *scratch, streaming),
+        How::Whole(Err(_), ..) => {
             REFUSED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return crate::reference::run_verified(kernel, inputs);
         }
@@ -377,10 +379,10 @@ fn run_prepared(
                     STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     (streams.entry, variant.scratch)
                 }
-                Err(_) => (code.entry, None),
+                Err(_) => (code.entry, plain_scratch),
             }
         }
-        Some(_) | None => (code.entry, None),
+        Some(_) | None => (code.entry, plain_scratch),
     };
     let l = Launch {
         entry,

@@ -126,11 +126,22 @@ pub fn streaming_candidate(kernel: &Kernel) -> bool {
 /// arguments' addresses (one per concurrent call, 16-byte aligned; passed even when empty,
 /// since the code reads the address on entry): the row of its stash, whose values the final
 /// pass reads back from cache while it streams the output. `None` where the kernel has no
-/// stash.
+/// stash. The ordinary code needs the row only where its output cannot hold the stash
+/// ([`plain_scratch_row`]). The bytes depend on the row's length, which compiled code shared
+/// by kernels of one structure does not fix: each launch passes its kernel's.
 pub fn scratch_row(kernel: &Kernel) -> Option<usize> {
     let st = translate::stash_plan(kernel)?;
     let row = *kernel.shape.last()?;
-    Some(row * kernel.args[st.arg].dtype.size())
+    Some(row * st.dtype.size())
+}
+
+/// The bytes of the scratch row a launch of `kernel`'s ordinary code passes after its
+/// arguments' addresses, as [`scratch_row`]: only where the stash cannot wait in the output
+/// (an f16 or bf16 output of an f32 value, such as a bfloat16 softmax). `None` otherwise.
+pub fn plain_scratch_row(kernel: &Kernel) -> Option<usize> {
+    translate::stash_plan(kernel)
+        .filter(|st| st.in_scratch)
+        .and_then(|_| scratch_row(kernel))
 }
 
 /// Whether every vector store of a launch of `kernel` with buffers at `bases` (one address per

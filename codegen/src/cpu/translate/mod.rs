@@ -301,8 +301,8 @@ pub(crate) struct Translator<'a, 'f> {
     /// Whether full f32x4 output stores are streaming stores (`stream.rs`; the kernel's
     /// streaming variant). The stash never streams: it is stored on its own (`stash_store`).
     streaming: bool,
-    /// In a streaming variant with a stash: the scratch row that holds the stash instead of
-    /// the output (`scratch_row`).
+    /// In a streaming variant with a stash, or where the output cannot hold the stash: the
+    /// scratch row that holds it instead (`scratch_row`).
     scratch: Option<Value>,
 }
 impl<'a, 'f> Translator<'a, 'f> {
@@ -324,10 +324,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         let bufs = (0..k.args.len())
             .map(|i| b.ins().load(types::I64, flags, bufs_ptr, (8 * i) as i32))
             .collect();
-        // A streaming variant stashes in a scratch row of its own, whose address follows the
-        // arguments' (`rows.rs`, `scratch_address`).
+        // A streaming variant stashes in a scratch row of its own, as does a kernel whose
+        // output cannot hold the stash; its address follows the arguments' (`rows.rs`,
+        // `stash_address`).
         let stash = stash_plan(k);
-        let scratch = (streaming && stash.is_some()).then(|| {
+        let scratch = stash.is_some_and(|st| streaming || st.in_scratch).then(|| {
             let at = (8 * k.args.len()) as i32;
             b.ins().load(types::I64, flags, bufs_ptr, at)
         });

@@ -7,7 +7,9 @@ use super::*;
 /// A value that a row's last reduction pass computes and its final store pass needs again
 /// (softmax's `exp(x - max)`): the reduction pass also writes it to the output at the very
 /// place the store pass will write, and the store pass reads it back from there (the row is in
-/// cache) instead of recomputing it.
+/// cache) instead of recomputing it. An output of another dtype than the value (a bfloat16
+/// softmax computes in f32 and rounds once at the store) cannot hold it: the value then waits
+/// in a scratch row of each call's own, as in a streaming variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Stash {
     /// The stashed value, the reduction in whose pass it is written, and the final store
@@ -16,13 +18,18 @@ pub(crate) struct Stash {
     pub reduce: usize,
     pub store: usize,
     pub arg: usize,
+    /// The value's dtype (f32 or f64).
+    pub dtype: DType,
+    /// Whether it always waits in the scratch row (the output holds f16 or bf16).
+    pub in_scratch: bool,
 }
 
 /// The stash of a kernel, if it has one: one reduced dim; exactly one element-level store,
-/// to a fresh f32/f64 output of the value's dtype whose index moves along the reduced dim (so
-/// the points of a row have distinct places; outputs are dense, so rows do too); and a value
-/// computed from a transcendental that both the last reduction and that store depend on
-/// (the latest such). Everything it looks at is part of the structure key.
+/// to a fresh output whose index moves along the reduced dim (so the points of a row have
+/// distinct places; outputs are dense, so rows do too), either f32/f64 of the value's dtype
+/// or f16/bf16 of an f32 value (held in the scratch row); and a value computed from a
+/// transcendental that both the last reduction and that store depend on (the latest such).
+/// Everything it looks at is part of the structure key.
 pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
     if k.reduce_axes != 1 {
         return None;
@@ -36,10 +43,19 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
         return None;
     };
     let out = &k.args[*arg];
-    if out.access != Access::Write
-        || !matches!(out.dtype, DType::F32 | DType::F64)
-        || index.strides.last() == Some(&0)
-    {
+    let (dtype, in_scratch) = match out.dtype {
+        DType::F32 | DType::F64 => (out.dtype, false),
+        DType::F16 | DType::BF16 => (DType::F32, true),
+        DType::Bool
+        | DType::U8
+        | DType::I8
+        | DType::I16
+        | DType::I32
+        | DType::I64
+        | DType::C64
+        | DType::C128 => return None,
+    };
+    if out.access != Access::Write || index.strides.last() == Some(&0) {
         return None;
     }
     // Element-level ancestors (and self) of an instruction.
@@ -51,7 +67,7 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
     let value = (0..reduce).rev().find(|&v| {
         of_reduce[v]
             && of_store[v]
-            && types[v] == Some(out.dtype)
+            && types[v] == Some(dtype)
             && cone(v)
                 .iter()
                 .enumerate()
@@ -62,6 +78,8 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
         reduce,
         store,
         arg: *arg,
+        dtype,
+        in_scratch,
     })
 }
 
@@ -287,14 +305,15 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// Where the stashed value of the row's element at `point` waits: its place in the
-    /// output, or in a streaming variant the scratch row (`scratch_row`), indexed by the
-    /// reduced dim, so that the output can be written with streaming stores. The stash's
-    /// dtype is f32 or f64 (`stash_plan`): one plain store of the value in either place.
+    /// output, or the scratch row (`scratch_row`; a streaming variant's, so that the output
+    /// can be written with streaming stores, or a half-precision output's), indexed by the
+    /// reduced dim. The stash's dtype is f32 or f64 (`stash_plan`): one plain store of the
+    /// value in either place.
     fn stash_address(&mut self, st: Stash, point: &[Value]) -> Value {
         let Some(base) = self.scratch else {
             return self.address(st.store, st.arg, point);
         };
-        let size = self.k.args[st.arg].dtype.size() as i64;
+        let size = st.dtype.size() as i64;
         let at = *point.last().expect("a stash has a reduced dim");
         let bytes = self.b.ins().ishl_imm_s(at, size.trailing_zeros() as i64);
         self.b.ins().iadd(base, bytes)
@@ -307,7 +326,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             let t = if self.vector {
                 types::F32X4
             } else {
-                ty(self.k.args[st.arg].dtype)
+                ty(st.dtype)
             };
             vals[st.value] = Some(self.b.ins().load(t, mem(), addr, 0));
         }
