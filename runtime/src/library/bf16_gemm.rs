@@ -99,8 +99,28 @@ pub(crate) unsafe fn gemm(
         // Pack this block of b: panel q, pair p, lane l at ((q·kc + p)·NR + l), panels on
         // every thread when the product is.
         let pack_panel = |(q, panel): (usize, &mut [u32])| {
+            let cols = NR.min(n.saturating_sub(q * NR));
             for (p, lanes) in panel.chunks_exact_mut(NR).enumerate() {
                 let k0 = 2 * (p0 + p);
+                if b_cs == 1 && k0 + 1 < k {
+                    // Rows k0 and k0 + 1 of the panel's columns, contiguous: zipped into
+                    // pairs (the compiler vectorizes it).
+                    // SAFETY: rows k0, k0 + 1 < k and columns q·NR .. q·NR + cols ≤ n, each
+                    // row's run contiguous (b_cs = 1): inside b (caller's contract); b is
+                    // only read.
+                    let (r0, r1) = unsafe {
+                        let at = |kk: usize| b.get().offset(kk as isize * b_rs + (q * NR) as isize);
+                        (
+                            std::slice::from_raw_parts(at(k0), cols),
+                            std::slice::from_raw_parts(at(k0 + 1), cols),
+                        )
+                    };
+                    for ((word, &lo), &hi) in lanes.iter_mut().zip(r0).zip(r1) {
+                        *word = pair(lo, hi);
+                    }
+                    lanes[cols..].fill(0);
+                    continue;
+                }
                 for (l, word) in lanes.iter_mut().enumerate() {
                     let j = q * NR + l;
                     *word = if j < n {
@@ -133,16 +153,36 @@ pub(crate) unsafe fn gemm(
             let strips = mc.div_ceil(MR);
             // Pack these rows of a: strip s, pair p, row r at ((s·kc + p)·MR + r).
             let mut packed_a = vec![0u32; strips * kc * MR];
+            // Pairs of this block whose both halves lie inside K: read as one word each when
+            // a's rows are contiguous (a little-endian word of two bf16 is their pair).
+            let whole = if a_cs == 1 {
+                (k / 2).saturating_sub(p0).min(kc)
+            } else {
+                0
+            };
             for s in 0..strips {
-                for p in 0..kc {
-                    let k0 = 2 * (p0 + p);
-                    for r in 0..MR {
-                        let i = i0 + s * MR + r;
-                        if i < m {
-                            let lo = at_a(i, k0);
-                            let hi = if k0 + 1 < k { at_a(i, k0 + 1) } else { zero };
-                            packed_a[(s * kc + p) * MR + r] = pair(lo, hi);
-                        }
+                for r in 0..MR {
+                    let i = i0 + s * MR + r;
+                    if i >= m {
+                        continue;
+                    }
+                    // SAFETY: row i < m, elements 2·p0 .. 2·(p0 + whole) ≤ k of it, contiguous
+                    // (a_cs = 1): inside a (caller's contract), only read.
+                    let words = unsafe {
+                        a.get()
+                            .offset(i as isize * a_rs + 2 * p0 as isize)
+                            .cast::<u32>()
+                    };
+                    for p in 0..whole {
+                        // SAFETY: p < whole (above); unaligned read.
+                        let w = unsafe { words.add(p).read_unaligned() };
+                        packed_a[(s * kc + p) * MR + r] = w;
+                    }
+                    for p in whole..kc {
+                        let k0 = 2 * (p0 + p);
+                        let lo = at_a(i, k0);
+                        let hi = if k0 + 1 < k { at_a(i, k0 + 1) } else { zero };
+                        packed_a[(s * kc + p) * MR + r] = pair(lo, hi);
                     }
                 }
             }
