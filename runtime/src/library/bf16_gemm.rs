@@ -121,6 +121,22 @@ pub(crate) unsafe fn gemm(
                     lanes[cols..].fill(0);
                     continue;
                 }
+                if b_rs == 1 && k0 + 1 < k {
+                    // A column-major b (`kᵀ`): each pair is one little-endian word of a column.
+                    for (l, word) in lanes.iter_mut().enumerate().take(cols) {
+                        let j = (q * NR + l) as isize;
+                        // SAFETY: rows k0, k0 + 1 < k of column j < n, adjacent (b_rs = 1):
+                        // inside b (caller's contract), only read; unaligned read.
+                        *word = unsafe {
+                            b.get()
+                                .offset(k0 as isize + j * b_cs)
+                                .cast::<u32>()
+                                .read_unaligned()
+                        };
+                    }
+                    lanes[cols..].fill(0);
+                    continue;
+                }
                 for (l, word) in lanes.iter_mut().enumerate() {
                     let j = q * NR + l;
                     *word = if j < n {

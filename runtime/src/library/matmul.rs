@@ -629,8 +629,8 @@ mod tests {
 
     /// bfloat16 products (on the bf16 dot-product kernel where the host has it, else widened)
     /// against the reference loop: edges of every block (rows past a multiple of the tile and
-    /// of a thread's block, an odd K across two K blocks), a transposed `a`, a strided `b`, and
-    /// a batch with a broadcast `b`.
+    /// of a thread's block, an odd K across two K blocks), a transposed `a`, a strided and a
+    /// transposed `b`, and a batch with a broadcast `b`.
     #[test]
     fn bf16_products_match_the_reference_loop() {
         let run = |av: View, bv: View, out: &[usize], a_len: usize, b_len: usize| {
@@ -655,6 +655,14 @@ mod tests {
                 &[m, n],
                 m * k,
                 2 * k * n,
+            );
+            // b read transposed ([n, k] storage, attention's `kᵀ`): pairs down its columns.
+            run(
+                View::contiguous(&[m, k]),
+                View::new(vec![k, n], vec![1, k as isize], 0),
+                &[m, n],
+                m * k,
+                k * n,
             );
         }
         // Three batch points sharing b: one folded product.
