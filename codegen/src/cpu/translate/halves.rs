@@ -160,8 +160,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.as_float_bits(bits)
     }
 
-    /// bf16 bits from [`Self::f32_to_bf16_bits`] as f32 (a NaN there is quiet already).
-    fn bf16_from_rounded(&mut self, h: Value) -> Value {
+    /// bf16 bits as f32 by a shift alone: bits from [`Self::f32_to_bf16_bits`] (a NaN there
+    /// is quiet already), or loaded ones whose readers quiet a NaN (`quieted_by_use`).
+    pub(super) fn bf16_from_rounded(&mut self, h: Value) -> Value {
         let bits = self.b.ins().ishl_imm_s(h, 16);
         self.as_float_bits(bits)
     }

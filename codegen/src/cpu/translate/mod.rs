@@ -175,7 +175,35 @@ fn ty(dtype: DType) -> Type {
     }
 }
 
-/// The one instruction of `k` that reads value `i`, if exactly one does.
+/// Per instruction of `k`: whether it is a bf16 load whose every reader adds, subtracts,
+/// multiplies or divides it as a float. Such arithmetic quiets a signaling NaN itself, giving
+/// the bits quieting on the load would (x86 returns the first NaN operand, quieted, whether or
+/// not it was quiet before, and a bf16 result rounds, which quiets again), so the load widens
+/// with a shift alone instead of the select [`Translator::bf16_bits_to_f32`] adds. A load that
+/// reaches a store, a cast, a comparison or a math routine keeps the select.
+fn quieted_by_use(k: &Kernel) -> Vec<bool> {
+    let (mut read, mut other) = (vec![false; k.body.len()], vec![false; k.body.len()]);
+    for instr in &k.body {
+        let quiets = matches!(
+            instr,
+            Instr::Binary {
+                op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div,
+                compute,
+                ..
+            } if compute.is_float()
+        );
+        for x in instr.operands() {
+            read[x] = true;
+            other[x] |= !quiets;
+        }
+    }
+    let bf16_load =
+        |i: &Instr| matches!(i, Instr::Load { arg, .. } if k.args[*arg].dtype == DType::BF16);
+    (0..k.body.len())
+        .map(|i| bf16_load(&k.body[i]) && read[i] && !other[i])
+        .collect()
+}
+
 /// Per instruction of `k`: whether it is a load whose every reader is a random draw reading it
 /// as its seed or offset. Such a load is one int64 of the generator's state: it stays a scalar
 /// in SIMD code and does not choose the lanes.
@@ -274,6 +302,8 @@ pub(crate) struct Translator<'a, 'f> {
     /// Per instruction: a load only random draws read, as their seed or offset (scalars in
     /// every kind of loop, [`random_state_loads`]).
     random_state: Vec<bool>,
+    /// Per instruction: a bf16 load only quieting arithmetic reads ([`quieted_by_use`]).
+    quieted: Vec<bool>,
     /// Whether a reduction kernel's passes run on f32x4 along the reduced dim
     /// ([`Translator::vectorizable_rows`]).
     row_simd: bool,
@@ -377,6 +407,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             live: None,
             lane_dim: k.shape.len().saturating_sub(1),
             random_state: random_state_loads(k),
+            quieted: quieted_by_use(k),
             row_simd: false,
             touches: None,
             prefetch,
@@ -1181,11 +1212,15 @@ impl<'a, 'f> Translator<'a, 'f> {
                     v
                 }
             };
-            return Ok(if halves { self.half_value(dtype, v) } else { v });
+            return Ok(if halves {
+                self.half_value(dtype, v, self.quieted[i])
+            } else {
+                v
+            });
         }
         Ok(if is_half(dtype) {
             let bits = self.b.ins().uload16(types::I32, mem(), addr, 0);
-            self.half_value(dtype, bits)
+            self.half_value(dtype, bits, self.quieted[i])
         } else {
             self.b.ins().load(ty(dtype), mem(), addr, 0)
         })
@@ -1256,10 +1291,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         }
     }
 
-    /// f16 or bf16 values held as f32 from their bits (scalar or lanes).
-    fn half_value(&mut self, dtype: DType, bits: Value) -> Value {
+    /// f16 or bf16 values held as f32 from their bits (scalar or lanes); bf16 ones without
+    /// quieting a NaN where their readers quiet it (`quieted`, [`quieted_by_use`]).
+    fn half_value(&mut self, dtype: DType, bits: Value, quieted: bool) -> Value {
         if dtype == DType::F16 {
             self.f16_bits_to_f32(bits)
+        } else if quieted {
+            self.bf16_from_rounded(bits)
         } else {
             self.bf16_bits_to_f32(bits)
         }
