@@ -43,17 +43,12 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
         return None;
     };
     let out = &k.args[*arg];
-    let (dtype, in_scratch) = match out.dtype {
-        DType::F32 | DType::F64 => (out.dtype, false),
-        DType::F16 | DType::BF16 => (DType::F32, true),
-        DType::Bool
-        | DType::U8
-        | DType::I8
-        | DType::I16
-        | DType::I32
-        | DType::I64
-        | DType::C64
-        | DType::C128 => return None,
+    let (dtype, in_scratch) = if matches!(out.dtype, DType::F32 | DType::F64) {
+        (out.dtype, false)
+    } else if matches!(out.dtype, DType::F16 | DType::BF16) {
+        (DType::F32, true)
+    } else {
+        return None;
     };
     if out.access != Access::Write || index.strides.last() == Some(&0) {
         return None;
