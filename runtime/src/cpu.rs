@@ -150,8 +150,9 @@ fn call(l: &Launch, bufs: &[usize], begin: i64, end: i64) {
     // written; each output is a buffer of its own (`prepare_outputs`), aliased by no input and
     // no other output. Code with a stash in a scratch row (a streaming variant, or an f16 or
     // bf16 output) also reads and writes the row after the buffers, at the reduced dim's
-    // indices only: `launch` makes it that long (`scratch_row`), one per call. Concurrent launches cover disjoint ranges of dimension 0, along which
-    // every store of every output moves (checked in `run_prepared`).
+    // indices only: `launch` makes it that long (`scratch_row`), one per call. Concurrent
+    // launches cover disjoint ranges of dimension 0, along which every store of every output
+    // moves (checked in `run_prepared`).
     unsafe {
         (l.entry)(
             bufs.as_ptr() as *const *mut u8,
