@@ -11,6 +11,9 @@
 #   gpt    only the matmul rows of `smelt bench --device cuda` (matmul_bias_relu, gpt_block,
 #          gpt_block_bf16), fused and unfused
 #   prof   each step of the GPT block timed alone on the device (SMELT_DUMP=timing)
+#   ab     the GPT block rows three times with attention's products looped
+#          (SMELT_CUBLAS_LOOP_MACS=0) and copied dense (the default), alternated, then
+#          PyTorch's block once: the comparison in one run
 # Every step has its own time limit; `check time` stays under ten minutes at worst (the
 # device tool's limit for one call) and took 4.5 minutes on an H200. Logs go to $OUT.
 set -u
@@ -73,12 +76,28 @@ prof() {
       | tee "$O/prof_$w.txt" | tail -25
   done
 }
+ab() {
+  log "== GPT block: looped vs dense-copied attention products, alternated, then PyTorch"
+  for r in 1 2 3; do
+    for macs in 0 default; do
+      env=(); [ $macs = 0 ] && env=(SMELT_CUBLAS_LOOP_MACS=0)
+      env "${env[@]}" timeout -k 5 60 $G/bin/smelt bench gpt_block gpt_block_bf16 --json \
+        --device cuda 2>&1 | sed "s/}$/,\"loop_macs\":\"$macs\",\"round\":$r}/" \
+        | tee -a "$O/ab_gpt_cuda.jsonl"
+    done
+  done
+  for d in float32 bfloat16; do
+    PYTHONUNBUFFERED=1 timeout -k 5 70 python3 scripts/gpt_block.py anchor --device cuda \
+      --dtype $d --reps 20 2>&1 | grep -v -i warn | tee -a "$O/ab_gpt_cuda.jsonl"
+  done
+}
 main() {
   for s in $steps; do case $s in
     check) check ;;
     time) timing ;;
     gpt) gpt ;;
     prof) prof ;;
+    ab) ab ;;
     *) echo "unknown step $s" ;;
   esac; done
   log "== done"

@@ -9,7 +9,7 @@
 //! before cudarc is called, since cudarc panics on a missing library.
 
 use super::device::{CudaDevice, driver_error};
-use super::gemm_plan::{MatmulPlan, prepare as plan_matmul, staging};
+use super::gemm_plan::{LOOP_MIN_MACS, MatmulPlan, prepare as plan_matmul, staging};
 use super::launch::{Launch, loaded, queue};
 use super::memory::CudaBuffer;
 use crate::library::check_matmul_views;
@@ -75,6 +75,20 @@ fn reach(v: &View) -> usize {
 
 /// Plans `call` for cuBLAS; `None` when cuBLAS cannot take it (an empty problem, or sizes past
 /// its `int`): the caller renders a kernel instead.
+/// The multiply-adds per cuBLAS call from which a plan loops over batch dims that do not nest
+/// rather than copying operands dense for one call ([`LOOP_MIN_MACS`]);
+/// `SMELT_CUBLAS_LOOP_MACS=N` sets it for the process, so that one GPU session can time both
+/// choices (0: always loop; a huge number: copy whenever that removes the loop).
+fn loop_min_macs() -> usize {
+    static MACS: OnceLock<usize> = OnceLock::new();
+    *MACS.get_or_init(|| {
+        std::env::var("SMELT_CUBLAS_LOOP_MACS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(LOOP_MIN_MACS)
+    })
+}
+
 pub(super) fn prepare(dev: &CudaDevice, call: &LibraryCall) -> Result<Option<Matmul>> {
     cublas_library()?;
     let (av, bv, ov) = check_matmul_views(call);
@@ -82,7 +96,7 @@ pub(super) fn prepare(dev: &CudaDevice, call: &LibraryCall) -> Result<Option<Mat
         ov.internal_overlap() == Some(false) || ov.numel() <= 1,
         "invariant: a matmul output view does not overlap itself: {ov}"
     );
-    let Some(plan) = plan_matmul(av, bv, ov, call.len) else {
+    let Some(plan) = plan_matmul(av, bv, ov, call.len, loop_min_macs()) else {
         return Ok(None);
     };
     let dtype = call.dtype;

@@ -265,16 +265,12 @@ pub fn staging(v: &View) -> View {
     View::new(v.shape.clone(), strides, 0)
 }
 
-/// Plans `a @ b -> out` (views `av`, `bv`, `ov`, output buffer of `len` elements). `None`
-/// when the problem is empty or too large for cuBLAS.
-pub fn prepare(av: &View, bv: &View, ov: &View, len: usize) -> Option<MatmulPlan> {
-    prepare_with(av, bv, ov, len, LOOP_MIN_MACS)
-}
-
-/// [`prepare`], looping over batch dims that do not nest only when each call does at least
-/// `loop_min_macs` multiply-adds; a smaller problem reads its strided operands (any but a
-/// broadcast one) from dense copies and runs as one call when that removes the loop.
-pub fn prepare_with(
+/// Plans `a @ b -> out` (views `av`, `bv`, `ov`, output buffer of `len` elements), looping
+/// over batch dims that do not nest only when each call does at least `loop_min_macs`
+/// multiply-adds ([`LOOP_MIN_MACS`] by default); a smaller problem reads its strided operands
+/// (any but a broadcast one) from dense copies and runs as one call when that removes the
+/// loop. `None` when the problem is empty or too large for cuBLAS.
+pub fn prepare(
     av: &View,
     bv: &View,
     ov: &View,

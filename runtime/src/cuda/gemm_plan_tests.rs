@@ -96,7 +96,7 @@ fn check(av: &View, bv: &View, ov: &View) -> Option<GemmPlan> {
     check_with(av, bv, ov, 0).map(|p| p.plan)
 }
 
-/// Runs `a @ b` through the plan ([`prepare_with`] `loop_min_macs`) and the host cuBLAS model
+/// Runs `a @ b` through the plan ([`prepare`] `loop_min_macs`) and the host cuBLAS model
 /// and through `matmul_reference`; they must agree exactly (small integers, so every sum is
 /// exact). Returns the plan.
 fn check_with(av: &View, bv: &View, ov: &View, loop_min_macs: usize) -> Option<MatmulPlan> {
@@ -111,7 +111,7 @@ fn check_with(av: &View, bv: &View, ov: &View, loop_min_macs: usize) -> Option<M
     };
     let mut expected = HostBuffer::zeros(DType::F64, len);
     matmul_reference(&call, &[a.clone(), b.clone()], &mut expected);
-    let Some(prepared) = prepare_with(av, bv, ov, len, loop_min_macs) else {
+    let Some(prepared) = prepare(av, bv, ov, len, loop_min_macs) else {
         assert!(
             ov.numel() == 0 || av.shape[av.ndim() - 1] == 0,
             "unplanned non-empty matmul {av} {bv} {ov}"
