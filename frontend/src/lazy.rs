@@ -510,7 +510,7 @@ pub(crate) fn realize_nodes_with(
     }
     let check = std::env::var("SMELT_CHECK").is_ok_and(|v| v == "1");
     let dump = std::env::var("SMELT_DUMP").unwrap_or_default();
-    let wants = |what: &str| dump.split(',').any(|d| d.trim() == what);
+    let wants = |what: &str| smelt_ir::dump_names(&dump, what);
     let mut disabled = smelt_passes::disabled_by_env();
     if unfused {
         // Every op its own kernel: no fusion, and copies stay copies.

@@ -31,3 +31,15 @@ pub use row_program::RowPass;
 pub use scalar::Scalar;
 pub use schedule::{Schedule, Step};
 pub use view::{MemoryFormat, View};
+
+/// Whether `SMELT_DUMP` (read at each call) names `what`: the one reading of the variable
+/// that the passes, the frontend, the JIT and the backends share ([`dump_names`]).
+pub fn dump_requested(what: &str) -> bool {
+    std::env::var("SMELT_DUMP").is_ok_and(|list| dump_names(&list, what))
+}
+
+/// Whether `list`, a value of `SMELT_DUMP` (comma-separated names), names `what`; for a caller
+/// that reads the variable once and asks several times.
+pub fn dump_names(list: &str, what: &str) -> bool {
+    list.split(',').any(|w| w.trim() == what)
+}

@@ -65,8 +65,7 @@ pub fn optimize(g: &mut Graph) {
 /// Runs every pass of [`PIPELINE`] whose name is not in `disabled`, verifying the graph after
 /// each in debug builds and dumping it when `SMELT_DUMP` contains `passes`.
 pub fn optimize_with(g: &mut Graph, disabled: &[String]) {
-    let dump =
-        std::env::var("SMELT_DUMP").is_ok_and(|d| d.split(',').any(|x| x.trim() == "passes"));
+    let dump = smelt_ir::dump_requested("passes");
     for (name, pass) in PIPELINE {
         if disabled.iter().any(|d| d == name) {
             continue;

@@ -43,8 +43,9 @@ fn cpu() -> &'static CpuState {
     })
 }
 
+/// Whether `SMELT_DUMP` names `what` or `all` (the backends' dumps: `timing`).
 pub(crate) fn dump(what: &str) -> bool {
-    std::env::var("SMELT_DUMP").is_ok_and(|v| v.split(',').any(|w| w == what || w == "all"))
+    smelt_ir::dump_requested(what) || smelt_ir::dump_requested("all")
 }
 
 /// Launches the cpu backend has handed to the reference interpreter ([`refused_kernels`]).

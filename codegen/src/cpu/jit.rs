@@ -208,7 +208,7 @@ impl CpuJit {
             .module
             .declare_anonymous_function(&self.ctx.func.signature)
             .map_err(|e| Unsupported(format!("declare: {e}")))?;
-        let want_asm = std::env::var("SMELT_DUMP").is_ok_and(|v| v.split(',').any(|w| w == "asm"));
+        let want_asm = smelt_ir::dump_requested("asm");
         self.ctx.set_disasm(want_asm);
         let defined = self.define(id);
         self.module.clear_context(&mut self.ctx);
