@@ -4,8 +4,10 @@
 //! complex buffer's parts are read as `num_complex` values, whose layout they have): once for
 //! the whole product when `b` is one matrix for every batch point and the batch dims of `a`
 //! fold into its rows (`x[B, T, C] @ w[C, D]`), else once per batch point, many small ones
-//! spread over the threads (attention's heads); f16 and bf16 widen their operands to f32, run the f32 gemm and round
-//! each output once (PyTorch's CPU kernels also accumulate half-precision products in f32);
+//! spread over the threads (attention's heads). bf16 runs on the AVX-512 BF16 GEMM
+//! ([`bf16_gemm`]) where the host has it; f16, and bf16 elsewhere, widen their operands to f32
+//! and run the f32 gemm; either way the sums are f32 and each output rounds once (PyTorch's
+//! CPU kernels also accumulate half-precision products in f32);
 //! integers, and the tests' oracle, use [`matmul_reference`], which accumulates in f64
 //! (floats), two f64 parts (complex) or wrapping i64 (ints) and rounds once.
 
@@ -114,15 +116,20 @@ fn gemm_widened<H: Copy + Send + Sync>(
         w
     };
     let (a, b) = (wide(a), wide(b));
-    let k = av.shape[av.ndim() - 1];
-    // gemm writes every element of the output view unless the sum is empty.
-    let mut acc = if k == 0 {
-        Memory::<f32>::zeroed(o.len())
-    } else {
-        Memory::<f32>::for_overwrite(o.len())
-    };
+    let mut acc = sums(o.len(), av);
     gemm_batched(&mut acc, &a, &b, av, bv, ov, gemm_one::<f32>);
     narrow_into(o, &acc, ov, narrow);
+}
+
+/// The f32 sums of a half-precision product whose output buffer holds `len` elements and
+/// whose left operand is `av`: a pooled block (fresh pages would cost their zeroing), zeroed
+/// only for an empty sum, since gemm writes every element of the output view otherwise.
+fn sums(len: usize, av: &View) -> Memory<f32> {
+    if av.shape[av.ndim() - 1] == 0 {
+        Memory::zeroed(len)
+    } else {
+        Memory::for_overwrite(len)
+    }
 }
 
 /// Rounds each element of `acc` that view `ov` covers into `o`.
@@ -149,12 +156,7 @@ fn gemm_bf16(
     bv: &View,
     ov: &View,
 ) {
-    let k = av.shape[av.ndim() - 1];
-    let mut acc = if k == 0 {
-        Memory::<f32>::zeroed(o.len())
-    } else {
-        Memory::<f32>::for_overwrite(o.len())
-    };
+    let mut acc = sums(o.len(), av);
     gemm_batched(&mut acc, a, b, av, bv, ov, bf16_gemm::gemm);
     narrow_into(o, &acc, ov, half::bf16::from_f32);
 }
