@@ -156,13 +156,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         let is_nan = self.above(magnitude, 0x7f80);
         let quiet = self.or(h, 0x40);
         let h = self.pick(is_nan, quiet, h);
-        let bits = self.b.ins().ishl_imm_s(h, 16);
-        self.as_float_bits(bits)
+        self.bf16_by_shift(h)
     }
 
     /// bf16 bits as f32 by a shift alone: bits from [`Self::f32_to_bf16_bits`] (a NaN there
     /// is quiet already), or loaded ones whose readers quiet a NaN (`quieted_by_use`).
-    pub(super) fn bf16_from_rounded(&mut self, h: Value) -> Value {
+    pub(super) fn bf16_by_shift(&mut self, h: Value) -> Value {
         let bits = self.b.ins().ishl_imm_s(h, 16);
         self.as_float_bits(bits)
     }
@@ -219,6 +218,6 @@ impl<'a, 'f> Translator<'a, 'f> {
     pub(super) fn round_to_bf16(&mut self, x: Value) -> Value {
         // f32_to_bf16_bits already quiets a NaN.
         let h = self.f32_to_bf16_bits(x);
-        self.bf16_from_rounded(h)
+        self.bf16_by_shift(h)
     }
 }

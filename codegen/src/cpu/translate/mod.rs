@@ -1297,7 +1297,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         if dtype == DType::F16 {
             self.f16_bits_to_f32(bits)
         } else if quieted {
-            self.bf16_from_rounded(bits)
+            self.bf16_by_shift(bits)
         } else {
             self.bf16_bits_to_f32(bits)
         }
