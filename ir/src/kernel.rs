@@ -247,6 +247,7 @@ impl Kernel {
             body,
         };
         k.order_loops();
+        k.merge_dims();
         k
     }
 
@@ -315,6 +316,45 @@ impl Kernel {
         self.shape = order.iter().map(|&d| self.shape[d]).collect();
         for index in self.body.iter_mut().filter_map(Instr::index_mut) {
             index.strides = order.iter().map(|&d| index.strides[d]).collect();
+        }
+    }
+
+    /// Merges neighbouring dims that every load, store and random draw walks as one (PyTorch's
+    /// TensorIterator coalesces its dims by the same rule): dims `d` and `d + 1`, both kept or
+    /// both reduced, merge when each index has `strides[d] == strides[d + 1] · shape[d + 1]`, or
+    /// one of the two has a single position. The points and the order they are visited in do
+    /// not change, only how many loops walk them: `permute(0, 2, 3, 1)` of an `[N, C, H, W]`
+    /// tensor becomes one transpose of `[H·W, C]` blocks, tiled along `H·W`, instead of
+    /// blocks `W` rows high; a dense `[M, N]` elementwise kernel becomes one run of `M·N`.
+    /// Kernels over no points (a dim of size 0) keep their dims.
+    pub fn merge_dims(&mut self) {
+        if self.shape.contains(&0) {
+            return;
+        }
+        let mut d = self.shape.len();
+        while d >= 2 {
+            d -= 1;
+            let (a, b) = (d - 1, d);
+            let outer = self.shape.len() - self.reduce_axes;
+            let (na, nb) = (self.shape[a], self.shape[b]);
+            let joins = |index: &Index| {
+                na == 1 || nb == 1 || index.strides[a] == index.strides[b] * nb as isize
+            };
+            if (a < outer) != (b < outer) || !self.body.iter().filter_map(Instr::index).all(joins) {
+                continue;
+            }
+            for index in self.body.iter_mut().filter_map(Instr::index_mut) {
+                if nb == 1 && na != 1 {
+                    index.strides.remove(b);
+                } else {
+                    index.strides.remove(a);
+                }
+            }
+            self.shape[a] = na * nb;
+            self.shape.remove(b);
+            if b >= outer {
+                self.reduce_axes -= 1;
+            }
         }
     }
 
@@ -782,6 +822,91 @@ mod tests {
         assert!(!copy(&[2, 3], vec![3, 1], 0, 12).overwrites(1), "too short");
         assert!(copy(&[], vec![], 0, 1).overwrites(1));
         assert!(!copy(&[0, 3], vec![3, 1], 0, 0).overwrites(1));
+    }
+
+    /// A kernel over `shape` (its last `reduce_axes` dims reduced) loading argument 0 at
+    /// `load` strides and storing into argument 1 at `store` strides.
+    fn load_store(shape: &[usize], reduce_axes: usize, load: &[isize], store: &[isize]) -> Kernel {
+        let arg = |access| Arg {
+            dtype: DType::F32,
+            len: shape.iter().product(),
+            access,
+        };
+        let index = |strides: &[isize]| Index {
+            strides: strides.to_vec(),
+            offset: 0,
+        };
+        Kernel {
+            name: "load_store".into(),
+            shape: shape.to_vec(),
+            reduce_axes,
+            args: vec![arg(Access::Read), arg(Access::Write)],
+            body: vec![
+                Instr::Load {
+                    arg: 0,
+                    index: index(load),
+                },
+                Instr::Store {
+                    arg: 1,
+                    index: index(store),
+                    x: 0,
+                },
+            ],
+        }
+    }
+
+    /// The shape, reduced dims and load and store strides after `merge_dims`.
+    fn merged(k: Kernel) -> (Vec<usize>, usize, Vec<isize>, Vec<isize>) {
+        let mut k = k;
+        k.merge_dims();
+        let strides = |i: usize| k.body[i].index().expect("an access").strides.clone();
+        (k.shape.clone(), k.reduce_axes, strides(0), strides(1))
+    }
+
+    #[test]
+    fn merge_dims_joins_the_dims_every_access_walks_as_one() {
+        // `x.permute(0, 2, 3, 1).contiguous()` of [32, 64, 56, 56]: H and W walk as one.
+        let permute = load_store(
+            &[32, 56, 56, 64],
+            0,
+            &[200704, 56, 1, 3136],
+            &[200704, 3584, 64, 1],
+        );
+        assert_eq!(
+            merged(permute),
+            (
+                vec![32, 3136, 64],
+                0,
+                vec![200704, 1, 3136],
+                vec![200704, 64, 1]
+            )
+        );
+        let dense = load_store(&[4, 3], 0, &[3, 1], &[3, 1]);
+        assert_eq!(merged(dense), (vec![12], 0, vec![1], vec![1]));
+        let transposed = load_store(&[4, 3], 0, &[1, 4], &[3, 1]);
+        assert_eq!(
+            merged(transposed),
+            (vec![4, 3], 0, vec![1, 4], vec![3, 1]),
+            "a transpose keeps both dims"
+        );
+        let ones = load_store(&[4, 1, 3], 0, &[3, 0, 1], &[3, 7, 1]);
+        assert_eq!(
+            merged(ones),
+            (vec![12], 0, vec![1], vec![1]),
+            "a dim of one position joins whatever its stride"
+        );
+        let broadcast = load_store(&[4, 3], 0, &[0, 1], &[3, 1]);
+        assert_eq!(
+            merged(broadcast),
+            (vec![4, 3], 0, vec![0, 1], vec![3, 1]),
+            "a row read again for every row"
+        );
+        // `x.sum((2, 3))` of a contiguous [2, 3, 4, 5]: kept dims join, reduced dims join,
+        // never a kept dim with a reduced one.
+        let sum = load_store(&[2, 3, 4, 5], 2, &[60, 20, 5, 1], &[3, 1, 0, 0]);
+        assert_eq!(merged(sum), (vec![6, 20], 1, vec![20, 1], vec![1, 0]));
+        let empty = load_store(&[0, 3], 0, &[3, 1], &[3, 1]);
+        assert_eq!(merged(empty), (vec![0, 3], 0, vec![3, 1], vec![3, 1]));
     }
 
     /// Over an empty reduced dim a store of the row's result stays row-level (the identity is

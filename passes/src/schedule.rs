@@ -89,6 +89,7 @@ pub fn schedule(g: &Graph) -> Schedule {
     for step in &mut steps {
         if let Work::Kernel(k) = &mut step.work {
             k.order_loops();
+            k.merge_dims();
         }
     }
     // Last use of each buffer: free it after the step that reads it last, unless it is an

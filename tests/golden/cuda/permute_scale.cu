@@ -1,28 +1,25 @@
 // kernel 0: fused_mul_add_5 grid 1 block 256
-// scalars: n0=2 n1=3 n2=3 n3=4 off0=0 st0_0=36 st0_1=3 st0_2=1 st0_3=9 off1=0
+// scalars: n0=2 n1=9 n2=4 off0=0 st0_0=36 st0_1=1 st0_2=9 off1=0
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_mul_add_5(
     const float* __restrict__ a0,
     float* __restrict__ a1,
     const long long n0,
     const long long n1,
     const long long n2,
-    const long long n3,
     const long long off0,
     const long long st0_0,
     const long long st0_1,
     const long long st0_2,
-    const long long st0_3,
     const long long off1) {
-  const long long total = n0 * n1 * n2 * n3;
+  const long long total = n0 * n1 * n2;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (long long i = first; i < total; i += stride) {
     long long rest = i;
-    const long long i3 = rest % n3; rest /= n3;
     const long long i2 = rest % n2; rest /= n2;
     const long long i1 = rest % n1; rest /= n1;
     const long long i0 = rest;
-    const float v0 = a0[off0 + i0 * st0_0 + i1 * st0_1 + i2 * st0_2 + i3 * st0_3];
+    const float v0 = a0[off0 + i0 * st0_0 + i1 * st0_1 + i2 * st0_2];
     const float v1 = 2.0f;
     const float v2 = v0 * v1;
     const float v3 = 1.0f;
