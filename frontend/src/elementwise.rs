@@ -98,17 +98,19 @@ pub(crate) fn record(
             OperandRef::Tensor(_) | OperandRef::Scalar(_) => None,
         })
         .collect();
-    let scalar = View::contiguous(&[]);
+    // The view a scalar operand takes part in the layout decision with (0-dim), made once.
+    static SCALAR: std::sync::LazyLock<View> = std::sync::LazyLock::new(|| View::contiguous(&[]));
+    let scalar: &View = &SCALAR;
     let mut converted = converted.iter();
     let views = operands.iter().enumerate().map(|(i, o)| match o.operand() {
         OperandRef::Tensor(t) if converts(i, t) => converted
             .next()
             .expect("invariant: one converted view per converted operand"),
         OperandRef::Tensor(t) => &t.view,
-        OperandRef::Scalar(_) => &scalar,
+        OperandRef::Scalar(_) => scalar,
     });
     // Ops have at most three operands: their views are listed on the stack.
-    let mut listed = [&scalar; 3];
+    let mut listed = [scalar; 3];
     let strides = if operands.len() <= listed.len() {
         for (slot, view) in listed.iter_mut().zip(views) {
             *slot = view;

@@ -338,16 +338,19 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
                     uses.push(0);
                     continue;
                 };
-                let below = stack.len();
-                for (input, _) in inputs.iter().rev() {
-                    if !w.ids.contains_key(&Arc::as_ptr(input)) {
-                        stack.push((input.clone(), None));
-                    }
-                }
                 // The node goes under its inputs, which are expanded first. (Moving the list
                 // in saves a reference count's increment and decrement, atomics, per node.)
+                let below = stack.len();
                 stack.push((node, Some(inputs)));
-                stack[below..].rotate_right(1);
+                for k in (0..stack[below].1.as_ref().map_or(0, |i| i.len())).rev() {
+                    let input = match &stack[below].1 {
+                        Some(inputs) if !w.ids.contains_key(&Arc::as_ptr(&inputs[k].0)) => {
+                            inputs[k].0.clone()
+                        }
+                        Some(_) | None => continue,
+                    };
+                    stack.push((input, None));
+                }
                 continue;
             }
         };

@@ -188,18 +188,35 @@ fn encode_library(op: &LibraryOp, words: &mut Vec<u64>) {
 
 /// Appends a view to a key: sizes and strides (each with its length), offset.
 pub(crate) fn encode_view(view: &View, words: &mut Vec<u64>) {
-    // One reservation, then plain pushes: this runs for every edge of every walked node, and
-    // the iterator extends it replaces cost about twice the instructions (callgrind). A dim
-    // whose size fits in 32 bits and stride in 32 signed bits takes one word (every view of
-    // an ordinary tensor): fewer words to hash and compare on every cached realisation.
+    // This runs for every edge of every walked node. A dim whose size fits in 32 bits and
+    // stride in 32 signed bits takes one word (every view of an ordinary tensor): fewer words
+    // to hash and compare on every cached realisation.
     let (shape, strides) = (&view.shape[..], &view.strides[..]);
     let read = view.read;
     let flags = read.parts as u64 | (read.conj as u64) << 2 | (read.neg as u64) << 3;
+    let rank = shape.len();
+    // The common case, rank ≤ 6 and every dim compact, is written into a stack array and
+    // appended in one copy: 96 instructions fewer per `tiny_ops` op than a reservation and
+    // checked pushes (callgrind), which the rest still use.
+    let mut packed = [0u64; 8];
+    if rank <= 6 {
+        let mut compact = true;
+        for (slot, (&n, &s)) in packed[1..].iter_mut().zip(shape.iter().zip(strides)) {
+            compact &= n >> 32 == 0 && s as i32 as isize == s;
+            *slot = (n as u64) << 32 | u64::from(s as i32 as u32);
+        }
+        if compact {
+            packed[0] = rank as u64 | flags << 8 | 1 << 16;
+            packed[rank + 1] = view.offset as u64;
+            words.extend_from_slice(&packed[..rank + 2]);
+            return;
+        }
+    }
     let compact = shape.iter().all(|&n| u32::try_from(n).is_ok())
         && strides.iter().all(|&s| i32::try_from(s).is_ok());
-    words.reserve(2 * shape.len() + 2);
+    words.reserve(2 * rank + 2);
     // The head says how many words follow (rank, and one or two words a dim): injective.
-    words.push(shape.len() as u64 | flags << 8 | (compact as u64) << 16);
+    words.push(rank as u64 | flags << 8 | (compact as u64) << 16);
     if compact {
         for (&n, &s) in shape.iter().zip(strides) {
             words.push((n as u64) << 32 | u64::from(s as i32 as u32));
