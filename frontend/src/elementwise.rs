@@ -65,6 +65,9 @@ pub(crate) fn record(
     scalar_dtype: DType,
     operands: &[&dyn AsOperand],
 ) -> Result<Tensor> {
+    if let Some(device) = row_major_operands(&op, scalar_dtype, operands) {
+        return record_row_major(op, dtype, scalar_dtype, operands, device);
+    }
     crate::sparse::refuse_sparse_operands(|| op.name(), operands)?;
     let shape = broadcast_all(operands)?;
     let device = operands_device(&op, operands)?;
@@ -136,6 +139,86 @@ pub(crate) fn record(
     // the list unfinished and leaks it, never reads it).
     let inputs: Inputs = unsafe { inputs.assume_init() };
     Tensor::computed_into(op, dtype, out, inputs)
+}
+
+/// The device of the tensor operands when they share it, their shape and exactly row-major
+/// strides, and each is strided and read in the compute dtype (none is converted first; a
+/// `where`'s condition is read as it is): TensorIterator then lays the output out row-major and no
+/// operand broadcasts, so [`record`] may skip the layout decision. `None` otherwise, or when
+/// every operand is a scalar.
+fn row_major_operands(op: &Op, scalar_dtype: DType, operands: &[&dyn AsOperand]) -> Option<Device> {
+    let mut first: Option<&Tensor> = None;
+    for (i, o) in operands.iter().enumerate() {
+        let OperandRef::Tensor(t) = o.operand() else {
+            continue;
+        };
+        let read_as_is =
+            !t.is_sparse() && (t.dtype() == scalar_dtype || (i == 0 && *op == Op::Where));
+        let fits = match first {
+            None => row_major(t.shape(), &t.view.strides),
+            Some(f) => {
+                t.device() == f.device()
+                    && t.shape() == f.shape()
+                    && t.view.strides == f.view.strides
+            }
+        };
+        if !read_as_is || !fits {
+            return None;
+        }
+        first.get_or_insert(t);
+    }
+    first.map(|t| t.device())
+}
+
+/// Whether `strides` are exactly the row-major strides of `shape`
+/// ([`smelt_ir::view::contiguous_strides`]), worked out without building them.
+fn row_major(shape: &[usize], strides: &[isize]) -> bool {
+    let mut expected = 1isize;
+    for (&n, &s) in shape.iter().zip(strides).rev() {
+        if s != expected {
+            return false;
+        }
+        expected = expected.saturating_mul(n.max(1) as isize);
+    }
+    true
+}
+
+/// [`record`] for operands [`row_major_operands`] accepts: a row-major output of the tensor
+/// operands' shape, each tensor read through its own view and each scalar as a fill.
+#[track_caller]
+fn record_row_major(
+    op: Op,
+    dtype: DType,
+    scalar_dtype: DType,
+    operands: &[&dyn AsOperand],
+    device: Device,
+) -> Result<Tensor> {
+    let first = operands
+        .iter()
+        .find_map(|o| match o.operand() {
+            OperandRef::Tensor(t) => Some(&t.view),
+            OperandRef::Scalar(_) => None,
+        })
+        .expect("invariant: row_major_operands found a tensor operand");
+    let shape = &first.shape[..];
+    smelt_ir::view::check_sizes(shape, dtype.size())?;
+    // The first operand's strides are the row-major ones.
+    let out = View::new(first.shape.clone(), first.strides.clone(), 0);
+    let mut inputs = Arc::<[(Arc<LazyNode>, View)]>::new_uninit_slice(operands.len());
+    let slots = Arc::get_mut(&mut inputs).expect("invariant: a fresh Arc has no other owner");
+    for (slot, o) in slots.iter_mut().zip(operands) {
+        slot.write(match o.operand() {
+            OperandRef::Tensor(t) => (t.storage.current(), t.view.clone()),
+            scalar @ OperandRef::Scalar(_) => scalar.source(shape, scalar_dtype, device),
+        });
+    }
+    // SAFETY: the loop wrote each of the list's `operands.len()` slots (a panic in it leaves
+    // the list unfinished and leaks it, never reads it).
+    let inputs: Inputs = unsafe { inputs.assume_init() };
+    let len = out.numel();
+    Ok(Tensor::from_node(LazyNode::pending_on(
+        device, op, dtype, len, out, inputs,
+    )))
 }
 
 /// The compute and result dtypes of a unary op on a complex input: `abs` and `angle` give the
@@ -648,7 +731,11 @@ impl Tensor {
             let shape = a.shape().to_vec();
             return Ok(r.relayout(&shape, strides).with_dim_names(names));
         }
-        Ok(r.with_dim_names(names))
+        // `record`'s result has no names: unnamed operands leave it as it is (no move).
+        match names {
+            None => Ok(r),
+            names => Ok(r.with_dim_names(names)),
+        }
     }
 
     /// `torch.add(self, other, alpha=alpha)` (`op` = [`BinaryOp::Add`]) or `torch.sub(…, alpha)`
@@ -1255,5 +1342,90 @@ impl std::ops::Neg for Tensor {
     #[track_caller]
     fn neg(self) -> Tensor {
         Tensor::neg(&self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lazy::NodeState;
+
+    /// What `record`'s general path makes of `operands`: TensorIterator's output view, the
+    /// buffer length behind it, and each operand's view broadcast to the output's shape.
+    fn general(operands: &[&dyn AsOperand]) -> (View, usize, Vec<View>) {
+        let shape = broadcast_all(operands).expect("shapes broadcast");
+        let own: Vec<View> = operands
+            .iter()
+            .map(|o| match o.operand() {
+                OperandRef::Tensor(t) => t.view.clone(),
+                OperandRef::Scalar(_) => View::contiguous(&[]),
+            })
+            .collect();
+        let own: Vec<&View> = own.iter().collect();
+        let out = View::new(shape.clone(), elementwise_out_strides(&shape, &own), 0);
+        let len = out.address_range().map_or(0, |(_, hi)| hi as usize + 1);
+        let read = operands
+            .iter()
+            .map(|o| match o.operand() {
+                OperandRef::Tensor(t) => t.view.broadcast_to(&shape),
+                OperandRef::Scalar(_) => View::new(shape.clone(), Dims::filled(0, shape.len()), 0),
+            })
+            .collect();
+        (out, len, read)
+    }
+
+    /// The output view, buffer length and input views of the node behind `t`.
+    fn recorded(t: &Tensor) -> (View, usize, Vec<View>) {
+        let node = t.storage.current();
+        let NodeState::Pending(inputs) = &*node.state() else {
+            panic!("a recorded op is pending");
+        };
+        let read = inputs.iter().map(|(_, v)| v.clone()).collect();
+        (t.view.clone(), node.len, read)
+    }
+
+    #[test]
+    fn row_major_operands_record_what_the_general_path_does() {
+        let add = Op::Binary {
+            op: BinaryOp::Add,
+            compute: DType::F32,
+        };
+        let half = Operand::Scalar(Scalar::Float(0.5));
+        let shapes: [&[usize]; 8] = [
+            &[],
+            &[16],
+            &[2, 3],
+            &[1, 4],
+            &[4, 1],
+            &[3, 0],
+            &[0],
+            &[2, 1, 3],
+        ];
+        for shape in shapes {
+            let numel = shape.iter().product();
+            let a = Tensor::from_vec(vec![1.0f32; numel], shape);
+            let b = Tensor::from_vec(vec![2.0f32; numel], shape);
+            let pairs: [[&dyn AsOperand; 2]; 3] = [[&a, &half], [&half, &a], [&a, &b]];
+            for operands in pairs {
+                assert_eq!(
+                    row_major_operands(&add, DType::F32, &operands),
+                    Some(Device::Cpu),
+                    "{shape:?}"
+                );
+                let t = record(add.clone(), DType::F32, DType::F32, &operands).expect("records");
+                assert_eq!(recorded(&t), general(&operands), "{shape:?}");
+            }
+        }
+        // The general path's cases: a transposed operand, shapes that broadcast, an operand
+        // read in another dtype, only scalars.
+        let a = Tensor::from_vec(vec![1.0f32; 6], &[2, 3]);
+        let at = Tensor::from_vec(vec![1.0f32; 6], &[3, 2]).t();
+        let row = Tensor::from_vec(vec![1.0f32; 3], &[3]);
+        let wide = Tensor::from_vec(vec![1.0f64; 6], &[2, 3]);
+        let refused: [[&dyn AsOperand; 2]; 4] =
+            [[&a, &at], [&a, &row], [&a, &wide], [&half, &half]];
+        for operands in refused {
+            assert_eq!(row_major_operands(&add, DType::F32, &operands), None);
+        }
     }
 }
