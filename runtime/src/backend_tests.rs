@@ -2061,6 +2061,229 @@ fn half_rows_stash_in_a_scratch_row() {
     }
 }
 
+/// A bfloat16 attention's softmax as the GPT block fuses it: the scores scaled in `half` (a
+/// rounding), masked to −inf, widened, then softmax in f32 rounded once at the store. The max
+/// pass writes the widened masked scores to a scratch row and the sum pass reads them back.
+fn masked_scaled_softmax_half(half: DType, cols: usize) -> Kernel {
+    let n = ROWS * cols;
+    let at = index(&[cols as isize, 1]);
+    let load = |arg| Instr::Load {
+        arg,
+        index: at.clone(),
+    };
+    let constant = |value: f64, dtype| Instr::Const {
+        value: Scalar::Float(value),
+        dtype,
+    };
+    let binary = |op, a, b, compute| Instr::Binary { op, a, b, compute };
+    Kernel {
+        name: "test".into(),
+        shape: vec![ROWS, cols],
+        reduce_axes: 1,
+        args: vec![
+            arg(DType::Bool, n, Access::Read),
+            arg(half, n, Access::Read),
+            arg(half, n, Access::Write),
+        ],
+        body: vec![
+            load(0),
+            constant(f64::NEG_INFINITY, half),
+            load(1),
+            constant(0.125, half),
+            binary(BinaryOp::Mul, 2, 3, half),
+            Instr::Where {
+                cond: 0,
+                a: 1,
+                b: 4,
+            },
+            Instr::Cast {
+                x: 5,
+                to: DType::F32,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Max,
+                x: 6,
+            },
+            binary(BinaryOp::Sub, 6, 7, DType::F32),
+            Instr::Unary {
+                op: UnaryOp::Exp,
+                x: 8,
+                compute: DType::F32,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Sum,
+                x: 9,
+            },
+            Instr::Unary {
+                op: UnaryOp::Reciprocal,
+                x: 10,
+                compute: DType::F32,
+            },
+            binary(BinaryOp::Mul, 9, 11, DType::F32),
+            Instr::Cast { x: 12, to: half },
+            Instr::Store {
+                arg: 2,
+                index: at.clone(),
+                x: 13,
+            },
+        ],
+    }
+}
+
+/// A residual layernorm in `half` as the GPT block fuses it: `h = a + b` rounded to `half`
+/// (also stored: the residual stream), then normalised over the row in f32. Both the mean's
+/// and the variance's pass need `h`, which the mean's pass writes to a scratch row.
+fn residual_layernorm_half(half: DType, cols: usize) -> Kernel {
+    let n = ROWS * cols;
+    let at = index(&[cols as isize, 1]);
+    let load = |arg| Instr::Load {
+        arg,
+        index: at.clone(),
+    };
+    let f32_op = |op, a, b| Instr::Binary {
+        op,
+        a,
+        b,
+        compute: DType::F32,
+    };
+    let sum = |x| Instr::Reduce {
+        op: ReduceOp::Sum,
+        x,
+    };
+    Kernel {
+        name: "test".into(),
+        shape: vec![ROWS, cols],
+        reduce_axes: 1,
+        args: vec![
+            arg(half, n, Access::Read),
+            arg(half, n, Access::Read),
+            arg(half, n, Access::Write),
+            arg(half, n, Access::Write),
+        ],
+        body: vec![
+            load(0),
+            load(1),
+            Instr::Binary {
+                op: BinaryOp::Add,
+                a: 0,
+                b: 1,
+                compute: half,
+            },
+            Instr::Cast {
+                x: 2,
+                to: DType::F32,
+            },
+            sum(3),
+            Instr::Const {
+                value: Scalar::Float(cols as f64),
+                dtype: DType::F32,
+            },
+            f32_op(BinaryOp::Div, 4, 5),
+            f32_op(BinaryOp::Sub, 3, 6),
+            f32_op(BinaryOp::Mul, 7, 7),
+            sum(8),
+            f32_op(BinaryOp::Div, 9, 5),
+            Instr::Const {
+                value: Scalar::Float(1e-5),
+                dtype: DType::F32,
+            },
+            f32_op(BinaryOp::Add, 10, 11),
+            Instr::Unary {
+                op: UnaryOp::Rsqrt,
+                x: 12,
+                compute: DType::F32,
+            },
+            f32_op(BinaryOp::Mul, 7, 13),
+            Instr::Cast { x: 14, to: half },
+            Instr::Store {
+                arg: 2,
+                index: at.clone(),
+                x: 15,
+            },
+            Instr::Store {
+                arg: 3,
+                index: at.clone(),
+                x: 2,
+            },
+        ],
+    }
+}
+
+#[test]
+fn half_rounded_row_values_are_reread_from_a_scratch_row() {
+    for half in [DType::F16, DType::BF16] {
+        for cols in [0, 1, 4, 12, 33, 70] {
+            for (k, seed) in [
+                (masked_scaled_softmax_half(half, cols), 53),
+                (residual_layernorm_half(half, cols), 59),
+            ] {
+                // A row of one element is row-level throughout: nothing to read back.
+                assert_eq!(
+                    smelt_codegen::cpu::has_reread(&k),
+                    cols != 1,
+                    "{half} {cols}\n{k}"
+                );
+                check(&k, seed);
+            }
+        }
+        // Only loaded and widened (no rounding before the first reduction): loaded again.
+        assert!(!smelt_codegen::cpu::has_reread(&softmax_rows_half(
+            half, 12
+        )));
+    }
+    assert!(!smelt_codegen::cpu::has_reread(&softmax_rows(
+        DType::F32,
+        12
+    )));
+    // The scratch holds the softmax's f32 stash row, then the reread row: a final pass that
+    // reads both (the softmax plus the masked scores) finds each in its own row.
+    let k = masked_scaled_softmax_half(DType::BF16, 12);
+    assert_eq!(smelt_codegen::cpu::plain_scratch_row(&k), Some(2 * 4 * 12));
+    for cols in [12, 33] {
+        let mut k = masked_scaled_softmax_half(DType::BF16, cols);
+        let store = k.body.pop().expect("the kernel ends with its store");
+        k.body[13] = Instr::Binary {
+            op: BinaryOp::Add,
+            a: 12,
+            b: 6,
+            compute: DType::F32,
+        };
+        k.body.push(Instr::Cast {
+            x: 13,
+            to: DType::BF16,
+        });
+        let Instr::Store { arg, index, .. } = store else {
+            unreachable!("a store")
+        };
+        k.body.push(Instr::Store { arg, index, x: 14 });
+        assert!(smelt_codegen::cpu::has_stash(&k) && smelt_codegen::cpu::has_reread(&k));
+        check(&k, 67);
+    }
+    // With an f32 output the ordinary code stashes in the output and rereads from the scratch
+    // (its stash row reserved, unused); the streaming variant uses both rows: the same bits.
+    for cols in [100, 103] {
+        let mut k = masked_scaled_softmax_half(DType::BF16, cols);
+        k.args[2].dtype = DType::F32;
+        k.body[13] = Instr::Cast {
+            x: 12,
+            to: DType::F32,
+        };
+        assert!(smelt_codegen::cpu::streaming_candidate(&k));
+        assert_eq!(
+            smelt_codegen::cpu::plain_scratch_row(&k),
+            Some(2 * 4 * cols)
+        );
+        check(&k, 61);
+        let inputs = Rng(61).inputs(&k);
+        let plain = crate::cpu::run_kernel(&k, inputs.clone());
+        let before = crate::cpu::STREAMED.load(Ordering::Relaxed);
+        let got = crate::cpu::run_kernel_streaming(&k, inputs);
+        let streamed = crate::cpu::STREAMED.load(Ordering::Relaxed) > before;
+        assert_eq!(cols % 4 == 0, streamed, "{cols}");
+        assert_eq!(float_bits(&got[0]), float_bits(&plain[0]), "{cols}");
+    }
+}
+
 /// Long softmax rows of finite values whose `exp(x − max)` spans 90 binades (the finite inputs
 /// of [`check`] for long rows span 3): the cpu backend's SIMD
 /// passes, stash and idioms over many trips stay within the inline-math tolerance of the

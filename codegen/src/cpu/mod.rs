@@ -125,23 +125,34 @@ pub fn streaming_candidate(kernel: &Kernel) -> bool {
 /// The bytes of the scratch row a launch of `kernel`'s streaming variant passes after its
 /// arguments' addresses (one per concurrent call, 16-byte aligned; passed even when empty,
 /// since the code reads the address on entry): the row of its stash, whose values the final
-/// pass reads back from cache while it streams the output. `None` where the kernel has no
-/// stash. The ordinary code needs the row only where its output cannot hold the stash
-/// ([`plain_scratch_row`]). The bytes depend on the row's length, which compiled code shared
-/// by kernels of one structure does not fix: each launch passes its kernel's.
+/// pass reads back from cache while it streams the output, then the row of its reread value
+/// (`translate::reread_plan`), which the passes after the first read back. `None` where the
+/// kernel has neither. The ordinary code needs the rows only where its output cannot hold the
+/// stash or there is a reread ([`plain_scratch_row`]). The bytes depend on the row's length,
+/// which compiled code shared by kernels of one structure does not fix: each launch passes its
+/// kernel's.
 pub fn scratch_row(kernel: &Kernel) -> Option<usize> {
-    let st = translate::stash_plan(kernel)?;
+    let stash = translate::stash_plan(kernel).map_or(0, |st| st.dtype.size());
+    let reread = translate::reread_plan(kernel).map_or(0, |_| DType::F32.size());
     let row = *kernel.shape.last()?;
-    Some(row * st.dtype.size())
+    (stash + reread > 0).then_some(row * (stash + reread))
 }
 
 /// The bytes of the scratch row a launch of `kernel`'s ordinary code passes after its
 /// arguments' addresses, as [`scratch_row`]: only where the stash cannot wait in the output
-/// (an f16 or bf16 output of an f32 value, such as a bfloat16 softmax). `None` otherwise.
+/// (an f16 or bf16 output of an f32 value, such as a bfloat16 softmax) or there is a reread
+/// value. `None` otherwise.
 pub fn plain_scratch_row(kernel: &Kernel) -> Option<usize> {
-    translate::stash_plan(kernel)
-        .filter(|st| st.in_scratch)
-        .and_then(|_| scratch_row(kernel))
+    let stash_there = translate::stash_plan(kernel).is_some_and(|st| st.in_scratch);
+    (stash_there || translate::reread_plan(kernel).is_some())
+        .then(|| scratch_row(kernel))
+        .flatten()
+}
+
+/// Whether the compiled code of `kernel` writes a value of its first reduction pass to a
+/// scratch row for the later passes to read back (`translate::reread_plan`).
+pub fn has_reread(kernel: &Kernel) -> bool {
+    translate::reread_plan(kernel).is_some()
 }
 
 /// Whether every vector store of a launch of `kernel` with buffers at `bases` (one address per

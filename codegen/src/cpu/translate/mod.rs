@@ -22,7 +22,7 @@ mod scalar;
 mod tiles;
 
 pub(crate) use columns::{column_block_rows, columns};
-pub(crate) use rows::{Stash, stash_plan};
+pub(crate) use rows::{Reread, Stash, reread_plan, stash_plan};
 pub use tiles::is_transposing_load;
 
 use super::helpers::{binary_code, unary_code};
@@ -282,6 +282,12 @@ pub(crate) struct Translator<'a, 'f> {
     stash: Option<Stash>,
     /// An instruction `eval` leaves alone because its value was loaded instead (the stash).
     skip: Option<usize>,
+    /// See [`reread_plan`].
+    reread: Option<Reread>,
+    /// The scratch row the reread value waits in, after the stash's row.
+    reread_row: Option<Value>,
+    /// In a pass that reads the reread value back: its instruction, which `eval` leaves alone.
+    rereading: Option<usize>,
     /// Per indexed instruction, while a row runs: the byte address of its index at the
     /// row's outer dims (`< bases_level`) and offset, computed once per row ([`Self::set_bases`]).
     bases: Vec<Option<Value>>,
@@ -357,14 +363,31 @@ impl<'a, 'f> Translator<'a, 'f> {
         // A streaming variant stashes in a scratch row of its own, as does a kernel whose
         // output cannot hold the stash; its address follows the arguments' (`rows.rs`,
         // `stash_address`).
+        // The reread row follows the stash's (reserved whenever there is a stash, used or not:
+        // `scratch_row`).
         let stash = stash_plan(k);
-        let scratch = stash.is_some_and(|st| streaming || st.in_scratch).then(|| {
-            let at = (8 * k.args.len()) as i32;
-            b.ins().load(types::I64, flags, bufs_ptr, at)
-        });
-        let sizes = (0..rank)
+        let reread = reread_plan(k);
+        let scratch_base = (stash.is_some_and(|st| streaming || st.in_scratch) || reread.is_some())
+            .then(|| {
+                let at = (8 * k.args.len()) as i32;
+                b.ins().load(types::I64, flags, bufs_ptr, at)
+            });
+        let scratch = scratch_base.filter(|_| stash.is_some_and(|st| streaming || st.in_scratch));
+        let sizes: Vec<Value> = (0..rank)
             .map(|d| b.ins().load(types::I64, flags, sizes_ptr, (8 * d) as i32))
             .collect();
+        let reread_row = reread.and_then(|_| {
+            let base = scratch_base?;
+            Some(match stash {
+                Some(st) => {
+                    let row = *sizes.last()?;
+                    let shift = st.dtype.size().trailing_zeros() as i64;
+                    let bytes = b.ins().ishl_imm_s(row, shift);
+                    b.ins().iadd(base, bytes)
+                }
+                None => base,
+            })
+        });
         let mut slot = 0;
         let mut index = vec![];
         for instr in &k.body {
@@ -400,6 +423,9 @@ impl<'a, 'f> Translator<'a, 'f> {
             stash,
             scratch,
             skip: None,
+            reread,
+            reread_row,
+            rereading: None,
             bases: vec![None; k.body.len()],
             bases_level: 0,
             given: vec![None; k.body.len()],
@@ -1037,6 +1063,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             if self.levels[i] != level
                 || matches!(self.k.body[i], Instr::Reduce { .. })
                 || self.skip == Some(i)
+                || self.rereading == Some(i)
                 || self.idioms[i] == idioms::Idiom::Absorbed
                 || (level == Level::Element && self.live.as_ref().is_some_and(|live| !live[i]))
             {

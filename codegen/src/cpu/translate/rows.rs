@@ -78,6 +78,92 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
     })
 }
 
+/// A value of a row's first reduction pass that a later pass would compute again through
+/// half-precision arithmetic (a bfloat16 attention's scaled, rounded and masked scores, read
+/// by softmax's max pass and again by its sum pass; a residual layernorm's rounded bf16 sum,
+/// read by its mean and its variance): the first pass also writes it, in f32, to a scratch row
+/// of each call's own, and the later passes read it back instead of recomputing it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reread {
+    /// The value (f32) and the first reduction, in whose pass it is written.
+    pub value: usize,
+    pub reduce: usize,
+}
+
+/// The [`Reread`] of a kernel, if it has one: one reduced dim, two reductions or more, and an
+/// f32 value of the first reduction's element-level cone that a later pass needs (a later
+/// reduction, or the final stores but for what the [`Stash`] brings back) and whose own cone
+/// rounds to f16 or bf16 (an op computed in half precision); the latest such. A value only
+/// loaded and widened costs less to load again than to keep. Part of the structure key.
+pub(crate) fn reread_plan(k: &Kernel) -> Option<Reread> {
+    if k.reduce_axes != 1 {
+        return None;
+    }
+    let reduces = k.reduces();
+    let [first, ref later @ ..] = reduces[..] else {
+        return None;
+    };
+    if later.is_empty() {
+        return None;
+    }
+    let levels = k.levels();
+    let types = k.value_dtypes();
+    let operand = |r: usize| {
+        let Instr::Reduce { x, .. } = k.body[r] else {
+            unreachable!("reduces() lists Reduce instructions")
+        };
+        x
+    };
+    let of_first = k.element_cone(&levels, &[operand(first)], None);
+    let mut needed_later = vec![false; k.body.len()];
+    let mut need = |cone: Vec<bool>| {
+        for (n, c) in needed_later.iter_mut().zip(cone) {
+            *n |= c;
+        }
+    };
+    for &r in later {
+        need(k.element_cone(&levels, &[operand(r)], None));
+    }
+    let stores = k.element_stores(&levels);
+    need(k.element_cone(&levels, &stores, stash_plan(k).map(|st| st.value)));
+    let rounds = |i: usize| {
+        matches!(k.body[i], Instr::Unary { .. } | Instr::Binary { .. })
+            && matches!(types[i], Some(DType::F16 | DType::BF16))
+    };
+    let idioms = super::idioms::idioms(k);
+    let value = (0..first).rev().find(|&v| {
+        of_first[v]
+            && needed_later[v]
+            && types[v] == Some(DType::F32)
+            && idioms[v] == super::idioms::Idiom::Plain
+            && k.element_cone(&levels, &[v], None)
+                .iter()
+                .enumerate()
+                .any(|(i, &inside)| inside && rounds(i))
+    })?;
+    Some(Reread {
+        value,
+        reduce: first,
+    })
+}
+
+/// The element-level instructions `roots` need, not looking past the values of `stops`
+/// (each of which is read back, not computed): [`Kernel::element_cone`] with several stops.
+fn cone_stopping_at(k: &Kernel, levels: &[Level], roots: &[usize], stops: &[usize]) -> Vec<bool> {
+    let mut seen = vec![false; k.body.len()];
+    let mut stack = roots.to_vec();
+    while let Some(i) = stack.pop() {
+        if seen[i] || levels[i] != Level::Element {
+            continue;
+        }
+        seen[i] = true;
+        if !stops.contains(&i) {
+            stack.extend(k.body[i].operands());
+        }
+    }
+    seen
+}
+
 impl<'a, 'f> Translator<'a, 'f> {
     /// The program for one kept point: row-level instructions, one pass over the reduced dims
     /// per reduction, a final pass for element-level stores.
@@ -104,10 +190,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                 // it needs is left out.
                 self.skip = self.stash.map(|st| st.value);
                 let stores = self.k.element_stores(&self.levels);
-                self.live = Some(self.k.element_cone(&self.levels, &stores, self.skip));
+                let stops: Vec<usize> = self.skip.into_iter().chain(self.reread_value()).collect();
+                self.live = Some(cone_stopping_at(self.k, &self.levels, &stores, &stops));
+                self.reread_here();
                 let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                     let mut v = vals.to_vec();
                     t.stash_load(point, &mut v);
+                    t.reread_load(point, &mut v);
                     t.eval(0..n, Level::Element, point, &mut v)
                 };
                 if self.row_simd {
@@ -119,6 +208,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                         &mut |t, point, _| {
                             let mut v = splat.clone();
                             t.stash_load(point, &mut v);
+                            t.reread_load(point, &mut v);
                             t.eval(0..n, Level::Element, point, &mut v)
                         },
                         &mut scalar,
@@ -127,6 +217,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                     self.inner(kept, point, &mut scalar)?;
                 }
                 self.skip = None;
+                self.rereading = None;
                 self.live = None;
                 self.touches = None;
                 point[kept..].iter_mut().for_each(|p| *p = self.zero);
@@ -140,9 +231,19 @@ impl<'a, 'f> Translator<'a, 'f> {
             let (acc_ty, identity) = self.identity(op, dtype);
             let acc = self.b.declare_var(acc_ty);
             self.b.def_var(acc, identity);
-            self.live = Some(self.mask(&pass.elements));
+            // A pass after the one that writes the reread value reads it back.
+            self.live = Some(match self.reread {
+                Some(rr) if rr.reduce != r => {
+                    cone_stopping_at(self.k, &self.levels, &[x], &[rr.value])
+                }
+                Some(_) | None => self.mask(&pass.elements),
+            });
+            if self.reread.is_some_and(|rr| rr.reduce != r) {
+                self.reread_here();
+            }
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                 let mut v = vals.to_vec();
+                t.reread_load(point, &mut v);
                 t.eval(0..r, Level::Element, point, &mut v)?;
                 t.stash_store(r, point, &v)?;
                 let x = v[x].expect("invariant: a reduction's operand is computed before it");
@@ -154,6 +255,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.inner(kept, point, &mut scalar)?;
             }
             self.live = None;
+            self.rereading = None;
             self.touches = None;
             point[kept..].iter_mut().for_each(|p| *p = self.zero);
             let a = self.b.use_var(acc);
@@ -287,6 +389,11 @@ impl<'a, 'f> Translator<'a, 'f> {
         point: &[Value],
         vals: &[Option<Value>],
     ) -> Result<()> {
+        if let Some(rr) = self.reread.filter(|rr| rr.reduce == r) {
+            let x = vals[rr.value].expect("invariant: the reread value precedes the reduction");
+            let addr = self.reread_address(point);
+            self.b.ins().store(mem(), x, addr, 0);
+        }
         match self.stash {
             Some(st) if st.reduce == r => {
                 let x =
@@ -296,6 +403,44 @@ impl<'a, 'f> Translator<'a, 'f> {
                 Ok(())
             }
             Some(_) | None => Ok(()),
+        }
+    }
+
+    /// The reread value's instruction, if the kernel has one ([`reread_plan`]).
+    fn reread_value(&self) -> Option<usize> {
+        self.reread.map(|rr| rr.value)
+    }
+
+    /// In a pass after the first, whose [`Self::live`] is set: when the pass needs the reread
+    /// value, it is read back ([`Self::reread_load`]) instead of computed.
+    fn reread_here(&mut self) {
+        self.rereading = self
+            .reread
+            .map(|rr| rr.value)
+            .filter(|&v| self.live.as_ref().is_some_and(|live| live[v]));
+    }
+
+    /// Where the reread value of the row's element at `point` waits: the reread row of the
+    /// call's scratch (f32, indexed by the reduced dim).
+    fn reread_address(&mut self, point: &[Value]) -> Value {
+        let base = self
+            .reread_row
+            .expect("invariant: a kernel with a reread has its row");
+        let at = *point.last().expect("a reread has a reduced dim");
+        let bytes = self.b.ins().ishl_imm_s(at, 2);
+        self.b.ins().iadd(base, bytes)
+    }
+
+    /// In a pass that reads the reread value back ([`Self::reread_here`]), loads it.
+    pub(super) fn reread_load(&mut self, point: &[Value], vals: &mut [Option<Value>]) {
+        if let Some(value) = self.rereading {
+            let addr = self.reread_address(point);
+            let t = if self.vector {
+                types::F32X4
+            } else {
+                types::F32
+            };
+            vals[value] = Some(self.b.ins().load(t, mem(), addr, 0));
         }
     }
 
@@ -380,6 +525,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             point,
             &mut |t, point, u| {
                 let mut v = splat.clone();
+                t.reread_load(point, &mut v);
                 t.skip = widened;
                 t.eval(0..r, Level::Element, point, &mut v)?;
                 t.skip = None;
