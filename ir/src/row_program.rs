@@ -30,14 +30,9 @@ pub struct RowPass {
 
 impl Kernel {
     /// The element-level instructions that `roots` depend on, themselves included, as a mask
-    /// over the body; the walk does not look past `stop` (a value the caller provides another
-    /// way, such as a stashed one).
-    pub fn element_cone(
-        &self,
-        levels: &[Level],
-        roots: &[usize],
-        stop: Option<usize>,
-    ) -> Vec<bool> {
+    /// over the body; the walk does not look past `stops` (values the caller provides another
+    /// way, such as a stashed one or one read back).
+    pub fn element_cone(&self, levels: &[Level], roots: &[usize], stops: &[usize]) -> Vec<bool> {
         let mut seen = vec![false; self.body.len()];
         let mut stack = roots.to_vec();
         while let Some(i) = stack.pop() {
@@ -45,7 +40,7 @@ impl Kernel {
                 continue;
             }
             seen[i] = true;
-            if stop != Some(i) {
+            if !stops.contains(&i) {
                 stack.extend(self.body[i].operands());
             }
         }
@@ -78,12 +73,12 @@ impl Kernel {
             passes.push(RowPass {
                 row: row_done..r,
                 reduce: Some(r),
-                elements: listed(self.element_cone(&levels, &[x], None)),
+                elements: listed(self.element_cone(&levels, &[x], &[])),
             });
             row_done = r;
         }
         let stores = self.element_stores(&levels);
-        let cone = self.element_cone(&levels, &stores, None);
+        let cone = self.element_cone(&levels, &stores, &[]);
         passes.push(RowPass {
             row: row_done..self.body.len(),
             reduce: None,
@@ -190,7 +185,7 @@ mod tests {
         let levels = k.levels();
         assert_eq!(k.element_stores(&levels), vec![7]);
         // Stopping at the exp (a stashed value) leaves its operands out.
-        let cone = k.element_cone(&levels, &[7], Some(3));
+        let cone = k.element_cone(&levels, &[7], &[3]);
         assert_eq!(
             (0..8).filter(|&i| cone[i]).collect::<Vec<_>>(),
             vec![3, 6, 7]

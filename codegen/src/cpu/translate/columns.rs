@@ -274,7 +274,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 Ok(())
             })?;
-            self.live = Some(self.k.element_cone(&self.levels, &roots, None));
+            self.live = Some(self.k.element_cone(&self.levels, &roots, &[]));
             let upto = if last && early { n } else { r };
             let block = (self.bases.clone(), self.bases_level);
             self.inner_steps(kept, point, COLUMN_STEPS, &mut |t, points| {
@@ -321,7 +321,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         })?;
         // Element-level outputs.
         if !stores.is_empty() && !early {
-            self.live = Some(self.k.element_cone(&self.levels, &stores, None));
+            self.live = Some(self.k.element_cone(&self.levels, &stores, &[]));
             self.inner(kept, point, &mut |t, point| {
                 t.for_loop(zero, count, 1, &mut |t, g| {
                     let mut v = at_vector(t, g, all, n, point)?;

@@ -54,7 +54,7 @@ pub(crate) fn stash_plan(k: &Kernel) -> Option<Stash> {
         return None;
     }
     // Element-level ancestors (and self) of an instruction.
-    let cone = |root: usize| k.element_cone(&levels, &[root], None);
+    let cone = |root: usize| k.element_cone(&levels, &[root], &[]);
     let Instr::Reduce { x, .. } = k.body[reduce] else {
         return None;
     };
@@ -114,7 +114,7 @@ pub(crate) fn reread_plan(k: &Kernel) -> Option<Reread> {
         };
         x
     };
-    let of_first = k.element_cone(&levels, &[operand(first)], None);
+    let of_first = k.element_cone(&levels, &[operand(first)], &[]);
     let mut needed_later = vec![false; k.body.len()];
     let mut need = |cone: Vec<bool>| {
         for (n, c) in needed_later.iter_mut().zip(cone) {
@@ -122,10 +122,11 @@ pub(crate) fn reread_plan(k: &Kernel) -> Option<Reread> {
         }
     };
     for &r in later {
-        need(k.element_cone(&levels, &[operand(r)], None));
+        need(k.element_cone(&levels, &[operand(r)], &[]));
     }
     let stores = k.element_stores(&levels);
-    need(k.element_cone(&levels, &stores, stash_plan(k).map(|st| st.value)));
+    let stashed: Vec<usize> = stash_plan(k).map(|st| st.value).into_iter().collect();
+    need(k.element_cone(&levels, &stores, &stashed));
     let rounds = |i: usize| {
         matches!(k.body[i], Instr::Unary { .. } | Instr::Binary { .. })
             && matches!(types[i], Some(DType::F16 | DType::BF16))
@@ -136,7 +137,7 @@ pub(crate) fn reread_plan(k: &Kernel) -> Option<Reread> {
             && needed_later[v]
             && types[v] == Some(DType::F32)
             && idioms[v] == super::idioms::Idiom::Plain
-            && k.element_cone(&levels, &[v], None)
+            && k.element_cone(&levels, &[v], &[])
                 .iter()
                 .enumerate()
                 .any(|(i, &inside)| inside && rounds(i))
@@ -145,23 +146,6 @@ pub(crate) fn reread_plan(k: &Kernel) -> Option<Reread> {
         value,
         reduce: first,
     })
-}
-
-/// The element-level instructions `roots` need, not looking past the values of `stops`
-/// (each of which is read back, not computed): [`Kernel::element_cone`] with several stops.
-fn cone_stopping_at(k: &Kernel, levels: &[Level], roots: &[usize], stops: &[usize]) -> Vec<bool> {
-    let mut seen = vec![false; k.body.len()];
-    let mut stack = roots.to_vec();
-    while let Some(i) = stack.pop() {
-        if seen[i] || levels[i] != Level::Element {
-            continue;
-        }
-        seen[i] = true;
-        if !stops.contains(&i) {
-            stack.extend(k.body[i].operands());
-        }
-    }
-    seen
 }
 
 impl<'a, 'f> Translator<'a, 'f> {
@@ -191,7 +175,7 @@ impl<'a, 'f> Translator<'a, 'f> {
                 self.skip = self.stash.map(|st| st.value);
                 let stores = self.k.element_stores(&self.levels);
                 let stops: Vec<usize> = self.skip.into_iter().chain(self.reread_value()).collect();
-                self.live = Some(cone_stopping_at(self.k, &self.levels, &stores, &stops));
+                self.live = Some(self.k.element_cone(&self.levels, &stores, &stops));
                 self.reread_here();
                 let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
                     let mut v = vals.to_vec();
@@ -233,9 +217,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             self.b.def_var(acc, identity);
             // A pass after the one that writes the reread value reads it back.
             self.live = Some(match self.reread {
-                Some(rr) if rr.reduce != r => {
-                    cone_stopping_at(self.k, &self.levels, &[x], &[rr.value])
-                }
+                Some(rr) if rr.reduce != r => self.k.element_cone(&self.levels, &[x], &[rr.value]),
                 Some(_) | None => self.mask(&pass.elements),
             });
             if self.reread.is_some_and(|rr| rr.reduce != r) {
