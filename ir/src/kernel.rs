@@ -325,14 +325,17 @@ impl Kernel {
     /// one of the two has a single position. The points and the order they are visited in do
     /// not change, only how many loops walk them: `permute(0, 2, 3, 1)` of an `[N, C, H, W]`
     /// tensor becomes one transpose of `[H·W, C]` blocks, tiled along `H·W`, instead of
-    /// blocks `W` rows high; a dense `[M, N]` elementwise kernel becomes one run of `M·N`.
-    /// Kernels over no points (a dim of size 0) keep their dims.
+    /// blocks `W` rows high; a dense `[B, M, N]` elementwise kernel becomes one of `[B·M, N]`.
+    /// Merging stops at two dims: the cpu backend splits dim 0 among its threads and streams
+    /// the stores of a kernel with rows only (`smelt_codegen::cpu::streaming_candidate`), where
+    /// each row's vector stores start at an aligned element. Kernels over no points (a dim of
+    /// size 0) keep their dims.
     pub fn merge_dims(&mut self) {
         if self.shape.contains(&0) {
             return;
         }
         let mut d = self.shape.len();
-        while d >= 2 {
+        while d >= 2 && self.shape.len() > 2 {
             d -= 1;
             let (a, b) = (d - 1, d);
             let outer = self.shape.len() - self.reduce_axes;
@@ -881,18 +884,22 @@ mod tests {
                 vec![200704, 64, 1]
             )
         );
-        let dense = load_store(&[4, 3], 0, &[3, 1], &[3, 1]);
-        assert_eq!(merged(dense), (vec![12], 0, vec![1], vec![1]));
+        let dense = load_store(&[2, 4, 3], 0, &[12, 3, 1], &[12, 3, 1]);
+        assert_eq!(
+            merged(dense),
+            (vec![2, 12], 0, vec![12, 1], vec![12, 1]),
+            "two dims stay"
+        );
         let transposed = load_store(&[4, 3], 0, &[1, 4], &[3, 1]);
         assert_eq!(
             merged(transposed),
             (vec![4, 3], 0, vec![1, 4], vec![3, 1]),
             "a transpose keeps both dims"
         );
-        let ones = load_store(&[4, 1, 3], 0, &[3, 0, 1], &[3, 7, 1]);
+        let ones = load_store(&[2, 4, 1, 3], 0, &[12, 3, 0, 1], &[12, 3, 7, 1]);
         assert_eq!(
             merged(ones),
-            (vec![12], 0, vec![1], vec![1]),
+            (vec![2, 12], 0, vec![12, 1], vec![12, 1]),
             "a dim of one position joins whatever its stride"
         );
         let broadcast = load_store(&[4, 3], 0, &[0, 1], &[3, 1]);

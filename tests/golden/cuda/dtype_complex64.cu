@@ -1,35 +1,36 @@
 // kernel 0: fused_mul_add_div_exp_6 grid 1 block 256
-// scalars: n0=12 off0=0 st0_0=2 off1=1 st1_0=2 off2=0 st2_0=2 off3=1 st3_0=2 off4=0 st4_0=2 off5=1 st5_0=2 off6=0 st6_0=2 off7=1 st7_0=2
+// scalars: n0=3 n1=4 off0=0 st0_1=2 off1=1 st1_1=2 off2=0 st2_1=2 off3=1 st3_1=2 off4=0 st4_1=2 off5=1 st5_1=2 off6=0 st6_1=2 off7=1 st7_1=2
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_mul_add_div_exp_6(
     const float* __restrict__ a0,
     const float* __restrict__ a1,
     float* __restrict__ a2,
     float* __restrict__ a3,
     const long long n0,
+    const long long n1,
     const long long off0,
-    const long long st0_0,
+    const long long st0_1,
     const long long off1,
-    const long long st1_0,
+    const long long st1_1,
     const long long off2,
-    const long long st2_0,
+    const long long st2_1,
     const long long off3,
-    const long long st3_0,
+    const long long st3_1,
     const long long off4,
-    const long long st4_0,
+    const long long st4_1,
     const long long off5,
-    const long long st5_0,
+    const long long st5_1,
     const long long off6,
-    const long long st6_0,
+    const long long st6_1,
     const long long off7,
-    const long long st7_0) {
-  const long long total = n0;
+    const long long st7_1) {
+  const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (long long i = first; i < total; i += stride) {
-    const float v0 = a0[off0 + i * st0_0];
-    const float v1 = a0[off1 + i * st1_0];
-    const float v2 = a1[off2 + i * st2_0];
-    const float v3 = a1[off3 + i * st3_0];
+    const float v0 = a0[off0 + i * st0_1];
+    const float v1 = a0[off1 + i * st1_1];
+    const float v2 = a1[off2 + i * st2_1];
+    const float v3 = a1[off3 + i * st3_1];
     const float v4 = (-v3);
     const float v5 = v0 * v2;
     const float v6 = v1 * v4;
@@ -79,10 +80,10 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_mul_add_div_exp_6(
     const float v50 = sinf(v47);
     const float v51 = v48 * v49;
     const float v52 = v48 * v50;
-    a2[off4 + i * st4_0] = v51;
-    a2[off5 + i * st5_0] = v52;
-    a3[off6 + i * st6_0] = v46;
-    a3[off7 + i * st7_0] = v47;
+    a2[off4 + i * st4_1] = v51;
+    a2[off5 + i * st5_1] = v52;
+    a3[off6 + i * st6_1] = v46;
+    a3[off7 + i * st7_1] = v47;
   }
 }
 
@@ -130,25 +131,26 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_1(
 }
 
 // kernel 2: fused_abs_add_3 grid 1 block 256
-// scalars: n0=12 off0=0 st0_0=2 off1=1 st1_0=2 off2=0 st2_0=2 off3=0
+// scalars: n0=3 n1=4 off0=0 st0_1=2 off1=1 st1_1=2 off2=0 st2_1=2 off3=0
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_abs_add_3(
     const float* __restrict__ a0,
     const float* __restrict__ a1,
     float* __restrict__ a2,
     const long long n0,
+    const long long n1,
     const long long off0,
-    const long long st0_0,
+    const long long st0_1,
     const long long off1,
-    const long long st1_0,
+    const long long st1_1,
     const long long off2,
-    const long long st2_0,
+    const long long st2_1,
     const long long off3) {
-  const long long total = n0;
+  const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (long long i = first; i < total; i += stride) {
-    const float v0 = a0[off0 + i * st0_0];
-    const float v1 = a0[off1 + i * st1_0];
+    const float v0 = a0[off0 + i * st0_1];
+    const float v1 = a0[off1 + i * st1_1];
     const float v2 = fabsf(v0);
     const float v3 = fabsf(v1);
     const float v4 = sm_maximum(v2, v3);
@@ -167,7 +169,7 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_abs_add_3(
     const bool v17 = (v15 != 0 || v16 != 0);
     const float v18 = (__int_as_float(0x7f800000));
     const float v19 = (v17 ? v18 : v14);
-    const float v20 = a1[off2 + i * st2_0];
+    const float v20 = a1[off2 + i * st2_1];
     const float v21 = v19 + v20;
     a2[off3 + i] = v21;
   }

@@ -1,14 +1,15 @@
 // kernel 0: fused_mul_add_3 grid 1 block 256
-// scalars: n0=12 off0=0 off1=0 off2=0
+// scalars: n0=3 n1=4 off0=0 off1=0 off2=0
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_mul_add_3(
     const unsigned char* __restrict__ a0,
     const unsigned char* __restrict__ a1,
     unsigned char* __restrict__ a2,
     const long long n0,
+    const long long n1,
     const long long off0,
     const long long off1,
     const long long off2) {
-  const long long total = n0;
+  const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (long long i = first; i < total; i += stride) {
@@ -48,18 +49,19 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_1(
 }
 
 // kernel 2: fused_maximum_cast_3 grid 1 block 256
-// scalars: n0=12 off0=0 off1=0 off2=0 off3=0
+// scalars: n0=3 n1=4 off0=0 off1=0 off2=0 off3=0
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_maximum_cast_3(
     const unsigned char* __restrict__ a0,
     const unsigned char* __restrict__ a1,
     float* __restrict__ a2,
     unsigned char* __restrict__ a3,
     const long long n0,
+    const long long n1,
     const long long off0,
     const long long off1,
     const long long off2,
     const long long off3) {
-  const long long total = n0;
+  const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   for (long long i = first; i < total; i += stride) {

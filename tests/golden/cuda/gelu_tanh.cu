@@ -1,12 +1,13 @@
 // kernel 0: fused_pow_mul_add_mul_tanh_mul_add_mul_13 grid 64 block 256 float4
-// scalars: n0=65536 off0=0 off1=0
+// scalars: n0=256 n1=256 off0=0 off1=0
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_pow_mul_add_mul_tanh_mul_add_mul_13(
     const float* __restrict__ a0,
     float* __restrict__ a1,
     const long long n0,
+    const long long n1,
     const long long off0,
     const long long off1) {
-  const long long total = n0;
+  const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long start = 0;

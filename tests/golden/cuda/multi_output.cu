@@ -1,14 +1,15 @@
 // kernel 0: fused_add_mul_exp_3 grid 1 block 256 float4
-// scalars: n0=48 off0=0 off1=0 off2=0
+// scalars: n0=6 n1=8 off0=0 off1=0 off2=0
 extern "C" __global__ void __launch_bounds__(256) smelt_fused_add_mul_exp_3(
     const float* __restrict__ a0,
     float* __restrict__ a1,
     float* __restrict__ a2,
     const long long n0,
+    const long long n1,
     const long long off0,
     const long long off1,
     const long long off2) {
-  const long long total = n0;
+  const long long total = n0 * n1;
   const long long stride = (long long)blockDim.x * gridDim.x;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   long long start = 0;
