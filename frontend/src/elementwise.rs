@@ -65,8 +65,8 @@ pub(crate) fn record(
     scalar_dtype: DType,
     operands: &[&dyn AsOperand],
 ) -> Result<Tensor> {
-    if let Some(device) = row_major_operands(&op, scalar_dtype, operands) {
-        return record_row_major(op, dtype, scalar_dtype, operands, device);
+    if let Some(first) = row_major_operands(&op, scalar_dtype, operands) {
+        return record_row_major(op, dtype, scalar_dtype, operands, first);
     }
     crate::sparse::refuse_sparse_operands(|| op.name(), operands)?;
     let shape = broadcast_all(operands)?;
@@ -141,13 +141,17 @@ pub(crate) fn record(
     Tensor::computed_into(op, dtype, out, inputs)
 }
 
-/// The device of the tensor operands when they share it, their shape and exactly row-major
-/// strides, and each is strided and read in the compute dtype (none is converted first; a
-/// `where`'s condition is read as it is): TensorIterator then lays the output out row-major and no
-/// operand broadcasts, so [`record`] may skip the layout decision. `None` otherwise, or when
-/// every operand is a scalar.
-fn row_major_operands(op: &Op, scalar_dtype: DType, operands: &[&dyn AsOperand]) -> Option<Device> {
-    let mut first: Option<&Tensor> = None;
+/// The first tensor operand when the tensor operands share its device, its shape and exactly
+/// row-major strides, and each is strided and read in the compute dtype (none is converted
+/// first; a `where`'s condition is read as it is): TensorIterator then lays the output out
+/// row-major and no operand broadcasts, so [`record`] may skip the layout decision. `None`
+/// otherwise, or when every operand is a scalar.
+fn row_major_operands<'a>(
+    op: &Op,
+    scalar_dtype: DType,
+    operands: &[&'a dyn AsOperand],
+) -> Option<&'a Tensor> {
+    let mut first: Option<&'a Tensor> = None;
     for (i, o) in operands.iter().enumerate() {
         let OperandRef::Tensor(t) = o.operand() else {
             continue;
@@ -167,7 +171,7 @@ fn row_major_operands(op: &Op, scalar_dtype: DType, operands: &[&dyn AsOperand])
         }
         first.get_or_insert(t);
     }
-    first.map(|t| t.device())
+    first
 }
 
 /// Whether `strides` are exactly the row-major strides of `shape`
@@ -191,15 +195,10 @@ fn record_row_major(
     dtype: DType,
     scalar_dtype: DType,
     operands: &[&dyn AsOperand],
-    device: Device,
+    first: &Tensor,
 ) -> Result<Tensor> {
-    let first = operands
-        .iter()
-        .find_map(|o| match o.operand() {
-            OperandRef::Tensor(t) => Some(&t.view),
-            OperandRef::Scalar(_) => None,
-        })
-        .expect("invariant: row_major_operands found a tensor operand");
+    let device = first.device();
+    let first = &first.view;
     let shape = &first.shape[..];
     smelt_ir::view::check_sizes(shape, dtype.size())?;
     // The first operand's strides are the row-major ones.
@@ -1407,9 +1406,9 @@ mod tests {
             let b = Tensor::from_vec(vec![2.0f32; numel], shape);
             let pairs: [[&dyn AsOperand; 2]; 3] = [[&a, &half], [&half, &a], [&a, &b]];
             for operands in pairs {
-                assert_eq!(
-                    row_major_operands(&add, DType::F32, &operands),
-                    Some(Device::Cpu),
+                assert!(
+                    row_major_operands(&add, DType::F32, &operands)
+                        .is_some_and(|t| t.device() == Device::Cpu),
                     "{shape:?}"
                 );
                 let t = record(add.clone(), DType::F32, DType::F32, &operands).expect("records");
@@ -1425,7 +1424,7 @@ mod tests {
         let refused: [[&dyn AsOperand; 2]; 4] =
             [[&a, &at], [&a, &row], [&a, &wide], [&half, &half]];
         for operands in refused {
-            assert_eq!(row_major_operands(&add, DType::F32, &operands), None);
+            assert!(row_major_operands(&add, DType::F32, &operands).is_none());
         }
     }
 }

@@ -340,16 +340,17 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
                 };
                 // The node goes under its inputs, which are expanded first. (Moving the list
                 // in saves a reference count's increment and decrement, atomics, per node.)
-                let below = stack.len();
+                let (below, n) = (stack.len(), inputs.len());
                 stack.push((node, Some(inputs)));
-                for k in (0..stack[below].1.as_ref().map_or(0, |i| i.len())).rev() {
-                    let input = match &stack[below].1 {
-                        Some(inputs) if !w.ids.contains_key(&Arc::as_ptr(&inputs[k].0)) => {
-                            inputs[k].0.clone()
-                        }
-                        Some(_) | None => continue,
+                for k in (0..n).rev() {
+                    let Some(inputs) = &stack[below].1 else {
+                        unreachable!("the node was just pushed with its inputs")
                     };
-                    stack.push((input, None));
+                    let input = &inputs[k].0;
+                    if !w.ids.contains_key(&Arc::as_ptr(input)) {
+                        let input = input.clone();
+                        stack.push((input, None));
+                    }
                 }
                 continue;
             }

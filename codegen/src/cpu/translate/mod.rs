@@ -367,12 +367,12 @@ impl<'a, 'f> Translator<'a, 'f> {
         // `scratch_row`).
         let stash = stash_plan(k);
         let reread = reread_plan(k);
-        let scratch_base = (stash.is_some_and(|st| streaming || st.in_scratch) || reread.is_some())
-            .then(|| {
-                let at = (8 * k.args.len()) as i32;
-                b.ins().load(types::I64, flags, bufs_ptr, at)
-            });
-        let scratch = scratch_base.filter(|_| stash.is_some_and(|st| streaming || st.in_scratch));
+        let stash_in_scratch = stash.is_some_and(|st| streaming || st.in_scratch);
+        let scratch_base = (stash_in_scratch || reread.is_some()).then(|| {
+            let at = (8 * k.args.len()) as i32;
+            b.ins().load(types::I64, flags, bufs_ptr, at)
+        });
+        let scratch = scratch_base.filter(|_| stash_in_scratch);
         let sizes: Vec<Value> = (0..rank)
             .map(|d| b.ins().load(types::I64, flags, sizes_ptr, (8 * d) as i32))
             .collect();

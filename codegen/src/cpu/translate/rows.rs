@@ -216,11 +216,12 @@ impl<'a, 'f> Translator<'a, 'f> {
             let acc = self.b.declare_var(acc_ty);
             self.b.def_var(acc, identity);
             // A pass after the one that writes the reread value reads it back.
-            self.live = Some(match self.reread {
-                Some(rr) if rr.reduce != r => self.k.element_cone(&self.levels, &[x], &[rr.value]),
-                Some(_) | None => self.mask(&pass.elements),
+            let reads_back = self.reread.filter(|rr| rr.reduce != r);
+            self.live = Some(match reads_back {
+                Some(rr) => self.k.element_cone(&self.levels, &[x], &[rr.value]),
+                None => self.mask(&pass.elements),
             });
-            if self.reread.is_some_and(|rr| rr.reduce != r) {
+            if reads_back.is_some() {
                 self.reread_here();
             }
             let mut scalar = |t: &mut Self, point: &mut Vec<Value>| {
