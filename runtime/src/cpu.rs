@@ -243,7 +243,16 @@ impl Backend for Cpu {
     // Library routines and host memory are the reference backend's: the same host loops
     // (matmul through the `gemm` crate) and the same buffers.
     fn run_library(&self, call: &LibraryCall, _: &Prepared, args: Vec<Buffer>) -> Result<Buffer> {
-        Reference.run_library(call, &(), args)
+        let t0 = std::time::Instant::now();
+        let out = Reference.run_library(call, &(), args);
+        if dump("timing") {
+            eprint!(
+                "cpu: {:.3} ms {}",
+                t0.elapsed().as_secs_f64() * 1e3,
+                call.to_text()
+            );
+        }
+        out
     }
 
     fn zeros(&self, dtype: DType, len: usize) -> Result<Buffer> {

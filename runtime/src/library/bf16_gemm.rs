@@ -10,7 +10,10 @@
 //! 32-bit word that the kernel broadcasts. The micro-kernel keeps an `MR × NR` tile of f32
 //! sums in 16 registers. Columns and a `K` beyond a multiple of the blocks are packed as zeros,
 //! which add nothing; rows beyond one keep whatever the pooled block held, since a tile row
-//! depends on its own row of `a` alone. Only the tile's real rows and columns reach the output.
+//! depends on its own row of `a` alone. Only the tile's real rows and columns reach the output,
+//! rounded to bf16 as they leave the tile: a `K` of one block needs no f32 buffer at all (a
+//! separate rounding pass over an f32 product wrote and read it whole, 3–8 % of a GPT block's
+//! bf16 matmuls), a longer one keeps its f32 sums between blocks and rounds on the last.
 //!
 //! Numerics: every product of two bf16 values is exact in f32, and each lane adds its two
 //! products to the sum one after the other, rounding to nearest even (as an f32 FMA chain
@@ -68,7 +71,7 @@ fn pair(lo: bf16, hi: bf16) -> u32 {
     u32::from(lo.to_bits()) | u32::from(hi.to_bits()) << 16
 }
 
-/// `out = a·b` for one `m×k` by `k×n` product of bf16 operands into f32 sums, with
+/// `out = a·b` for one `m×k` by `k×n` product of bf16 operands, its f32 sums rounded once, with
 /// `matmul::gemm_one`'s operand convention (first element, row stride, column stride) and its
 /// contract; `parallelism` other than `None` spreads row blocks over rayon's threads.
 ///
@@ -78,7 +81,7 @@ fn pair(lo: bf16, hi: bf16) -> u32 {
 /// distinct and no other thread touches them during the call.
 pub(crate) unsafe fn gemm(
     (m, n, k): (usize, usize, usize),
-    (o, o_rs, o_cs): (*mut f32, isize, isize),
+    (o, o_rs, o_cs): (*mut bf16, isize, isize),
     (a, a_rs, a_cs): (*const bf16, isize, isize),
     (b, b_rs, b_cs): (*const bf16, isize, isize),
     parallelism: gemm::Parallelism,
@@ -107,11 +110,21 @@ pub(crate) unsafe fn gemm(
         for i in 0..m {
             for j in 0..n {
                 // SAFETY: the caller's contract bounds the output's addresses.
-                unsafe { *out.get().offset(i as isize * o_rs + j as isize * o_cs) = 0.0 };
+                unsafe { *out.get().offset(i as isize * o_rs + j as isize * o_cs) = zero };
             }
         }
         return;
     }
+    // The tile goes straight to the output, rounded, when K is one block and the output's
+    // rows are contiguous. Otherwise the sums stay in f32, `m×n` row-major, until the last
+    // block rounds them into the output (or, for strided output rows, a pass at the end does).
+    let direct_out = o_cs == 1;
+    let kept = pairs > KC || !direct_out;
+    let mut partial_block = Memory::<f32>::for_overwrite(if kept { m * n } else { 0 });
+    let partial = super::matmul::Shared(partial_block.as_mut_ptr());
+    // `a`'s rows read in place, a pair a word, when they are contiguous and every pair is
+    // whole (K even); else packed per row block.
+    let direct_a = a_cs == 1 && k.is_multiple_of(2);
     let threads = !matches!(parallelism, gemm::Parallelism::None);
     for p0 in (0..pairs).step_by(KC) {
         let kc = KC.min(pairs - p0);
@@ -181,42 +194,20 @@ pub(crate) unsafe fn gemm(
                 .enumerate()
                 .for_each(pack_panel);
         }
-        let first = p0 == 0;
+        let (first, last) = (p0 == 0, p0 + kc == pairs);
         let packed_b = &packed_b[..panels * kc * NR];
         let row_block = |i0: usize| {
             let mc = MC.min(m - i0);
             let strips = mc.div_ceil(MR);
-            // Pack these rows of a: strip s, pair p, row r at ((s·kc + p)·MR + r).
-            // Every word of a row below m is written below; a strip's rows past m keep what the
-            // block held: they only reach tile rows that never leave the tile.
-            let mut packed_a_block = words(strips * kc * MR);
+            // Pack these rows of a (unless read in place): strip s, pair p, row r at
+            // ((s·kc + p)·MR + r). Every word of a row below m is written below; a strip's rows
+            // past m keep what the block held: they only reach tile rows that never leave it.
+            let mut packed_a_block = words(if direct_a { 0 } else { strips * kc * MR });
             let packed_a = as_words(&mut packed_a_block);
-            // Pairs of this block whose both halves lie inside K: read as one word each when
-            // a's rows are contiguous (a little-endian word of two bf16 is their pair).
-            let whole = if a_cs == 1 {
-                (k / 2).saturating_sub(p0).min(kc)
-            } else {
-                0
-            };
-            for s in 0..strips {
+            for s in (0..strips).filter(|_| !direct_a) {
                 for r in 0..MR {
                     let i = i0 + s * MR + r;
-                    if i >= m {
-                        continue;
-                    }
-                    // SAFETY: row i < m, elements 2·p0 .. 2·(p0 + whole) ≤ k of it, contiguous
-                    // (a_cs = 1): inside a (caller's contract), only read.
-                    let words = unsafe {
-                        a.get()
-                            .offset(i as isize * a_rs + 2 * p0 as isize)
-                            .cast::<u32>()
-                    };
-                    for p in 0..whole {
-                        // SAFETY: p < whole (above); unaligned read.
-                        let w = unsafe { words.add(p).read_unaligned() };
-                        packed_a[(s * kc + p) * MR + r] = w;
-                    }
-                    for p in whole..kc {
+                    for p in (0..kc).filter(|_| i < m) {
                         let k0 = 2 * (p0 + p);
                         let lo = at_a(i, k0);
                         let hi = if k0 + 1 < k { at_a(i, k0 + 1) } else { zero };
@@ -224,46 +215,43 @@ pub(crate) unsafe fn gemm(
                     }
                 }
             }
-            let mut tile = [[0f32; NR]; MR];
             for q in 0..panels {
+                let j0 = q * NR;
                 let bq = &packed_b[q * kc * NR..(q + 1) * kc * NR];
                 for s in 0..strips {
-                    let as_ = &packed_a[s * kc * MR..(s + 1) * kc * MR];
+                    let (i, rows) = (i0 + s * MR, MR.min(mc - s * MR));
+                    // Rows past m repeat the last real row: read, never written.
+                    let row = |r: usize| i + r.min(rows - 1);
+                    let (a_rows, a_step) = if direct_a {
+                        // Row i + r's pairs from p0 on, in place (inside a: rows below m,
+                        // the caller's contract).
+                        let at = |r| a.get().wrapping_offset(row(r) as isize * a_rs) as *const u32;
+                        (std::array::from_fn(|r| at(r).wrapping_add(p0)), 1)
+                    } else {
+                        let strip = packed_a[s * kc * MR..].as_ptr();
+                        (std::array::from_fn(|r| strip.wrapping_add(r)), MR)
+                    };
+                    let tile = Tile {
+                        cols: NR.min(n - j0),
+                        rows,
+                        out: std::array::from_fn(|r| {
+                            out.get()
+                                .wrapping_offset(row(r) as isize * o_rs + j0 as isize)
+                        }),
+                        partial: std::array::from_fn(|r| {
+                            partial.get().wrapping_add(row(r) * n + j0)
+                        }),
+                        first,
+                        last: last && direct_out,
+                    };
                     // SAFETY: `available()` (the caller's contract) says the host has the
-                    // instructions; both panels hold `kc` pairs of their width.
-                    unsafe { micro(kc, as_, bq, &mut tile) };
-                    let rows = MR.min(mc - s * MR);
-                    let cols = NR.min(n - q * NR);
-                    for (r, sums) in tile.iter().enumerate().take(rows) {
-                        let i = (i0 + s * MR + r) as isize;
-                        let j0 = (q * NR) as isize;
-                        if o_cs == 1 {
-                            // SAFETY: row i < m, columns j0 .. j0 + cols ≤ n, contiguous: inside
-                            // the output (caller's contract); row blocks on different threads
-                            // write different rows, so no one else holds this row.
-                            let row = unsafe {
-                                std::slice::from_raw_parts_mut(
-                                    out.get().offset(i * o_rs + j0),
-                                    cols,
-                                )
-                            };
-                            if first {
-                                row.copy_from_slice(&sums[..cols]);
-                            } else {
-                                row.iter_mut().zip(sums).for_each(|(c, &x)| *c += x);
-                            }
-                            continue;
-                        }
-                        for (l, &x) in sums.iter().enumerate().take(cols) {
-                            let j = j0 + l as isize;
-                            // SAFETY: i < m and j < n: inside the output (caller's contract);
-                            // row blocks on different threads write different rows.
-                            unsafe {
-                                let c = out.get().offset(i * o_rs + j * o_cs);
-                                *c = if first { x } else { *c + x };
-                            }
-                        }
-                    }
+                    // instructions; `a_rows` hold `kc` pairs `a_step` words apart (packed, or
+                    // row i + r of a from pair p0: p0 + kc ≤ k / 2 pairs, K even), `bq` `kc`
+                    // pairs of NR lanes; the tile's real rows (below m) and columns (below n)
+                    // are inside the output, and inside `partial` when it is kept, and no
+                    // other thread touches them: row blocks on different threads are different
+                    // rows.
+                    unsafe { micro(kc, &a_rows, a_step, bq, &tile) };
                 }
             }
         };
@@ -275,44 +263,116 @@ pub(crate) unsafe fn gemm(
             blocks.iter().for_each(|&i0| row_block(i0));
         }
     }
+    if !direct_out {
+        for (i, sums) in partial_block.chunks_exact(n).enumerate() {
+            for (j, &x) in sums.iter().enumerate() {
+                // SAFETY: i < m and j < n: inside the output (the caller's contract).
+                unsafe { *out.get().offset(i as isize * o_rs + j as isize * o_cs) = round(x) };
+            }
+        }
+    }
 }
 
-/// The `MR × NR` tile of sums over `kc` pairs: `tile[r][l] = Σ_p a_pair(r, p) · b_pair(p, l)`.
+/// Where a micro-kernel call's tile goes: its real rows and columns (the rest are never
+/// written), and per row the first element of the output and of the f32 partial sums.
+struct Tile {
+    rows: usize,
+    cols: usize,
+    out: [*mut bf16; MR],
+    partial: [*mut f32; MR],
+    /// The first K block: no partial sums yet.
+    first: bool,
+    /// The last K block, rounding into the output; else the sums go to `partial`.
+    last: bool,
+}
+
+/// The `MR × NR` tile of sums over `kc` pairs, `Σ_p a_pair(r, p) · b_pair(p, l)`, added to
+/// the tile's partial sums (unless `first`) and written out: rounded to bf16 into `out` when
+/// `last`, else into `partial`.
 ///
 /// # Safety
-/// The host has AVX-512F and AVX-512 BF16; `a` holds `kc · MR` words and `b` `kc · NR`.
+/// The host has AVX-512F and AVX-512 BF16; each `a[r]` points at `kc` words `a_step` apart
+/// and `b` holds `kc · NR` words; for each row r below `tile.rows`, `tile.out[r]` (when
+/// `last`) and `tile.partial[r]` (unless `first && last`) point at `tile.cols ≤ NR` elements
+/// that no one else reads or writes during the call.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
-unsafe fn micro(kc: usize, a: &[u32], b: &[u32], tile: &mut [[f32; NR]; MR]) {
+unsafe fn micro(kc: usize, a: &[*const u32; MR], a_step: usize, b: &[u32], tile: &Tile) {
     use std::arch::x86_64::*;
-    assert!(a.len() >= kc * MR && b.len() >= kc * NR);
+    assert!(b.len() >= kc * NR && tile.rows <= MR && tile.cols <= NR);
     let mut c = [[_mm512_setzero_ps(); 2]; MR];
     for p in 0..kc {
-        // SAFETY: p < kc, so the 32 words at p·NR and the 8 at p·MR are inside the slices
-        // (asserted above); unaligned loads.
-        let (b0, b1, ap) = unsafe {
+        // SAFETY: p < kc, so the 32 words at p·NR are inside `b` (asserted above); unaligned.
+        let (b0, b1) = unsafe {
             let bp = b.as_ptr().add(p * NR);
             (
-                _mm512_loadu_si512(bp.cast()),
-                _mm512_loadu_si512(bp.add(16).cast()),
-                a.as_ptr().add(p * MR),
+                as_bh(_mm512_loadu_si512(bp.cast())),
+                as_bh(_mm512_loadu_si512(bp.add(16).cast())),
             )
         };
-        let (b0, b1) = (as_bh(b0), as_bh(b1));
         for (r, sums) in c.iter_mut().enumerate() {
-            // SAFETY: r < MR, inside the pair row (see above).
-            let x = as_bh(_mm512_set1_epi32(unsafe { *ap.add(r) } as i32));
+            // SAFETY: p < kc: word p of row r (the caller's contract); unaligned read.
+            let word = unsafe { a[r].add(p * a_step).read_unaligned() };
+            let x = as_bh(_mm512_set1_epi32(word as i32));
             sums[0] = _mm512_dpbf16_ps(sums[0], x, b0);
             sums[1] = _mm512_dpbf16_ps(sums[1], x, b1);
         }
     }
-    for (row, sums) in tile.iter_mut().zip(&c) {
-        // SAFETY: each row holds NR = 32 f32, two vectors.
-        unsafe {
-            _mm512_storeu_ps(row.as_mut_ptr(), sums[0]);
-            _mm512_storeu_ps(row.as_mut_ptr().add(16), sums[1]);
+    // Lanes of each half of a row that are real columns.
+    let lanes = |from: usize| -> __mmask16 {
+        let n = tile.cols.saturating_sub(from).min(16);
+        ((1u32 << n) - 1) as __mmask16
+    };
+    let masks = [lanes(0), lanes(16)];
+    for (r, sums) in c.iter().enumerate().take(tile.rows) {
+        for (h, (&v, &mask)) in sums.iter().zip(&masks).enumerate() {
+            // SAFETY: row r < rows, lanes below cols (masked: the rest are neither read nor
+            // written): the caller's contract.
+            unsafe {
+                let kept = tile.partial[r].add(16 * h);
+                let v = if tile.first {
+                    v
+                } else {
+                    _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, kept))
+                };
+                if tile.last {
+                    let to = tile.out[r].add(16 * h);
+                    _mm512_mask_cvtepi32_storeu_epi16(to.cast(), mask, round16(v));
+                } else {
+                    _mm512_mask_storeu_ps(kept, mask, v);
+                }
+            }
         }
     }
+}
+
+/// [`round`] on 16 lanes: each f32 rounded to the nearest bf16 (ties to even, a NaN quiet), its
+/// bits in the low half of the lane. Not `vcvtneps2bf16`, which flushes subnormals.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn round16(x: std::arch::x86_64::__m512) -> std::arch::x86_64::__m512i {
+    use std::arch::x86_64::*;
+    let bits = _mm512_castps_si512(x);
+    let top = _mm512_srli_epi32::<16>(bits);
+    let lsb = _mm512_and_si512(top, _mm512_set1_epi32(1));
+    let up = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb);
+    let rounded = _mm512_srli_epi32::<16>(up);
+    let quiet = _mm512_or_si512(top, _mm512_set1_epi32(0x40));
+    let nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(x, x);
+    _mm512_mask_blend_epi32(nan, rounded, quiet)
+}
+
+/// `x` rounded to the nearest bf16, ties to even (a NaN quiet): `bf16::from_f32`'s result.
+#[inline(always)]
+fn round(x: f32) -> bf16 {
+    let bits = x.to_bits();
+    let top = if bits & 0x7fff_ffff > 0x7f80_0000 {
+        bits >> 16 | 0x40
+    } else {
+        // No carry out of 32 bits: the largest non-NaN pattern is -inf, 0xff80_0000.
+        (bits + 0x7fff + (bits >> 16 & 1)) >> 16
+    };
+    bf16::from_bits(top as u16)
 }
 
 /// 32 bf16 values, from the 512 bits that hold them.
@@ -325,6 +385,54 @@ fn as_bh(v: std::arch::x86_64::__m512i) -> std::arch::x86_64::__m512bh {
 
 /// Never called: [`available`] is false off x86_64.
 #[cfg(not(target_arch = "x86_64"))]
-unsafe fn micro(_: usize, _: &[u32], _: &[u32], _: &mut [[f32; NR]; MR]) {
+unsafe fn micro(_: usize, _: &[*const u32; MR], _: usize, _: &[u32], _: &Tile) {
     unreachable!("bf16 dot products run only where `available` says so")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both roundings against `half`'s `bf16::from_f32`, bit for bit: ties either way, values
+    /// one bit off a tie, subnormals, the largest finite values (which round to infinity),
+    /// infinities and NaNs (quiet and signalling, either sign).
+    #[test]
+    fn rounding_matches_half_bit_for_bit() {
+        let mut patterns: Vec<u32> = vec![0x7f7f_ffff, 0x7f80_0000, 0x7fa0_0001, 0x7fc0_1234];
+        for top in [
+            0x0000u32, 0x0001, 0x3f80, 0x3f81, 0x4049, 0x7f7f, 0x7f80, 0x7fbf,
+        ] {
+            for low in [0x0000u32, 0x0001, 0x7fff, 0x8000, 0x8001, 0xffff] {
+                patterns.push(top << 16 | low);
+            }
+        }
+        let patterns: Vec<u32> = patterns
+            .iter()
+            .flat_map(|&p| [p, p | 0x8000_0000])
+            .collect();
+        for &p in &patterns {
+            let x = f32::from_bits(p);
+            assert_eq!(round(x).to_bits(), bf16::from_f32(x).to_bits(), "{p:#010x}");
+        }
+        #[cfg(target_arch = "x86_64")]
+        if available() {
+            use std::arch::x86_64::*;
+            for chunk in patterns.chunks(16) {
+                let mut lanes = [0f32; 16];
+                for (l, &p) in lanes.iter_mut().zip(chunk) {
+                    *l = f32::from_bits(p);
+                }
+                let mut got = [0u32; 16];
+                // SAFETY: `available()`: the host has AVX-512F; both arrays hold 16 lanes.
+                unsafe {
+                    let v = round16(_mm512_loadu_ps(lanes.as_ptr()));
+                    _mm512_storeu_si512(got.as_mut_ptr().cast(), v);
+                }
+                for (&x, &g) in lanes.iter().zip(&got) {
+                    let want = half::bf16::from_f32(x).to_bits();
+                    assert_eq!(g, u32::from(want), "{:#010x}", x.to_bits());
+                }
+            }
+        }
+    }
 }

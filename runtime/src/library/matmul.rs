@@ -38,12 +38,20 @@ pub(crate) fn check_views(call: &LibraryCall) -> (&View, &View, &View) {
     (av, bv, ov)
 }
 
-/// Whether [`matmul_gemm`] writes every element of the call's output buffer (f32/f64, a
-/// non-empty sum, the buffer exactly the output's elements), so it need not be zeroed first.
+/// Whether [`matmul_gemm`] writes every element of the call's output buffer (a real float
+/// dtype, a non-empty sum, the buffer exactly the output's elements), so it need not be zeroed
+/// first: gemm writes f32 and f64 outputs whole, and every half-precision path rounds each
+/// element of the output view once.
 pub(crate) fn covers_output(call: &LibraryCall) -> bool {
     let r = call.out.ndim();
     call.op == smelt_ir::LibraryOp::Matmul
-        && matches!(call.dtype, smelt_ir::DType::F32 | smelt_ir::DType::F64)
+        && matches!(
+            call.dtype,
+            smelt_ir::DType::F32
+                | smelt_ir::DType::F64
+                | smelt_ir::DType::F16
+                | smelt_ir::DType::BF16
+        )
         && call.inputs.len() == 2
         && call.inputs.iter().all(|(d, _)| *d == call.dtype)
         && r >= 2
@@ -156,9 +164,7 @@ fn gemm_bf16(
     bv: &View,
     ov: &View,
 ) {
-    let mut acc = sums(o.len(), av);
-    gemm_batched(&mut acc, a, b, av, bv, ov, bf16_gemm::gemm);
-    narrow_into(o, &acc, ov, half::bf16::from_f32);
+    gemm_batched(o, a, b, av, bv, ov, bf16_gemm::gemm);
 }
 
 /// A complex product over buffers of parts (real, imaginary, in turn), as `num_complex` values.
@@ -359,7 +365,7 @@ fn merged_row_stride(v: &View) -> Option<isize> {
 }
 
 /// A routine computing one product as [`gemm_one`] does: `gemm_one` itself for the `gemm`
-/// crate's types, [`bf16_gemm::gemm`] for bfloat16 operands into f32 sums.
+/// crate's types, [`bf16_gemm::gemm`] for bfloat16 operands and output.
 pub(crate) type Gemm<O, I> = unsafe fn(
     (usize, usize, usize),
     (*mut O, isize, isize),
@@ -542,13 +548,14 @@ mod tests {
         }
     }
 
-    /// A call of `av`·`bv` (buffers of `a_len` and `b_len` values of `dtype`) into a contiguous
-    /// output of `out` shape, against the reference loop: `close(fast, reference)` per element.
+    /// A call of `av`·`bv` (buffers of `a_len` and `b_len` values of `dtype`) into output view
+    /// `ov` (of a buffer of its elements), against the reference loop: `close(fast,
+    /// reference)` per element.
     fn check_batched(
         dtype: DType,
         (av, a_len): (View, usize),
         (bv, b_len): (View, usize),
-        out: &[usize],
+        ov: View,
         close: fn(f64, f64) -> bool,
     ) {
         let fill = |n: usize, salt: usize| {
@@ -558,7 +565,7 @@ mod tests {
             Arc::new(HostBuffer::from_scalars(dtype, &v))
         };
         let (a, b) = (fill(a_len, 3), fill(b_len, 11));
-        let ov = View::contiguous(out);
+        let out = ov.shape.clone();
         let call = LibraryCall {
             op: LibraryOp::Matmul,
             inputs: vec![(dtype, av), (dtype, bv)],
@@ -581,9 +588,13 @@ mod tests {
 
     /// [`check_batched`] in f32.
     fn check_f32_batched(av: View, bv: View, out: &[usize], a_len: usize, b_len: usize) {
-        check_batched(DType::F32, (av, a_len), (bv, b_len), out, |x, y| {
-            (x - y).abs() <= 1e-4 + 1e-5 * y.abs()
-        });
+        check_batched(
+            DType::F32,
+            (av, a_len),
+            (bv, b_len),
+            View::contiguous(out),
+            |x, y| (x - y).abs() <= 1e-4 + 1e-5 * y.abs(),
+        );
     }
 
     /// `x[2, 3, 5, 4] @ w[4, 6]` folds into one 30×4 by 4×6 product; a batch-transposed `x`
@@ -631,17 +642,27 @@ mod tests {
 
     /// bfloat16 products (on the bf16 dot-product kernel where the host has it, else widened)
     /// against the reference loop: edges of every block (rows past a multiple of the tile and
-    /// of a thread's block, an odd K across two K blocks), a transposed `a`, a strided and a
-    /// transposed `b`, and a batch with a broadcast `b`.
+    /// of a thread's block, an odd K across two K blocks, an even one across three: `a` read in
+    /// place), a transposed `a`, a strided and a transposed `b`, a column-major output, and a
+    /// batch with a broadcast `b`.
     #[test]
     fn bf16_products_match_the_reference_loop() {
-        let run = |av: View, bv: View, out: &[usize], a_len: usize, b_len: usize| {
+        let run_into = |av: View, bv: View, ov: View, a_len: usize, b_len: usize| {
             // Sums in f32 (fast) and f64 (reference) round to bf16 within an ulp.
-            check_batched(DType::BF16, (av, a_len), (bv, b_len), out, |x, y| {
+            check_batched(DType::BF16, (av, a_len), (bv, b_len), ov, |x, y| {
                 (x - y).abs() <= y.abs() / 128.0 + 1e-6
             });
         };
-        for (m, k, n) in [(1, 1, 1), (13, 37, 45), (150, 1101, 70), (9, 2, 33)] {
+        let run = |av: View, bv: View, out: &[usize], a_len: usize, b_len: usize| {
+            run_into(av, bv, View::contiguous(out), a_len, b_len)
+        };
+        for (m, k, n) in [
+            (1, 1, 1),
+            (13, 37, 45),
+            (150, 1101, 70),
+            (9, 2, 33),
+            (17, 2100, 40),
+        ] {
             let (mi, ni) = (m as isize, n as isize);
             run(
                 View::contiguous(&[m, k]),
@@ -663,6 +684,16 @@ mod tests {
                 View::contiguous(&[m, k]),
                 View::new(vec![k, n], vec![1, k as isize], 0),
                 &[m, n],
+                m * k,
+                k * n,
+            );
+        }
+        // A column-major output (its rows strided): sums kept in f32, rounded at the end.
+        for (m, k, n) in [(13, 36, 45), (20, 1030, 33)] {
+            run_into(
+                View::contiguous(&[m, k]),
+                View::contiguous(&[k, n]),
+                View::new(vec![m, n], vec![1, m as isize], 0),
                 m * k,
                 k * n,
             );
