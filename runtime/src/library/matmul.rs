@@ -643,8 +643,8 @@ mod tests {
     /// bfloat16 products (on the bf16 dot-product kernel where the host has it, else widened)
     /// against the reference loop: edges of every block (rows past a multiple of the tile and
     /// of a thread's block, an odd K across two K blocks, an even one across three: `a` read in
-    /// place), a transposed `a`, a strided and a transposed `b`, a column-major output, and a
-    /// batch with a broadcast `b`.
+    /// place; [`bf16_gemm`]'s K block is 3072), a transposed `a`, a strided and a transposed
+    /// `b`, a column-major output, and a batch with a broadcast `b`.
     #[test]
     fn bf16_products_match_the_reference_loop() {
         let run_into = |av: View, bv: View, ov: View, a_len: usize, b_len: usize| {
@@ -661,7 +661,8 @@ mod tests {
             (13, 37, 45),
             (150, 1101, 70),
             (9, 2, 33),
-            (17, 2100, 40),
+            (17, 3101, 40),
+            (5, 6200, 40),
         ] {
             let (mi, ni) = (m as isize, n as isize);
             run(
