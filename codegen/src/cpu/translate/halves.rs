@@ -163,11 +163,18 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// is quiet already), or loaded ones whose readers quiet a NaN (`quieted_by_use`).
     pub(super) fn bf16_by_shift(&mut self, h: Value) -> Value {
         let bits = self.b.ins().ishl_imm_s(h, 16);
-        self.as_float_bits(bits)
+        let x = self.as_float_bits(bits);
+        self.bf16_bits.insert(x, h);
+        x
     }
 
-    /// The bits of `x`, an f32 that holds a bf16 value exactly (a NaN quiet), in `i32` lanes.
+    /// The bits of `x`, an f32 that holds a bf16 value exactly (a NaN quiet), in `i32` lanes:
+    /// the bits `x` was shifted from when it was (a rounded result about to be stored), else
+    /// its top half.
     pub(super) fn bf16_top_half(&mut self, x: Value) -> Value {
+        if let Some(&h) = self.bf16_bits.get(&x) {
+            return h;
+        }
         let bits = self.as_int_bits(x);
         self.b.ins().ushr_imm_s(bits, 16)
     }

@@ -42,6 +42,7 @@ use smelt_ir::kernel::{Access, Index, Instr, Kernel, Level};
 use smelt_ir::scalar::round_float;
 use smelt_ir::scalar_ops::reduce_identity;
 use smelt_ir::{BinaryOp, DType, REAL_KERNELS, ReduceOp, Scalar, UnaryOp};
+use std::collections::HashMap;
 
 type Result<T> = std::result::Result<T, Unsupported>;
 
@@ -340,6 +341,10 @@ pub(crate) struct Translator<'a, 'f> {
     /// In a streaming variant with a stash, or where the output cannot hold the stash: the
     /// scratch row that holds it instead (`scratch_row`).
     scratch: Option<Value>,
+    /// Each f32 value [`Translator::bf16_by_shift`] made, with the zero-extended bf16 bits it
+    /// was shifted from: a store takes those bits back (their def dominates the value's)
+    /// instead of shifting down again.
+    bf16_bits: HashMap<Value, Value>,
 }
 impl<'a, 'f> Translator<'a, 'f> {
     pub(crate) fn new(
@@ -443,6 +448,7 @@ impl<'a, 'f> Translator<'a, 'f> {
             idioms: idioms::idioms(k),
             consts: math::Consts::new(entry),
             streaming,
+            bf16_bits: HashMap::new(),
         }
     }
 
