@@ -795,6 +795,99 @@ fn bf16_arithmetic_on_loads_quiets_nans_as_the_reference() {
     }
 }
 
+/// bf16 loads read only through a widening to f32 that a row sum and a subtraction read
+/// (layernorm's `x.float()`, its mean and its centring), which also widen without quieting
+/// (`quieted_by_use`): rows of normals with one signaling or quiet NaN of either sign, or none,
+/// in every position class of a SIMD trip; the sums (stored f32) and the centred values
+/// (rounded back to bf16) bit for bit with the reference; and with the widened values stored
+/// too, which keeps the load's quieting.
+#[test]
+fn bf16_widened_for_sums_quiets_nans_as_the_reference() {
+    use crate::memory::Memory;
+    let (rows, cols) = (40usize, 37usize);
+    let nans = [0x7f81u16, 0x7fc1, 0xffa0, 0xff85, 0x3f80];
+    let values: Vec<bf16> = (0..rows * cols)
+        .map(|i| {
+            let (r, c) = (i / cols, i % cols);
+            bf16::from_bits(if c == r % cols {
+                nans[r % nans.len()]
+            } else {
+                0x3f80 + (i % 7) as u16
+            })
+        })
+        .collect();
+    let inputs = vec![Arc::new(HostBuffer::BF16(Memory::from_slice(&values)))];
+    let full = index(&[cols as isize, 1]);
+    let k = Kernel {
+        name: "test".into(),
+        shape: vec![rows, cols],
+        reduce_axes: 1,
+        args: vec![
+            arg(DType::BF16, rows * cols, Access::Read),
+            arg(DType::F32, rows, Access::Write),
+            arg(DType::BF16, rows * cols, Access::Write),
+        ],
+        body: vec![
+            Instr::Load {
+                arg: 0,
+                index: full.clone(),
+            },
+            Instr::Cast {
+                x: 0,
+                to: DType::F32,
+            },
+            Instr::Reduce {
+                op: ReduceOp::Sum,
+                x: 1,
+            },
+            Instr::Store {
+                arg: 1,
+                index: index(&[1, 0]),
+                x: 2,
+            },
+            Instr::Binary {
+                op: BinaryOp::Sub,
+                a: 1,
+                b: 2,
+                compute: DType::F32,
+            },
+            Instr::Cast {
+                x: 4,
+                to: DType::BF16,
+            },
+            Instr::Store {
+                arg: 2,
+                index: full,
+                x: 5,
+            },
+        ],
+    };
+    // The same, the widened value also stored: that load keeps its quieting select.
+    let mut stored = k.clone();
+    stored.args.push(arg(DType::F32, rows * cols, Access::Write));
+    stored.body.push(Instr::Store {
+        arg: 3,
+        index: index(&[cols as isize, 1]),
+        x: 1,
+    });
+    for k in [k, stored] {
+        check_bits(&k, &inputs);
+    }
+}
+
+/// Runs `k` on the cpu backend and the reference; panics at the first output element whose bits
+/// differ.
+fn check_bits(k: &Kernel, inputs: &[Arc<HostBuffer>]) {
+    let want = Target::Reference.run_kernel(k, inputs.to_vec());
+    let got = Target::Cpu.run_kernel(k, inputs.to_vec());
+    for (out, (g, w)) in got.iter().zip(&want).enumerate() {
+        let (g, w) = (float_bits(g), float_bits(w));
+        if let Some(i) = (0..g.len()).find(|&i| g[i] != w[i]) {
+            panic!("output {out} at {i}: {:#x} vs reference {:#x}", g[i], w[i]);
+        }
+    }
+}
+
 /// `out = where(a != 0, cast(a, to) + b, b)` with `a` of `from` read contiguously and `b` of
 /// `to` broadcast along the rows: a kernel of two register dtypes, and a mask of `from`'s lane
 /// width selecting `to` values.

@@ -176,23 +176,44 @@ fn ty(dtype: DType) -> Type {
     }
 }
 
-/// Per instruction of `k`: whether it is a bf16 load whose every reader adds, subtracts,
-/// multiplies or divides it as a float. Such arithmetic quiets a signaling NaN itself, giving
-/// the bits quieting on the load would (x86 returns the first NaN operand, quieted, whether or
-/// not it was quiet before, and a bf16 result rounds, which quiets again), so the load widens
-/// with a shift alone instead of the select [`Translator::bf16_bits_to_f32`] adds. A load that
-/// reaches a store, a cast, a comparison or a math routine keeps the select.
+/// Per instruction of `k`: whether it is a bf16 load whose every reader quiets a signaling NaN
+/// itself: adds, subtracts, multiplies or divides it as a float, sums it (in f64 lanes, whose
+/// widening quiets, from a zero that the first add meets), or widens it to f32 (the same
+/// register, no instruction) for readers that all quiet in turn (layernorm's `x.float()` read
+/// by its mean and its centring). Such arithmetic gives the bits quieting on the load would
+/// (x86 returns the first NaN operand, quieted, whether or not it was quiet before, and a bf16
+/// result rounds, which quiets again), so the load widens with a shift alone instead of the
+/// select [`Translator::bf16_bits_to_f32`] adds. A load that reaches a store, another cast, a
+/// comparison, a max or min, or a math routine keeps the select.
 fn quieted_by_use(k: &Kernel) -> Vec<bool> {
-    let (mut read, mut other) = (vec![false; k.body.len()], vec![false; k.body.len()]);
-    for instr in &k.body {
-        let quiets = matches!(
-            instr,
+    let n = k.body.len();
+    let dtypes = k.value_dtypes();
+    let (mut read, mut other) = (vec![false; n], vec![false; n]);
+    // Readers come after what they read: in reverse, a cast's own readers are all seen first.
+    for (i, instr) in k.body.iter().enumerate().rev() {
+        let quiets = match instr {
             Instr::Binary {
                 op: BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div,
                 compute,
                 ..
-            } if compute.is_float()
-        );
+            } => compute.is_float(),
+            Instr::Reduce {
+                op: ReduceOp::Sum,
+                x,
+            } => dtypes[*x].is_some_and(|d| d.is_float()),
+            Instr::Cast { x, to: DType::F32 } => {
+                dtypes[*x] == Some(DType::BF16) && read[i] && !other[i]
+            }
+            Instr::Load { .. }
+            | Instr::Store { .. }
+            | Instr::Const { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. }
+            | Instr::Random { .. } => false,
+        };
         for x in instr.operands() {
             read[x] = true;
             other[x] |= !quiets;
@@ -200,7 +221,7 @@ fn quieted_by_use(k: &Kernel) -> Vec<bool> {
     }
     let bf16_load =
         |i: &Instr| matches!(i, Instr::Load { arg, .. } if k.args[*arg].dtype == DType::BF16);
-    (0..k.body.len())
+    (0..n)
         .map(|i| bf16_load(&k.body[i]) && read[i] && !other[i])
         .collect()
 }
