@@ -864,7 +864,9 @@ fn bf16_widened_for_sums_quiets_nans_as_the_reference() {
     };
     // The same, the widened value also stored: that load keeps its quieting select.
     let mut stored = k.clone();
-    stored.args.push(arg(DType::F32, rows * cols, Access::Write));
+    stored
+        .args
+        .push(arg(DType::F32, rows * cols, Access::Write));
     stored.body.push(Instr::Store {
         arg: 3,
         index: index(&[cols as isize, 1]),
