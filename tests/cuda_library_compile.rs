@@ -13,7 +13,7 @@ use smelt_codegen::cuda::compile::{
 };
 use smelt_codegen::cuda::library::{render_library, runs_on_cublas};
 use smelt_codegen::cuda::render;
-use smelt_ir::{Kernel, LibraryCall, View, Work};
+use smelt_ir::{DType, Kernel, LibraryCall, LibraryOp, View, Work};
 use smelt_runtime::record::record_work;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -41,6 +41,25 @@ fn collect() -> BTreeMap<String, (String, String)> {
             Work::Library(c) => Some((name.clone(), c)),
             Work::Kernel(_) => None,
         }));
+    }
+    // `matmul_add` (the `fold_bias` pass's call; CUDA targets do not run that pass, so none is
+    // recorded above), rendered for each kind of dtype it adds in.
+    for dtype in [DType::BF16, DType::F16, DType::F32, DType::I64, DType::C64] {
+        let row = View::new(vec![3, 4], vec![0, 1], 0);
+        calls.push((
+            "matmul_add".to_string(),
+            LibraryCall {
+                op: LibraryOp::MatmulAdd,
+                inputs: vec![
+                    (dtype, View::contiguous(&[3, 5])),
+                    (dtype, View::contiguous(&[5, 4])),
+                    (dtype, row),
+                ],
+                dtype,
+                len: 12,
+                out: View::contiguous(&[3, 4]),
+            },
+        ));
     }
     let mut unique = BTreeMap::new();
     for (origin, call) in calls {

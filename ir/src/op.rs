@@ -124,6 +124,11 @@ pub enum LibraryOp {
     /// broadcast). f32/f64 run through the `gemm` crate with the views' strides; other dtypes
     /// accumulate in f64 (floats) or wrapping i64 (ints) and round once.
     Matmul,
+    /// `Matmul` then `+ c` as the two ops PyTorch runs for `a @ b + c`: input 2 is `c` viewed
+    /// `[*batch, M, N]` (a bias row broadcast over the rows, typically), the product is rounded
+    /// to the dtype and the sum rounded again. Made by the `fold_bias` pass for half-precision
+    /// products, whose own rounding pass or epilogue adds `c` for the cost of a load.
+    MatmulAdd,
     /// Index (int64) of the largest element over the input view's trailing `axes` dims, read
     /// in row-major order; output has the kept (leading) shape. First occurrence wins ties;
     /// NaN counts as larger than everything (the first NaN wins).
@@ -184,6 +189,7 @@ impl LibraryOp {
     pub fn name(&self) -> String {
         match self {
             LibraryOp::Matmul => "matmul".to_string(),
+            LibraryOp::MatmulAdd => "matmul_add".to_string(),
             LibraryOp::ArgMax { axes } => format!("argmax[{axes}]"),
             LibraryOp::ArgMin { axes } => format!("argmin[{axes}]"),
             LibraryOp::CumSum { dim } => format!("cumsum[{dim}]"),
@@ -214,6 +220,7 @@ impl LibraryOp {
         match self {
             LibraryOp::IndexPut { .. } => true,
             LibraryOp::Matmul
+            | LibraryOp::MatmulAdd
             | LibraryOp::ArgMax { .. }
             | LibraryOp::ArgMin { .. }
             | LibraryOp::CumSum { .. }
@@ -237,7 +244,7 @@ impl LibraryOp {
             | LibraryOp::Take => 2,
             LibraryOp::Index { indices } => 1 + indices,
             LibraryOp::IndexPut { indices } => 2 + indices,
-            LibraryOp::Segment { .. } => 3,
+            LibraryOp::Segment { .. } | LibraryOp::MatmulAdd => 3,
             LibraryOp::SpMM => 4,
             LibraryOp::ArgMax { .. }
             | LibraryOp::ArgMin { .. }

@@ -37,7 +37,10 @@ pub fn runs_on_cublas(call: &LibraryCall) -> bool {
             (call.dtype.is_float() || call.dtype.is_complex())
                 && call.inputs.iter().all(|(d, _)| *d == call.dtype)
         }
-        LibraryOp::Gather { .. }
+        // Rendered: the product's rounding then the add, as the host routine does (the
+        // `fold_bias` pass that makes these calls does not run for CUDA targets).
+        LibraryOp::MatmulAdd
+        | LibraryOp::Gather { .. }
         | LibraryOp::IndexSelect { .. }
         | LibraryOp::Take
         | LibraryOp::Index { .. }
@@ -169,7 +172,7 @@ pub fn render_library(call: &LibraryCall) -> LibraryKernel {
             descending,
             indices,
         } => sort(&mut lib, call, *dim, *descending, *indices),
-        LibraryOp::Matmul => matmul(&mut lib, call),
+        LibraryOp::Matmul | LibraryOp::MatmulAdd => matmul(&mut lib, call),
         LibraryOp::Segment { first } => sparse::segment(&mut lib, call, *first),
         LibraryOp::SpMM => sparse::spmm(&mut lib, call),
     };
@@ -583,6 +586,8 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
     let a = lib.view("a", av);
     let b = lib.view("b", bv);
     let o = lib.view("o", ov);
+    // `MatmulAdd`'s third input, read at the output's index.
+    let addend = (call.op == LibraryOp::MatmulAdd).then(|| lib.view("c", &call.inputs[2].1));
     lib.unravel(2, "t", &o.sizes, "p");
     let p = vars("p", r);
     let k = &a.sizes[r - 1];
@@ -600,7 +605,19 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
         lib.line(3, "re = re + (x.x * y.x - x.y * y.y);");
         lib.line(3, "im = im + (x.x * y.y + x.y * y.x);");
         lib.line(2, "}");
-        let out = cast_expr("make_double2(re, im)", DType::C128, call.dtype);
+        let mut out = cast_expr("make_double2(re, im)", DType::C128, call.dtype);
+        if let Some(c) = &addend {
+            // The product rounded to the dtype, then `+ c` in complex128, rounded again.
+            let prod = cast_expr(&out, call.dtype, DType::C128);
+            let (cd, _) = call.inputs[2];
+            let cv = cast_expr(&format!("in2[{}]", address(c, &p)), cd, DType::C128);
+            lib.line(2, &format!("const double2 pc = {prod}, cc = {cv};"));
+            out = cast_expr(
+                "make_double2(pc.x + cc.x, pc.y + cc.y)",
+                DType::C128,
+                call.dtype,
+            );
+        }
         lib.line(2, &format!("out[{}] = {out};", address(&o, &p)));
         return (ov.numel(), false, 0);
     }
@@ -632,7 +649,30 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
         lib.line(3, &format!("acc = sm_i_add(acc, sm_i_mul({x}, {y}));"));
     }
     lib.line(2, "}");
-    let out = store_expr(&cast_expr("acc", acc, call.dtype), call.dtype);
+    let mut sum = cast_expr("acc", acc, call.dtype);
+    if let Some(c) = &addend {
+        // The product rounded to the dtype, then `+ c` in the dtype's compute type (f32 for
+        // f16/bf16, wrapping i64 for integers), rounded again.
+        let (cd, _) = call.inputs[2];
+        let compute = if call.dtype.is_float() {
+            call.dtype.compute_dtype()
+        } else {
+            DType::I64
+        };
+        let prod = cast_expr(&sum, call.dtype, compute);
+        let cv = cast_expr(
+            &load_expr(&format!("in2[{}]", address(c, &p)), cd),
+            cd,
+            compute,
+        );
+        let added = if compute == DType::I64 {
+            format!("sm_i_add({prod}, {cv})")
+        } else {
+            format!("({prod} + {cv})")
+        };
+        sum = cast_expr(&added, compute, call.dtype);
+    }
+    let out = store_expr(&sum, call.dtype);
     lib.line(2, &format!("out[{}] = {out};", address(&o, &p)));
     (ov.numel(), false, 0)
 }

@@ -74,7 +74,8 @@ fn pair(lo: bf16, hi: bf16) -> u32 {
     u32::from(lo.to_bits()) | u32::from(hi.to_bits()) << 16
 }
 
-/// `out = a·b` for one `m×k` by `k×n` product of bf16 operands, its f32 sums rounded once, with
+/// `out = a·b` for one `m×k` by `k×n` product of bf16 operands, its f32 sums rounded once (and
+/// with a `bias` row of `n` values, `out = bf16(bf16(a·b) + bias)`: PyTorch's `a @ b + bias`), with
 /// `matmul::gemm_one`'s operand convention (first element, row stride, column stride) and its
 /// contract; `parallelism` other than `None` spreads row blocks over rayon's threads.
 ///
@@ -88,7 +89,12 @@ pub(crate) unsafe fn gemm(
     (a, a_rs, a_cs): (*const bf16, isize, isize),
     (b, b_rs, b_cs): (*const bf16, isize, isize),
     parallelism: gemm::Parallelism,
+    bias: Option<&[f32]>,
 ) {
+    assert!(
+        bias.is_none_or(|row| row.len() == n),
+        "invariant: a bias row holds one value per column"
+    );
     if m == 0 || n == 0 {
         return;
     }
@@ -244,6 +250,7 @@ pub(crate) unsafe fn gemm(
                         partial: std::array::from_fn(|r| {
                             partial.get().wrapping_add(row(r) * n + j0)
                         }),
+                        bias: bias.map(|row| row[j0..].as_ptr()),
                         first,
                         last: last && direct_out,
                     };
@@ -269,8 +276,12 @@ pub(crate) unsafe fn gemm(
     if !direct_out {
         for (i, sums) in partial_block.chunks_exact(n).enumerate() {
             for (j, &x) in sums.iter().enumerate() {
+                let x = match bias {
+                    Some(row) => round(round(x).to_f32() + row[j]),
+                    None => round(x),
+                };
                 // SAFETY: i < m and j < n: inside the output (the caller's contract).
-                unsafe { *out.get().offset(i as isize * o_rs + j as isize * o_cs) = round(x) };
+                unsafe { *out.get().offset(i as isize * o_rs + j as isize * o_cs) = x };
             }
         }
     }
@@ -283,6 +294,9 @@ struct Tile {
     cols: usize,
     out: [*mut bf16; MR],
     partial: [*mut f32; MR],
+    /// The bias of the tile's first column, where the rounded product gets one added (and is
+    /// rounded again).
+    bias: Option<*const f32>,
     /// The first K block: no partial sums yet.
     first: bool,
     /// The last K block, rounding into the output; else the sums go to `partial`.
@@ -291,13 +305,14 @@ struct Tile {
 
 /// The `MR × NR` tile of sums over `kc` pairs, `Σ_p a_pair(r, p) · b_pair(p, l)`, added to
 /// the tile's partial sums (unless `first`) and written out: rounded to bf16 into `out` when
-/// `last`, else into `partial`.
+/// `last` (then, with a bias, widened, added to the column's bias and rounded again), else
+/// into `partial`.
 ///
 /// # Safety
 /// The host has AVX-512F and AVX-512 BF16; each `a[r]` points at `kc` words `a_step` apart
 /// and `b` holds `kc · NR` words; for each row r below `tile.rows`, `tile.out[r]` (when
 /// `last`) and `tile.partial[r]` (unless `first && last`) point at `tile.cols ≤ NR` elements
-/// that no one else reads or writes during the call.
+/// that no one else reads or writes during the call, and `tile.bias` at `tile.cols` values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
 unsafe fn micro(kc: usize, a: &[*const u32; MR], a_step: usize, b: &[u32], tile: &Tile) {
@@ -339,8 +354,14 @@ unsafe fn micro(kc: usize, a: &[*const u32; MR], a_step: usize, b: &[u32], tile:
                     _mm512_add_ps(v, _mm512_maskz_loadu_ps(mask, kept))
                 };
                 if tile.last {
+                    let mut bits = round16(v);
+                    if let Some(bias) = tile.bias {
+                        let rounded = _mm512_castsi512_ps(_mm512_slli_epi32::<16>(bits));
+                        let b = _mm512_maskz_loadu_ps(mask, bias.add(16 * h));
+                        bits = round16(_mm512_add_ps(rounded, b));
+                    }
                     let to = tile.out[r].add(16 * h);
-                    _mm512_mask_cvtepi32_storeu_epi16(to.cast(), mask, round16(v));
+                    _mm512_mask_cvtepi32_storeu_epi16(to.cast(), mask, bits);
                 } else {
                     _mm512_mask_storeu_ps(kept, mask, v);
                 }

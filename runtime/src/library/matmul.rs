@@ -15,7 +15,7 @@ use super::{bf16_gemm, for_each_index};
 use crate::buffer::HostBuffer;
 use crate::memory::Memory;
 use num_complex::Complex;
-use smelt_ir::{LibraryCall, Scalar, View};
+use smelt_ir::{BinaryOp, DType, LibraryCall, LibraryOp, Scalar, View};
 use std::sync::Arc;
 
 /// Problems at least this big (m·n·k) let gemm use rayon's threads.
@@ -41,18 +41,21 @@ pub(crate) fn check_views(call: &LibraryCall) -> (&View, &View, &View) {
 /// Whether [`matmul_gemm`] writes every element of the call's output buffer (a real float
 /// dtype, a non-empty sum, the buffer exactly the output's elements), so it need not be zeroed
 /// first: gemm writes f32 and f64 outputs whole, and every half-precision path rounds each
-/// element of the output view once.
+/// element of the output view once (a `MatmulAdd` of those dtypes adds to what its product
+/// wrote).
 pub(crate) fn covers_output(call: &LibraryCall) -> bool {
     let r = call.out.ndim();
-    call.op == smelt_ir::LibraryOp::Matmul
-        && matches!(
-            call.dtype,
-            smelt_ir::DType::F32
-                | smelt_ir::DType::F64
-                | smelt_ir::DType::F16
-                | smelt_ir::DType::BF16
-        )
-        && call.inputs.len() == 2
+    let product_inputs = if call.op == smelt_ir::LibraryOp::Matmul {
+        2
+    } else if call.op == smelt_ir::LibraryOp::MatmulAdd {
+        3
+    } else {
+        return false;
+    };
+    matches!(
+        call.dtype,
+        smelt_ir::DType::F32 | smelt_ir::DType::F64 | smelt_ir::DType::F16 | smelt_ir::DType::BF16
+    ) && call.inputs.len() == product_inputs
         && call.inputs.iter().all(|(d, _)| *d == call.dtype)
         && r >= 2
         && call.inputs[0].1.ndim() == r
@@ -68,9 +71,93 @@ pub fn matmul(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuff
     }
 }
 
+/// Runs a `MatmulAdd` call: the product as [`matmul`] computes it, rounded to the dtype, then
+/// `+ c` rounded again. A bias row (`c` the same for every row and batch point) of an f16 or
+/// bf16 product is added where the product is rounded (the bf16 kernel's epilogue, or the
+/// widened path's rounding pass); anything else adds in a pass of its own.
+pub fn matmul_add(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) {
+    let product_call = LibraryCall {
+        op: LibraryOp::Matmul,
+        inputs: call.inputs[..2].to_vec(),
+        ..call.clone()
+    };
+    let (cd, cv) = &call.inputs[2];
+    if *cd == call.dtype
+        && let Some(row) = bias_row(&inputs[2], cv)
+        && product(&product_call, &inputs[..2], out, Some(&row))
+    {
+        return;
+    }
+    matmul(&product_call, &inputs[..2], out);
+    add_in_place(call.dtype, &call.out, out, (*cd, cv, &inputs[2]));
+}
+
+/// `c`'s values as one f32 per column, when view `cv` reads the same row at every row and batch
+/// point (stride 0 along all but its last dim) and its values are f16 or bf16.
+fn bias_row(c: &HostBuffer, cv: &View) -> Option<Vec<f32>> {
+    let r = cv.ndim();
+    if r == 0 || cv.strides[..r - 1].iter().any(|&s| s != 0) {
+        return None;
+    }
+    let at = |j: usize| (cv.offset as isize + j as isize * cv.strides[r - 1]) as usize;
+    match c {
+        HostBuffer::F16(v) => Some((0..cv.shape[r - 1]).map(|j| v[at(j)].to_f32()).collect()),
+        HostBuffer::BF16(v) => Some((0..cv.shape[r - 1]).map(|j| v[at(j)].to_f32()).collect()),
+        HostBuffer::F32(_)
+        | HostBuffer::F64(_)
+        | HostBuffer::Bool(_)
+        | HostBuffer::U8(_)
+        | HostBuffer::I8(_)
+        | HostBuffer::I16(_)
+        | HostBuffer::I32(_)
+        | HostBuffer::I64(_) => None,
+    }
+}
+
+/// `out = out + c` at every index of `ov` (`c` read through its view at the same index), with
+/// the graph's `add` semantics for `dtype`: scalar, for the calls no product's rounding takes.
+fn add_in_place(
+    dtype: DType,
+    ov: &View,
+    out: &mut HostBuffer,
+    (cd, cv, c): (DType, &View, &HostBuffer),
+) {
+    for_each_index(&ov.shape, |p| {
+        let (at, from) = (ov.address(p) as usize, cv.address(p) as usize);
+        if dtype.is_complex() {
+            // Part by part in f64, rounded once to the part's dtype.
+            let (x, y) = (out.get_as(dtype, at), c.get_as(cd, from).cast(dtype));
+            let (Scalar::Complex(xr, xi), Scalar::Complex(yr, yi)) = (x, y) else {
+                unreachable!("complex dtypes read as complex scalars")
+            };
+            out.set(2 * at, Scalar::Float(xr + yr));
+            out.set(2 * at + 1, Scalar::Float(xi + yi));
+        } else {
+            let x = out.get_as(dtype, at);
+            let y = c.get_as(cd, from).cast(dtype);
+            out.set(at, smelt_ir::scalar_ops::binary(BinaryOp::Add, x, y, dtype));
+        }
+    });
+}
+
 /// The gemm path; returns false (and writes nothing) when the dtypes are not floats.
 pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut HostBuffer) -> bool {
+    product(call, inputs, out, None)
+}
+
+/// [`matmul_gemm`], with a half-precision product's `bias` row (f32, one per column) added to
+/// each rounded element and rounded again where given; returns false (and writes nothing)
+/// when the dtypes are not floats, or a bias comes with a dtype other than f16 and bf16.
+fn product(
+    call: &LibraryCall,
+    inputs: &[Arc<HostBuffer>],
+    out: &mut HostBuffer,
+    bias: Option<&[f32]>,
+) -> bool {
     let (av, bv, ov) = check_views(call);
+    if bias.is_some() && !matches!(call.dtype, DType::F16 | DType::BF16) {
+        return false;
+    }
     let complex = call.dtype.is_complex();
     match (&mut *out, &*inputs[0], &*inputs[1]) {
         (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) if complex => {
@@ -80,21 +167,23 @@ pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Hos
             gemm_complex(o, a, b, av, bv, ov)
         }
         (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) => {
-            gemm_batched(o, a, b, av, bv, ov, gemm_one::<f32>)
+            gemm_batched(o, a, b, (av, bv, ov), gemm_one::<f32>, None)
         }
         (HostBuffer::F64(o), HostBuffer::F64(a), HostBuffer::F64(b)) => {
-            gemm_batched(o, a, b, av, bv, ov, gemm_one::<f64>)
+            gemm_batched(o, a, b, (av, bv, ov), gemm_one::<f64>, None)
         }
         (HostBuffer::F16(o), HostBuffer::F16(a), HostBuffer::F16(b)) => {
-            gemm_widened(o, a, b, av, bv, ov, |x| x.to_f32(), half::f16::from_f32)
+            let views = (av, bv, ov);
+            gemm_widened(o, a, b, views, |x| x.to_f32(), half::f16::from_f32, bias)
         }
         (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b))
             if bf16_gemm::available() =>
         {
-            gemm_bf16(o, a, b, av, bv, ov)
+            gemm_bf16(o, a, b, (av, bv, ov), bias)
         }
         (HostBuffer::BF16(o), HostBuffer::BF16(a), HostBuffer::BF16(b)) => {
-            gemm_widened(o, a, b, av, bv, ov, |x| x.to_f32(), half::bf16::from_f32)
+            let views = (av, bv, ov);
+            gemm_widened(o, a, b, views, |x| x.to_f32(), half::bf16::from_f32, bias)
         }
         _ => return false,
     }
@@ -103,17 +192,16 @@ pub fn matmul_gemm(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Hos
 
 /// A half-precision matmul through the f32 gemm: both operands widened whole (so the views'
 /// offsets and strides address them unchanged), the product computed into an f32 buffer shaped
-/// like `o`, and each element the output view covers rounded once.
-#[allow(clippy::too_many_arguments)]
+/// like `o`, and each element the output view covers rounded once (then, with a `bias` row,
+/// widened, added to its column's bias and rounded again).
 fn gemm_widened<H: Copy + Send + Sync>(
     o: &mut [H],
     a: &[H],
     b: &[H],
-    av: &View,
-    bv: &View,
-    ov: &View,
+    (av, bv, ov): (&View, &View, &View),
     widen: impl Fn(H) -> f32 + Sync,
     narrow: impl Fn(f32) -> H + Sync,
+    bias: Option<&[f32]>,
 ) {
     use rayon::prelude::*;
     // Pooled blocks (`crate::memory`): a forward pass widens the same sizes every time, and
@@ -125,8 +213,11 @@ fn gemm_widened<H: Copy + Send + Sync>(
     };
     let (a, b) = (wide(a), wide(b));
     let mut acc = sums(o.len(), av);
-    gemm_batched(&mut acc, &a, &b, av, bv, ov, gemm_one::<f32>);
-    narrow_into(o, &acc, ov, narrow);
+    gemm_batched(&mut acc, &a, &b, (av, bv, ov), gemm_one::<f32>, None);
+    match bias {
+        None => narrow_into(o, &acc, ov, |x, _| narrow(x)),
+        Some(bias) => narrow_into(o, &acc, ov, |x, j| narrow(widen(narrow(x)) + bias[j])),
+    }
 }
 
 /// The f32 sums of a half-precision product whose output buffer holds `len` elements and
@@ -140,31 +231,41 @@ fn sums(len: usize, av: &View) -> Memory<f32> {
     }
 }
 
-/// Rounds each element of `acc` that view `ov` covers into `o`.
-fn narrow_into<H: Send>(o: &mut [H], acc: &[f32], ov: &View, narrow: impl Fn(f32) -> H + Sync) {
+/// Rounds each element of `acc` that view `ov` covers into `o`: `narrow(x, j)` for the sum `x`
+/// of column `j`.
+fn narrow_into<H: Send>(
+    o: &mut [H],
+    acc: &[f32],
+    ov: &View,
+    narrow: impl Fn(f32, usize) -> H + Sync,
+) {
     use rayon::prelude::*;
+    let n = ov.shape[ov.ndim() - 1];
     if ov.offset == 0 && ov.numel() == o.len() && ov.is_contiguous() {
         // The usual output (a fresh row-major buffer): every element, on every thread.
-        o.par_iter_mut().zip(acc).for_each(|(o, &x)| *o = narrow(x));
+        o.par_iter_mut()
+            .zip(acc)
+            .enumerate()
+            .for_each(|(i, (o, &x))| *o = narrow(x, i % n));
         return;
     }
     for_each_index(&ov.shape, |p| {
         let at = ov.address(p) as usize;
-        o[at] = narrow(acc[at]);
+        o[at] = narrow(acc[at], p[p.len() - 1]);
     });
 }
 
 /// A bfloat16 matmul on the host's bf16 dot-product instructions ([`bf16_gemm`]): the operands
-/// read as they are, the sums kept in f32, each output element rounded once.
+/// read as they are, the sums kept in f32, each output element rounded once (and with a `bias`
+/// row, added to its column's bias and rounded again, in the same epilogue).
 fn gemm_bf16(
     o: &mut [half::bf16],
     a: &[half::bf16],
     b: &[half::bf16],
-    av: &View,
-    bv: &View,
-    ov: &View,
+    views: (&View, &View, &View),
+    bias: Option<&[f32]>,
 ) {
-    gemm_batched(o, a, b, av, bv, ov, bf16_gemm::gemm);
+    gemm_batched(o, a, b, views, bf16_gemm::gemm, bias);
 }
 
 /// A complex product over buffers of parts (real, imaginary, in turn), as `num_complex` values.
@@ -180,10 +281,9 @@ fn gemm_complex<T: Unit + Send + Sync>(
         as_complex_mut(o),
         as_complex(a),
         as_complex(b),
-        av,
-        bv,
-        ov,
+        (av, bv, ov),
         gemm_one::<Complex<T>>,
+        None,
     )
 }
 
@@ -224,10 +324,9 @@ fn gemm_batched<O: Send + Sync, I: Send + Sync>(
     o: &mut [O],
     a: &[I],
     b: &[I],
-    av: &View,
-    bv: &View,
-    ov: &View,
+    (av, bv, ov): (&View, &View, &View),
     run: Gemm<O, I>,
+    bias: Option<&[f32]>,
 ) {
     let r = ov.ndim();
     let (m, n, k) = (ov.shape[r - 2], ov.shape[r - 1], av.shape[r - 1]);
@@ -253,6 +352,7 @@ fn gemm_batched<O: Send + Sync, I: Send + Sync>(
                 (a.add(av.offset), a_rs, av.strides[r - 1]),
                 (b.add(bv.offset), bv.strides[r - 2], bv.strides[r - 1]),
                 parallelism(rows * n * k),
+                bias,
             );
         }
         return;
@@ -282,6 +382,7 @@ fn gemm_batched<O: Send + Sync, I: Send + Sync>(
                 (a.get().offset(ao), av.strides[r - 2], av.strides[r - 1]),
                 (b.get().offset(bo), bv.strides[r - 2], bv.strides[r - 1]),
                 threads,
+                bias,
             );
         }
     };
@@ -365,13 +466,15 @@ fn merged_row_stride(v: &View) -> Option<isize> {
 }
 
 /// A routine computing one product as [`gemm_one`] does: `gemm_one` itself for the `gemm`
-/// crate's types, [`bf16_gemm::gemm`] for bfloat16 operands and output.
+/// crate's types, [`bf16_gemm::gemm`] for bfloat16 operands and output, which also takes a
+/// bias row (one f32 per output column, added to the rounded product and rounded again).
 pub(crate) type Gemm<O, I> = unsafe fn(
     (usize, usize, usize),
     (*mut O, isize, isize),
     (*const I, isize, isize),
     (*const I, isize, isize),
     gemm::Parallelism,
+    Option<&[f32]>,
 );
 
 /// The zero and one of an element type the `gemm` crate multiplies (its `alpha` and `beta`).
@@ -414,7 +517,12 @@ unsafe fn gemm_one<T: Unit>(
     (a, a_rs, a_cs): (*const T, isize, isize),
     (b, b_rs, b_cs): (*const T, isize, isize),
     parallelism: gemm::Parallelism,
+    bias: Option<&[f32]>,
 ) {
+    assert!(
+        bias.is_none(),
+        "invariant: only the bf16 kernel takes a bias row"
+    );
     let (zero, one) = (T::ZERO, T::ONE);
     // SAFETY: the caller's contract.
     unsafe {
@@ -638,6 +746,119 @@ mod tests {
             m * k,
             4 * k * n,
         );
+    }
+
+    /// `MatmulAdd` with a bias row, added where the product rounds (the bf16 kernel's epilogue
+    /// where the host has it, the widened path's rounding pass for f16, and for bf16 called
+    /// directly), bit for bit against the same product followed by the add on its own: across
+    /// K blocks, past the tile's edges, into a column-major output, with a strided bias.
+    #[test]
+    fn bias_rows_add_where_the_product_rounds() {
+        let fill = |dtype: DType, n: usize, salt: usize| {
+            let v: Vec<Scalar> = (0..n)
+                .map(|i| Scalar::Float(((i * 7 + salt) % 23) as f64 / 8.0 - 1.3))
+                .collect();
+            Arc::new(HostBuffer::from_scalars(dtype, &v))
+        };
+        let shapes = [(13, 36, 45), (150, 1100, 70), (5, 6200, 40), (9, 2, 33)];
+        for dtype in [DType::BF16, DType::F16] {
+            for (m, k, n) in shapes {
+                for column_major in [false, true] {
+                    let ov = if column_major {
+                        View::new(vec![m, n], vec![1, m as isize], 0)
+                    } else {
+                        View::contiguous(&[m, n])
+                    };
+                    // Every other value of a [2n] buffer, broadcast over the rows.
+                    let cv = View::new(vec![m, n], vec![0, 2], 1);
+                    let (a, b, c) = (
+                        fill(dtype, m * k, 3),
+                        fill(dtype, k * n, 11),
+                        fill(dtype, 2 * n, 5),
+                    );
+                    let call = LibraryCall {
+                        op: LibraryOp::MatmulAdd,
+                        inputs: vec![
+                            (dtype, View::contiguous(&[m, k])),
+                            (dtype, View::contiguous(&[k, n])),
+                            (dtype, cv.clone()),
+                        ],
+                        dtype,
+                        len: m * n,
+                        out: ov.clone(),
+                    };
+                    let inputs = [a.clone(), b.clone(), c.clone()];
+                    let mut fused = HostBuffer::zeros(dtype, m * n);
+                    matmul_add(&call, &inputs, &mut fused);
+                    let product_call = LibraryCall {
+                        op: LibraryOp::Matmul,
+                        inputs: call.inputs[..2].to_vec(),
+                        ..call.clone()
+                    };
+                    let mut apart = HostBuffer::zeros(dtype, m * n);
+                    matmul(&product_call, &inputs[..2], &mut apart);
+                    add_in_place(dtype, &ov, &mut apart, (dtype, &cv, &c));
+                    let what = format!("{dtype:?} {m}x{k}x{n} column-major {column_major}");
+                    same_bits(&fused, &apart, &what);
+                    if dtype == DType::BF16 {
+                        // The widened path, which hosts without the bf16 instructions take.
+                        let (HostBuffer::BF16(a), HostBuffer::BF16(b)) = (&*a, &*b) else {
+                            unreachable!("bf16 buffers")
+                        };
+                        let row = bias_row(&c, &cv).expect("a bias row");
+                        let mut widened = vec![half::bf16::ZERO; m * n];
+                        let views = (&call.inputs[0].1, &call.inputs[1].1, &ov);
+                        gemm_widened(
+                            &mut widened,
+                            a,
+                            b,
+                            views,
+                            |x| x.to_f32(),
+                            half::bf16::from_f32,
+                            Some(&row),
+                        );
+                        let mut apart = vec![half::bf16::ZERO; m * n];
+                        gemm_widened(
+                            &mut apart,
+                            a,
+                            b,
+                            views,
+                            |x| x.to_f32(),
+                            half::bf16::from_f32,
+                            None,
+                        );
+                        let mut apart = HostBuffer::BF16(Memory::from_slice(&apart));
+                        add_in_place(dtype, &ov, &mut apart, (dtype, &cv, &c));
+                        let widened = HostBuffer::BF16(Memory::from_slice(&widened));
+                        same_bits(&widened, &apart, &format!("widened {what}"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Panics at the first element whose bits differ between two half-precision buffers.
+    fn same_bits(got: &HostBuffer, want: &HostBuffer, what: &str) {
+        let (got, want) = (bits(got), bits(want));
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("{what}: element {i}: {:#06x} vs {:#06x}", got[i], want[i]);
+        }
+    }
+
+    /// A half-precision buffer's bits.
+    fn bits(b: &HostBuffer) -> Vec<u16> {
+        match b {
+            HostBuffer::BF16(v) => v.iter().map(|x| x.to_bits()).collect(),
+            HostBuffer::F16(v) => v.iter().map(|x| x.to_bits()).collect(),
+            HostBuffer::F32(_)
+            | HostBuffer::F64(_)
+            | HostBuffer::Bool(_)
+            | HostBuffer::U8(_)
+            | HostBuffer::I8(_)
+            | HostBuffer::I16(_)
+            | HostBuffer::I32(_)
+            | HostBuffer::I64(_) => unreachable!("half-precision buffers"),
+        }
     }
 
     /// bfloat16 products (on the bf16 dot-product kernel where the host has it, else widened)
