@@ -160,6 +160,33 @@ fn weights_load_from_safetensors() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// bfloat16's four bias adds run inside their products (`fold_bias`: `matmul_add`, rounded as
+/// the two ops), fused; unfused, every product and add is its own step. The outputs of both
+/// match PyTorch (`bfloat16_matches_pytorch_fused_and_unfused`).
+#[test]
+fn bf16_biases_fold_into_their_products() {
+    let (y, _) = case(DType::BF16);
+    let calls = |mode| {
+        explain_mode(&y, mode)
+            .kernels
+            .iter()
+            .filter(|k| k.ir.contains("library matmul_add"))
+            .count()
+    };
+    assert_eq!(calls(Mode::Fused), 4);
+    assert_eq!(calls(Mode::Unfused), 0);
+    let (y32, _) = case(DType::F32);
+    let f32_calls = explain(&y32)
+        .kernels
+        .iter()
+        .filter(|k| k.ir.contains("library matmul_add"))
+        .count();
+    assert_eq!(
+        f32_calls, 0,
+        "f32 biases stay in the kernels they fuse into"
+    );
+}
+
 /// What the passes make of the block: fewer kernels fused than unfused, every boundary with
 /// its reason, and the fusions this block relies on.
 #[test]

@@ -44,7 +44,10 @@ impl Tensor {
     /// The kernels (kernel IR, in schedule order) that realizing this tensor would run.
     pub fn kernels(&self) -> String {
         let mut graph = pending_graph(&[self.storage.current()]);
-        smelt_passes::optimize(&mut graph);
+        let mut disabled = smelt_passes::disabled_by_env();
+        let off = crate::explain::device_disables(self.device());
+        disabled.extend(off.iter().map(|s| s.to_string()));
+        smelt_passes::optimize_with(&mut graph, &disabled);
         smelt_passes::schedule(&graph).to_text()
     }
 }

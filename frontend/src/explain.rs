@@ -29,7 +29,16 @@ impl Mode {
 }
 
 /// The passes the unfused mode turns off.
-pub const UNFUSED_DISABLES: &[&str] = &["fuse", "eliminate_copies"];
+pub const UNFUSED_DISABLES: &[&str] = &["fuse", "eliminate_copies", "fold_bias"];
+
+/// The passes off for graphs realised on `device`: CUDA runs float products on cuBLAS, which
+/// the `matmul_add` calls `fold_bias` makes would leave for a rendered loop.
+pub(crate) fn device_disables(device: Device) -> &'static [&'static str] {
+    match device {
+        Device::Cpu => &[],
+        Device::Cuda(_) => &["fold_bias"],
+    }
+}
 
 /// One kernel of the plan.
 #[derive(Clone, Debug)]
@@ -246,16 +255,17 @@ pub fn explain_all(tensors: &[&Tensor]) -> Explain {
 pub fn explain_all_mode(tensors: &[&Tensor], mode: Mode) -> Explain {
     let roots: Vec<_> = tensors.iter().map(|t| t.storage.current()).collect();
     let mut graph = pending_graph(&roots);
+    let device = tensors
+        .first()
+        .map_or_else(crate::device::get_default_device, |t| t.device());
     let mut disabled = smelt_passes::disabled_by_env();
     if mode == Mode::Unfused {
         // Every op its own kernel: no fusion, and copies stay copies.
         disabled.extend(UNFUSED_DISABLES.iter().map(|s| s.to_string()));
     }
+    disabled.extend(device_disables(device).iter().map(|s| s.to_string()));
     smelt_passes::optimize_with(&mut graph, &disabled);
     let schedule = smelt_passes::schedule(&graph);
-    let device = tensors
-        .first()
-        .map_or_else(crate::device::get_default_device, |t| t.device());
     plan(&graph, &schedule, mode, device)
 }
 

@@ -516,6 +516,11 @@ pub(crate) fn realize_nodes_with(
     let dump = std::env::var("SMELT_DUMP").unwrap_or_default();
     let wants = |what: &str| smelt_ir::dump_names(&dump, what);
     let mut disabled = smelt_passes::disabled_by_env();
+    disabled.extend(
+        crate::explain::device_disables(device)
+            .iter()
+            .map(|s| s.to_string()),
+    );
     if unfused {
         // Every op its own kernel: no fusion, and copies stay copies.
         disabled.extend(

@@ -6,6 +6,7 @@
 //! (or `(unchanged)`).
 
 pub mod eliminate_copies;
+pub mod fold_bias;
 pub mod fuse;
 pub mod propagate_layout;
 pub mod schedule;
@@ -23,6 +24,7 @@ pub const PIPELINE: &[(&str, Pass)] = &[
     ("simplify", simplify::simplify),
     ("eliminate_copies", eliminate_copies::eliminate_copies),
     ("propagate_layout", propagate_layout::propagate_layout),
+    ("fold_bias", fold_bias::fold_bias),
     ("fuse", fuse::fuse),
 ];
 
