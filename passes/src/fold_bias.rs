@@ -2,10 +2,10 @@
 //!
 //! What: an `add` node of f16 or bf16 (computed in its own dtype) whose input 0 is a `matmul`
 //! of that dtype, read as the matmul writes it by this add alone (no other consumer, not an
-//! output), and whose input 1 is of the same dtype: the matmul node becomes a
-//! `LibraryOp::MatmulAdd` reading `c` (through the add's view of it) as its third input and
-//! writing through the add's output view; the add's consumers and output slot move to it and
-//! the add becomes dead (reading `c` in both slots).
+//! output), and whose input 1 is of the same dtype: the add node becomes a
+//! `LibraryOp::MatmulAdd` reading the matmul's two operands (through the matmul's views) and
+//! `c` (through its own view of it), writing through its own output view; the matmul, read
+//! by nothing now, is dead.
 //!
 //! Why it is correct: `MatmulAdd` is defined as the two ops (the product rounded to the dtype,
 //! then the sum rounded again), which is what the matmul and the add compute; the add reads
@@ -64,43 +64,22 @@ fn foldable(g: &Graph, add: NodeId) -> Option<(NodeId, (NodeId, smelt_ir::View))
     .then_some((product, addend))
 }
 
-/// Makes `product` the `matmul_add` of itself and `addend`, in `add`'s place.
+/// Makes `add` the `matmul_add` of `product`'s operands and `addend`; `product` loses its one
+/// reader. The add node keeps its identity (the frontend maps its buffer back to the tensor by
+/// node), its output view and its consumers.
 fn fold(g: &mut Graph, add: NodeId, product: NodeId, (addend, view): (NodeId, smelt_ir::View)) {
-    let (out, len) = (g.node(add).out.clone(), g.node(add).len);
-    let p = &mut g.graph[product];
-    p.op = Op::Library(LibraryOp::MatmulAdd);
-    p.out = out;
-    p.len = len;
-    let consumers: Vec<_> = g
+    let operands = g.inputs(product);
+    let reads: Vec<_> = g
         .graph
-        .edges_directed(add, Direction::Outgoing)
-        .map(|e| (e.id(), e.target(), e.weight().clone()))
-        .collect();
-    let read: Vec<_> = g
-        .graph
-        .edges_connecting(product, add)
+        .edges_directed(add, Direction::Incoming)
         .map(|e| e.id())
         .collect();
-    g.remove_edges(consumers.iter().map(|(id, _, _)| *id).chain(read).collect());
-    // The dead add reads `c` in both slots: every node keeps its arity, and nothing reads
-    // the product's buffer, which now holds the sum, as if it held the product.
-    g.graph.add_edge(
-        addend,
-        add,
-        Edge {
-            slot: 0,
-            view: view.clone(),
-        },
-    );
-    g.graph.add_edge(addend, product, Edge { slot: 2, view });
-    for (_, target, edge) in consumers {
-        g.graph.add_edge(product, target, edge);
+    g.remove_edges(reads);
+    for (slot, (src, view)) in operands.into_iter().enumerate() {
+        g.graph.add_edge(src, add, Edge { slot, view });
     }
-    for o in &mut g.outputs {
-        if *o == add {
-            *o = product;
-        }
-    }
+    g.graph.add_edge(addend, add, Edge { slot: 2, view });
+    g.graph[add].op = Op::Library(LibraryOp::MatmulAdd);
 }
 
 #[cfg(test)]
@@ -153,12 +132,13 @@ mod tests {
             let (mut g, mm, add, exp) = biased(dtype, dtype);
             fold_bias(&mut g);
             assert!(g.verify().is_empty(), "{:?}", g.verify());
-            assert_eq!(g.node(mm).op, Op::Library(LibraryOp::MatmulAdd));
-            let ins = g.inputs(mm);
+            assert_eq!(g.node(add).op, Op::Library(LibraryOp::MatmulAdd));
+            let (operands, ins) = (g.inputs(mm), g.inputs(add));
             assert_eq!(ins.len(), 3);
+            assert_eq!(ins[..2], operands[..]);
             assert_eq!(ins[2].1, View::new(vec![4, 5], vec![0, 1], 0));
-            assert_eq!(g.inputs(exp), vec![(mm, View::contiguous(&[4, 5]))]);
-            assert!(!g.live()[add.index()]);
+            assert_eq!(g.inputs(exp), vec![(add, View::contiguous(&[4, 5]))]);
+            assert!(!g.live()[mm.index()]);
         }
     }
 
@@ -166,23 +146,24 @@ mod tests {
     fn other_products_and_readers_stay_as_they_are() {
         // f32 (the gemm crate writes it), a bias of another dtype, a product read twice, a
         // product that is an output: no fold.
-        let (mut f32_graph, mm, ..) = biased(DType::F32, DType::F32);
+        let unfolded = |g: &Graph, add: NodeId| matches!(g.node(add).op, Op::Binary { .. });
+        let (mut f32_graph, _, add, _) = biased(DType::F32, DType::F32);
         fold_bias(&mut f32_graph);
-        assert_eq!(f32_graph.node(mm).op, Op::Library(LibraryOp::Matmul));
-        let (mut mixed, mm, ..) = biased(DType::BF16, DType::F32);
+        assert!(unfolded(&f32_graph, add));
+        let (mut mixed, _, add, _) = biased(DType::BF16, DType::F32);
         fold_bias(&mut mixed);
-        assert_eq!(mixed.node(mm).op, Op::Library(LibraryOp::Matmul));
-        let (mut shared, mm, _, exp) = biased(DType::BF16, DType::BF16);
+        assert!(unfolded(&mixed, add));
+        let (mut shared, mm, add, exp) = biased(DType::BF16, DType::BF16);
         let twice = shared.add_node(
             Node::contiguous(Op::Cast, DType::BF16, &[4, 5]),
             vec![(mm, View::contiguous(&[4, 5]))],
         );
         shared.outputs = vec![exp, twice];
         fold_bias(&mut shared);
-        assert_eq!(shared.node(mm).op, Op::Library(LibraryOp::Matmul));
-        let (mut output, mm, _, exp) = biased(DType::BF16, DType::BF16);
+        assert!(unfolded(&shared, add));
+        let (mut output, mm, add, exp) = biased(DType::BF16, DType::BF16);
         output.outputs = vec![exp, mm];
         fold_bias(&mut output);
-        assert_eq!(output.node(mm).op, Op::Library(LibraryOp::Matmul));
+        assert!(unfolded(&output, add));
     }
 }

@@ -82,7 +82,10 @@ pub fn matmul_add(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Host
         ..call.clone()
     };
     let (cd, cv) = &call.inputs[2];
+    // An empty sum (K = 0) never reaches a kernel's epilogue: its zeros get the add below.
+    let k = call.inputs[0].1.shape.last().copied().unwrap_or(0);
     if *cd == call.dtype
+        && k > 0
         && let Some(row) = bias_row(&inputs[2], cv)
         && product(&product_call, &inputs[..2], out, Some(&row))
     {
@@ -751,7 +754,8 @@ mod tests {
     /// `MatmulAdd` with a bias row, added where the product rounds (the bf16 kernel's epilogue
     /// where the host has it, the widened path's rounding pass for f16, and for bf16 called
     /// directly), bit for bit against the same product followed by the add on its own: across
-    /// K blocks, past the tile's edges, into a column-major output, with a strided bias.
+    /// K blocks, past the tile's edges, an empty sum, into a column-major output, with a
+    /// strided bias.
     #[test]
     fn bias_rows_add_where_the_product_rounds() {
         let fill = |dtype: DType, n: usize, salt: usize| {
@@ -760,7 +764,13 @@ mod tests {
                 .collect();
             Arc::new(HostBuffer::from_scalars(dtype, &v))
         };
-        let shapes = [(13, 36, 45), (150, 1100, 70), (5, 6200, 40), (9, 2, 33)];
+        let shapes = [
+            (13, 36, 45),
+            (150, 1100, 70),
+            (5, 6200, 40),
+            (9, 2, 33),
+            (4, 0, 5),
+        ];
         for dtype in [DType::BF16, DType::F16] {
             for (m, k, n) in shapes {
                 for column_major in [false, true] {
