@@ -2,7 +2,8 @@
 //!
 //! What: an `add` node of f16 or bf16 (computed in its own dtype) whose input 0 is a `matmul`
 //! of that dtype, read as the matmul writes it by this add alone (no other consumer, not an
-//! output), and whose input 1 is of the same dtype: the add node becomes a
+//! output), and whose input 1 is a row of the same dtype broadcast over the rest (a bias:
+//! stride 0 along every dim but the last): the add node becomes a
 //! `LibraryOp::MatmulAdd` reading the matmul's two operands (through the matmul's views) and
 //! `c` (through its own view of it), writing through its own output view; the matmul, read
 //! by nothing now, is dead.
@@ -54,7 +55,14 @@ fn foldable(g: &Graph, add: NodeId) -> Option<(NodeId, (NodeId, smelt_ir::View))
     let addend = ins.next()?;
     let p = g.node(product);
     let readers = g.graph.edges_directed(product, Direction::Outgoing).count();
+    // A bias row: the same `c` at every row and batch point (anything else would add in a
+    // scalar pass of the library's, where an add kernel is vectorised).
+    let strides = &addend.1.strides;
+    let row = strides
+        .split_last()
+        .is_some_and(|(_, outer)| outer.iter().all(|&s| s == 0));
     (p.op == Op::Library(LibraryOp::Matmul)
+        && row
         && p.dtype == n.dtype
         && g.node(addend.0).dtype == n.dtype
         && read == p.out
@@ -144,8 +152,8 @@ mod tests {
 
     #[test]
     fn other_products_and_readers_stay_as_they_are() {
-        // f32 (the gemm crate writes it), a bias of another dtype, a product read twice, a
-        // product that is an output: no fold.
+        // f32 (the gemm crate writes it), a bias of another dtype, an addend that is not a
+        // row, a product read twice, a product that is an output: no fold.
         let unfolded = |g: &Graph, add: NodeId| matches!(g.node(add).op, Op::Binary { .. });
         let (mut f32_graph, _, add, _) = biased(DType::F32, DType::F32);
         fold_bias(&mut f32_graph);
@@ -153,6 +161,28 @@ mod tests {
         let (mut mixed, _, add, _) = biased(DType::BF16, DType::F32);
         fold_bias(&mut mixed);
         assert!(unfolded(&mixed, add));
+        // A full [4, 5] addend, not a row: its add stays a vectorised kernel.
+        let (mut full, _, add, _) = biased(DType::BF16, DType::BF16);
+        let c = full.add_node(
+            Node::contiguous(Op::Input { slot: 3 }, DType::BF16, &[4, 5]),
+            vec![],
+        );
+        let edge = full
+            .graph
+            .find_edge(full.inputs(add)[1].0, add)
+            .expect("the bias edge");
+        full.graph.remove_edge(edge);
+        full.graph.add_edge(
+            c,
+            add,
+            Edge {
+                slot: 1,
+                view: View::contiguous(&[4, 5]),
+            },
+        );
+        fold_bias(&mut full);
+        assert!(full.verify().is_empty(), "{:?}", full.verify());
+        assert!(unfolded(&full, add));
         let (mut shared, mm, add, exp) = biased(DType::BF16, DType::BF16);
         let twice = shared.add_node(
             Node::contiguous(Op::Cast, DType::BF16, &[4, 5]),
