@@ -44,9 +44,7 @@ impl Tensor {
     /// The kernels (kernel IR, in schedule order) that realizing this tensor would run.
     pub fn kernels(&self) -> String {
         let mut graph = pending_graph(&[self.storage.current()]);
-        let mut disabled = smelt_passes::disabled_by_env();
-        let off = crate::explain::device_disables(self.device());
-        disabled.extend(off.iter().map(|s| s.to_string()));
+        let disabled = crate::explain::disabled_passes(self.device(), crate::explain::Mode::Fused);
         smelt_passes::optimize_with(&mut graph, &disabled);
         smelt_passes::schedule(&graph).to_text()
     }

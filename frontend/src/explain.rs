@@ -33,11 +33,25 @@ pub const UNFUSED_DISABLES: &[&str] = &["fuse", "eliminate_copies", "fold_bias"]
 
 /// The passes off for graphs realised on `device`: CUDA runs float products on cuBLAS, which
 /// the `matmul_add` calls `fold_bias` makes would leave for a rendered loop.
-pub(crate) fn device_disables(device: Device) -> &'static [&'static str] {
+fn device_disables(device: Device) -> &'static [&'static str] {
     match device {
         Device::Cpu => &[],
         Device::Cuda(_) => &["fold_bias"],
     }
+}
+
+/// The passes a realisation on `device` in `mode` runs without, sorted: `SMELT_DISABLE`'s (and
+/// the thread's), the device's, and for the unfused mode [`UNFUSED_DISABLES`].
+pub(crate) fn disabled_passes(device: Device, mode: Mode) -> Vec<String> {
+    let mut disabled = smelt_passes::disabled_by_env();
+    disabled.extend(device_disables(device).iter().map(|s| s.to_string()));
+    if mode == Mode::Unfused {
+        // Every op its own kernel: no fusion, and copies stay copies.
+        disabled.extend(UNFUSED_DISABLES.iter().map(|s| s.to_string()));
+    }
+    disabled.sort_unstable();
+    disabled.dedup();
+    disabled
 }
 
 /// One kernel of the plan.
@@ -258,13 +272,7 @@ pub fn explain_all_mode(tensors: &[&Tensor], mode: Mode) -> Explain {
     let device = tensors
         .first()
         .map_or_else(crate::device::get_default_device, |t| t.device());
-    let mut disabled = smelt_passes::disabled_by_env();
-    if mode == Mode::Unfused {
-        // Every op its own kernel: no fusion, and copies stay copies.
-        disabled.extend(UNFUSED_DISABLES.iter().map(|s| s.to_string()));
-    }
-    disabled.extend(device_disables(device).iter().map(|s| s.to_string()));
-    smelt_passes::optimize_with(&mut graph, &disabled);
+    smelt_passes::optimize_with(&mut graph, &disabled_passes(device, mode));
     let schedule = smelt_passes::schedule(&graph);
     plan(&graph, &schedule, mode, device)
 }

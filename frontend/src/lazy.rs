@@ -515,22 +515,12 @@ pub(crate) fn realize_nodes_with(
     let check = std::env::var("SMELT_CHECK").is_ok_and(|v| v == "1");
     let dump = std::env::var("SMELT_DUMP").unwrap_or_default();
     let wants = |what: &str| smelt_ir::dump_names(&dump, what);
-    let mut disabled = smelt_passes::disabled_by_env();
-    disabled.extend(
-        crate::explain::device_disables(device)
-            .iter()
-            .map(|s| s.to_string()),
-    );
-    if unfused {
-        // Every op its own kernel: no fusion, and copies stay copies.
-        disabled.extend(
-            crate::explain::UNFUSED_DISABLES
-                .iter()
-                .map(|s| s.to_string()),
-        );
-    }
-    disabled.sort_unstable();
-    disabled.dedup();
+    let mode = if unfused {
+        crate::explain::Mode::Unfused
+    } else {
+        crate::explain::Mode::Fused
+    };
+    let disabled = crate::explain::disabled_passes(device, mode);
     let mut walk = walk(roots, !check);
     if walk.lost {
         return Err(smelt_ir::Error::device(

@@ -581,7 +581,7 @@ fn elementwise_kernels_of_every_vector_dtype_compile_to_simd() {
 }
 
 /// The raw bits of every element of a float buffer (NaN payloads included).
-fn float_bits(b: &HostBuffer) -> Vec<u64> {
+pub(crate) fn float_bits(b: &HostBuffer) -> Vec<u64> {
     match b {
         HostBuffer::F16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),
         HostBuffer::BF16(m) => m.iter().map(|x| u64::from(x.to_bits())).collect(),

@@ -115,11 +115,12 @@ pub(crate) unsafe fn gemm(
     let mut packed_b_block = words(panels * KC.min(pairs.max(1)) * NR);
     let packed_b = as_words(&mut packed_b_block);
     if pairs == 0 {
-        // An empty sum: every output element is 0.
+        // An empty sum: every output element is 0, plus its column's bias (a bf16 value).
         for i in 0..m {
             for j in 0..n {
+                let x = bias.map_or(zero, |row| round(row[j]));
                 // SAFETY: the caller's contract bounds the output's addresses.
-                unsafe { *out.get().offset(i as isize * o_rs + j as isize * o_cs) = zero };
+                unsafe { *out.get().offset(i as isize * o_rs + j as isize * o_cs) = x };
             }
         }
         return;
@@ -229,12 +230,13 @@ pub(crate) unsafe fn gemm(
                 let bq = &packed_b[q * kc * NR..(q + 1) * kc * NR];
                 for s in 0..strips {
                     let (i, rows) = (i0 + s * MR, MR.min(mc - s * MR));
-                    // Rows past m repeat the last real row: read, never written.
-                    let row = |r: usize| i + r.min(rows - 1);
                     let (a_rows, a_step) = if direct_a {
                         // Row i + r's pairs from p0 on, in place (inside a: rows below m,
-                        // the caller's contract).
-                        let at = |r| a.get().wrapping_offset(row(r) as isize * a_rs) as *const u32;
+                        // the caller's contract); rows past m repeat the last real row.
+                        let at = |r: usize| {
+                            let row = (i + r.min(rows - 1)) as isize;
+                            a.get().wrapping_offset(row * a_rs) as *const u32
+                        };
                         (std::array::from_fn(|r| at(r).wrapping_add(p0)), 1)
                     } else {
                         let strip = packed_a[s * kc * MR..].as_ptr();
@@ -243,13 +245,10 @@ pub(crate) unsafe fn gemm(
                     let tile = Tile {
                         cols: NR.min(n - j0),
                         rows,
-                        out: std::array::from_fn(|r| {
-                            out.get()
-                                .wrapping_offset(row(r) as isize * o_rs + j0 as isize)
-                        }),
-                        partial: std::array::from_fn(|r| {
-                            partial.get().wrapping_add(row(r) * n + j0)
-                        }),
+                        out: out.get().wrapping_offset(i as isize * o_rs + j0 as isize),
+                        out_rs: o_rs,
+                        partial: partial.get().wrapping_add(i * n + j0),
+                        partial_rs: n,
                         bias: bias.map(|row| row[j0..].as_ptr()),
                         first,
                         last: last && direct_out,
@@ -288,12 +287,15 @@ pub(crate) unsafe fn gemm(
 }
 
 /// Where a micro-kernel call's tile goes: its real rows and columns (the rest are never
-/// written), and per row the first element of the output and of the f32 partial sums.
+/// written), and the first element of its first row in the output and in the f32 partial sums,
+/// with their row strides.
 struct Tile {
     rows: usize,
     cols: usize,
-    out: [*mut bf16; MR],
-    partial: [*mut f32; MR],
+    out: *mut bf16,
+    out_rs: isize,
+    partial: *mut f32,
+    partial_rs: usize,
     /// The bias of the tile's first column, where the rounded product gets one added (and is
     /// rounded again).
     bias: Option<*const f32>,
@@ -310,9 +312,9 @@ struct Tile {
 ///
 /// # Safety
 /// The host has AVX-512F and AVX-512 BF16; each `a[r]` points at `kc` words `a_step` apart
-/// and `b` holds `kc · NR` words; for each row r below `tile.rows`, `tile.out[r]` (when
-/// `last`) and `tile.partial[r]` (unless `first && last`) point at `tile.cols ≤ NR` elements
-/// that no one else reads or writes during the call, and `tile.bias` at `tile.cols` values.
+/// and `b` holds `kc · NR` words; for each row r below `tile.rows`, row r of `tile.out` (when
+/// `last`) and of `tile.partial` (unless `first && last`) holds `tile.cols ≤ NR` elements that
+/// no one else reads or writes during the call, and `tile.bias` points at `tile.cols` values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
 unsafe fn micro(kc: usize, a: &[*const u32; MR], a_step: usize, b: &[u32], tile: &Tile) {
@@ -347,7 +349,7 @@ unsafe fn micro(kc: usize, a: &[*const u32; MR], a_step: usize, b: &[u32], tile:
             // SAFETY: row r < rows, lanes below cols (masked: the rest are neither read nor
             // written): the caller's contract.
             unsafe {
-                let kept = tile.partial[r].add(16 * h);
+                let kept = tile.partial.wrapping_add(r * tile.partial_rs + 16 * h);
                 let v = if tile.first {
                     v
                 } else {
@@ -360,7 +362,7 @@ unsafe fn micro(kc: usize, a: &[*const u32; MR], a_step: usize, b: &[u32], tile:
                         let b = _mm512_maskz_loadu_ps(mask, bias.add(16 * h));
                         bits = round16(_mm512_add_ps(rounded, b));
                     }
-                    let to = tile.out[r].add(16 * h);
+                    let to = tile.out.offset(r as isize * tile.out_rs + 16 * h as isize);
                     _mm512_mask_cvtepi32_storeu_epi16(to.cast(), mask, bits);
                 } else {
                     _mm512_mask_storeu_ps(kept, mask, v);

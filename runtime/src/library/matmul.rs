@@ -82,11 +82,8 @@ pub fn matmul_add(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Host
         ..call.clone()
     };
     let (cd, cv) = &call.inputs[2];
-    // An empty sum (K = 0) never reaches a kernel's epilogue: its zeros get the add below.
-    let k = call.inputs[0].1.shape.last().copied().unwrap_or(0);
     if *cd == call.dtype
-        && k > 0
-        && let Some(row) = bias_row(&inputs[2], cv)
+        && let Some(row) = bias_row(&inputs[2], *cd, cv)
         && product(&product_call, &inputs[..2], out, Some(&row))
     {
         return;
@@ -96,25 +93,19 @@ pub fn matmul_add(call: &LibraryCall, inputs: &[Arc<HostBuffer>], out: &mut Host
 }
 
 /// `c`'s values as one f32 per column, when view `cv` reads the same row at every row and batch
-/// point (stride 0 along all but its last dim) and its values are f16 or bf16.
-fn bias_row(c: &HostBuffer, cv: &View) -> Option<Vec<f32>> {
-    let r = cv.ndim();
-    if r == 0 || cv.strides[..r - 1].iter().any(|&s| s != 0) {
+/// point (stride 0 along all but its last dim) and `c` is f16 or bf16 (`cd`).
+fn bias_row(c: &HostBuffer, cd: DType, cv: &View) -> Option<Vec<f32>> {
+    let (outer, last) = cv.strides.split_last().map(|(l, o)| (o, *l))?;
+    if !matches!(cd, DType::F16 | DType::BF16) || outer.iter().any(|&s| s != 0) {
         return None;
     }
-    let at = |j: usize| (cv.offset as isize + j as isize * cv.strides[r - 1]) as usize;
-    match c {
-        HostBuffer::F16(v) => Some((0..cv.shape[r - 1]).map(|j| v[at(j)].to_f32()).collect()),
-        HostBuffer::BF16(v) => Some((0..cv.shape[r - 1]).map(|j| v[at(j)].to_f32()).collect()),
-        HostBuffer::F32(_)
-        | HostBuffer::F64(_)
-        | HostBuffer::Bool(_)
-        | HostBuffer::U8(_)
-        | HostBuffer::I8(_)
-        | HostBuffer::I16(_)
-        | HostBuffer::I32(_)
-        | HostBuffer::I64(_) => None,
-    }
+    let at = |j: usize| (cv.offset as isize + j as isize * last) as usize;
+    // A half-precision value is exact in f32.
+    Some(
+        (0..cv.shape[outer.len()])
+            .map(|j| c.get_as(cd, at(j)).as_f64() as f32)
+            .collect(),
+    )
 }
 
 /// `out = out + c` at every index of `ov` (`c` read through its view at the same index), with
@@ -333,8 +324,9 @@ fn gemm_batched<O: Send + Sync, I: Send + Sync>(
 ) {
     let r = ov.ndim();
     let (m, n, k) = (ov.shape[r - 2], ov.shape[r - 1], av.shape[r - 1]);
-    if m == 0 || n == 0 || k == 0 {
-        // Empty products: the zeroed output is already the answer.
+    if m == 0 || n == 0 || (k == 0 && bias.is_none()) {
+        // Empty products: the zeroed output is already the answer (an empty sum with a bias
+        // row still needs the bias: `run` writes it).
         return;
     }
     assert!(
@@ -815,7 +807,7 @@ mod tests {
                         let (HostBuffer::BF16(a), HostBuffer::BF16(b)) = (&*a, &*b) else {
                             unreachable!("bf16 buffers")
                         };
-                        let row = bias_row(&c, &cv).expect("a bias row");
+                        let row = bias_row(&c, dtype, &cv).expect("a bias row");
                         let mut widened = vec![half::bf16::ZERO; m * n];
                         let views = (&call.inputs[0].1, &call.inputs[1].1, &ov);
                         gemm_widened(
@@ -847,27 +839,14 @@ mod tests {
         }
     }
 
-    /// Panics at the first element whose bits differ between two half-precision buffers.
+    /// Panics at the first element whose bits differ between two buffers.
     fn same_bits(got: &HostBuffer, want: &HostBuffer, what: &str) {
-        let (got, want) = (bits(got), bits(want));
+        let (got, want) = (
+            crate::backend_tests::float_bits(got),
+            crate::backend_tests::float_bits(want),
+        );
         if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
             panic!("{what}: element {i}: {:#06x} vs {:#06x}", got[i], want[i]);
-        }
-    }
-
-    /// A half-precision buffer's bits.
-    fn bits(b: &HostBuffer) -> Vec<u16> {
-        match b {
-            HostBuffer::BF16(v) => v.iter().map(|x| x.to_bits()).collect(),
-            HostBuffer::F16(v) => v.iter().map(|x| x.to_bits()).collect(),
-            HostBuffer::F32(_)
-            | HostBuffer::F64(_)
-            | HostBuffer::Bool(_)
-            | HostBuffer::U8(_)
-            | HostBuffer::I8(_)
-            | HostBuffer::I16(_)
-            | HostBuffer::I32(_)
-            | HostBuffer::I64(_) => unreachable!("half-precision buffers"),
         }
     }
 
