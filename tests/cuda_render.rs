@@ -7,6 +7,7 @@
 
 use smelt::prelude::*;
 use smelt_codegen::cuda::render;
+use smelt_codegen::cuda::render::{WARP_ROW_MAX_WIDTH, WARP_ROW_MIN_ROWS};
 use smelt_harness::workloads;
 use smelt_ir::Kernel;
 use smelt_runtime::record::record_kernels;
@@ -132,15 +133,38 @@ fn multi_output_kernels_render_as_golden_cuda() {
     check("multi_output.cu", &snapshot(&kernels));
 }
 
+/// The source depends on the structure only, sizes travel as parameters, except for one
+/// structural choice sizes make: a row reduction gives each row a warp where rows are narrow
+/// (at most `WARP_ROW_MAX_WIDTH`) and many (at least `WARP_ROW_MIN_ROWS`), else a block.
 #[test]
 fn rendering_is_pure_and_size_independent() {
-    let small = workloads::build("softmax_rows", 64).expect("workload");
-    let large = workloads::build("softmax_rows", 16).expect("workload");
-    let (ks, kl) = (kernels_of(&small.output), kernels_of(&large.output));
-    let (rs, rl) = (render(&ks[0]), render(&kl[0]));
-    assert_eq!(rs.body, rl.body, "the source depends on structure only");
-    assert_ne!(rs.scalars, rl.scalars, "sizes travel as parameters");
-    assert_eq!(render(&ks[0]), rs, "rendering is deterministic");
+    let softmax = |shrink| {
+        let w = workloads::build("softmax_rows", shrink).expect("workload");
+        let k = kernels_of(&w.output).remove(0);
+        (k.shape.clone(), render(&k))
+    };
+    let (small_shape, small) = softmax(16);
+    let (large_shape, large) = softmax(4);
+    assert_eq!(small_shape, [256, 256]);
+    assert_eq!(large_shape, [1024, 1024]);
+    assert_eq!(
+        small.body, large.body,
+        "the source depends on structure only"
+    );
+    assert_ne!(small.scalars, large.scalars, "sizes travel as parameters");
+    assert!(small.body.contains("sm_warp_reduce(") && !small.body.contains("sm_block_reduce("));
+    assert_eq!((small.grid, small.block), (256 / 8, 256));
+    let (few_shape, few) = softmax(64);
+    assert!(few_shape[0] < WARP_ROW_MIN_ROWS as usize);
+    assert!(few.body.contains("sm_block_reduce(") && !few.body.contains("sm_warp_reduce("));
+    assert_eq!((few.grid, few.block), (64, 64));
+    let (wide_shape, wide) = softmax(2);
+    assert!(wide_shape[1] as u64 > WARP_ROW_MAX_WIDTH);
+    assert!(wide.body.contains("sm_block_reduce("));
+    assert_eq!(
+        render(&kernels_of(&workloads::build("softmax_rows", 16).unwrap().output)[0]),
+        small
+    );
 }
 
 /// Complex kernels: a chain reading a conjugate view (the conjugation folds into the load),

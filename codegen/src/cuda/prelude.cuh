@@ -29,6 +29,12 @@ __device__ __forceinline__ float sm_round_bf16(float x) { return sm_bfloat162flo
 __device__ __forceinline__ float sm_f16_of_double(double x) { return sm_round_f16((float)x); }
 __device__ __forceinline__ float sm_bf16_of_double(double x) { return sm_round_bf16((float)x); }
 
+// n / d for n < 2^31 and 1 <= d <= 2^31 by a multiply and a shift: (magic, shift) come from
+// the host (`render::Divider`), so an index unravels without a 64-bit division loop.
+__device__ __forceinline__ unsigned int sm_udiv(unsigned int n, unsigned int magic, unsigned int shift) {
+  return (__umulhi(n, magic) + n) >> shift;
+}
+
 // float -> integer as smelt casts: truncation; NaN and out-of-range give INT64_MIN (x86).
 __device__ __forceinline__ long long sm_f2i(double x) {
   return (x != x || x >= 9223372036854775808.0 || x < -9223372036854775808.0) ? SM_I64_MIN : (long long)x;

@@ -192,6 +192,36 @@ fn walk(kernel: &Kernel, index: &Index, group: &Group) -> Walk {
     }
 }
 
+/// Division by a size `d` (1 ≤ d ≤ 2^31) of numerators below 2^31 as a multiply-high, an add
+/// and a shift (`sm_udiv`): `shift` is ⌈log2 d⌉ and `magic` is 2^32 (2^shift − d) / d + 1
+/// (Granlund and Montgomery's round-up method, as PyTorch's `IntDivider` uses it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divider {
+    pub magic: u32,
+    pub shift: u32,
+}
+
+impl Divider {
+    pub fn new(d: u32) -> Divider {
+        assert!(
+            (1..=1 << 31).contains(&d),
+            "invariant: a divider divides by 1..=2^31, got {d}"
+        );
+        let shift = 32 - (d - 1).leading_zeros();
+        let magic = ((1u64 << 32) * ((1u64 << shift) - d as u64)) / d as u64 + 1;
+        Divider {
+            magic: magic as u32,
+            shift,
+        }
+    }
+
+    /// What `sm_udiv` computes on the device, for `n` below 2^31.
+    pub fn divide(self, n: u32) -> u32 {
+        let high = ((n as u64 * self.magic as u64) >> 32) as u32;
+        (high + n) >> self.shift
+    }
+}
+
 /// Builds the kernel text and its scalar parameters.
 struct Renderer<'k> {
     kernel: &'k Kernel,
@@ -259,6 +289,10 @@ impl<'k> Renderer<'k> {
     }
 
     /// Unravels `group`'s flat variable into per-dim variables when some access needs them.
+    /// Where the group has fewer than 2^31 points (structure: it is in the source), each
+    /// division is a multiply-high and a shift by a [`Divider`] the host worked out for the
+    /// size: a 64-bit division is a loop of some 70 instructions on the device, and it was
+    /// most of the time of a bias add or GELU over `[2048, 3072]`.
     fn unravel(&mut self, group: &Group, out: &mut String, indent: &str) {
         let general = self.kernel.body.iter().any(|instr| match instr {
             Instr::Load { index, .. }
@@ -276,17 +310,40 @@ impl<'k> Renderer<'k> {
         if !general {
             return;
         }
-        let _ = writeln!(out, "{indent}long long rest = {};", group.flat);
+        let points: u64 = group
+            .dims
+            .iter()
+            .map(|&d| self.kernel.shape[d] as u64)
+            .product();
+        let narrow = points < 1 << 31;
+        let ty = if narrow { "unsigned int" } else { "long long" };
+        let _ = writeln!(out, "{indent}{ty} rest = ({ty}){};", group.flat);
         let dims = group.dims.clone();
         for (pos, &d) in dims.iter().enumerate().rev() {
+            let p = group.prefix;
             if pos == 0 {
-                let _ = writeln!(out, "{indent}const long long {}{d} = rest;", group.prefix);
+                let _ = writeln!(out, "{indent}const long long {p}{d} = rest;");
+            } else if narrow {
+                let n = self.size(d);
+                // An empty dim leaves nothing to unravel: any divider serves.
+                let div = Divider::new((self.kernel.shape[d] as u32).max(1));
+                let magic = self.param(format!("dm{d}"), div.magic as i64);
+                let shift = self.param(format!("ds{d}"), div.shift as i64);
+                let _ = writeln!(
+                    out,
+                    "{indent}const unsigned int q{p}{d} = sm_udiv(rest, (unsigned int){magic}, \
+                     (unsigned int){shift});"
+                );
+                let _ = writeln!(
+                    out,
+                    "{indent}const long long {p}{d} = rest - q{p}{d} * (unsigned int){n}; \
+                     rest = q{p}{d};"
+                );
             } else {
                 let n = self.size(d);
                 let _ = writeln!(
                     out,
-                    "{indent}const long long {}{d} = rest % {n}; rest /= {n};",
-                    group.prefix
+                    "{indent}const long long {p}{d} = rest % {n}; rest /= {n};"
                 );
             }
         }
@@ -331,12 +388,13 @@ impl<'k> Renderer<'k> {
         }
     }
 
-    /// Emits instruction `i` (not a Reduce) with its addresses in `groups`.
+    /// Emits instruction `i` (not a Reduce) with its addresses in `groups`; a store runs only
+    /// where `guard` holds (the one thread that writes a row-level value).
     fn emit(
         &mut self,
         i: usize,
         groups: &[&Group],
-        guard_stores: bool,
+        guard: Option<&str>,
         out: &mut String,
         indent: &str,
     ) {
@@ -351,11 +409,7 @@ impl<'k> Renderer<'k> {
             Instr::Store { arg, index, x } => {
                 let addr = self.address(i, index, groups);
                 let value = store_expr(&self.v(*x), kernel.args[*arg].dtype);
-                let guard = if guard_stores {
-                    "if (threadIdx.x == 0) "
-                } else {
-                    ""
-                };
+                let guard = guard.map_or(String::new(), |g| format!("if ({g}) "));
                 let _ = writeln!(out, "{indent}{guard}a{arg}[{addr}] = {value};");
             }
             Instr::Reduce { .. } => unreachable!("reductions are emitted by the row driver"),
@@ -910,7 +964,7 @@ fn render_elementwise(r: &mut Renderer) -> (String, u32, u32, bool) {
                     | Instr::Where { .. }
                     | Instr::Cast { .. }
                     | Instr::Reduce { .. }
-                    | Instr::Random { .. } => r.emit(i, &[&all], false, &mut out, "        "),
+                    | Instr::Random { .. } => r.emit(i, &[&all], None, &mut out, "        "),
                 }
             }
             let _ = writeln!(out, "      }}");
@@ -934,14 +988,24 @@ fn render_elementwise(r: &mut Renderer) -> (String, u32, u32, bool) {
     );
     r.unravel(&all, &mut out, "    ");
     for i in 0..kernel.body.len() {
-        r.emit(i, &[&all], false, &mut out, "    ");
+        r.emit(i, &[&all], None, &mut out, "    ");
     }
     let _ = writeln!(out, "  }}");
     let items = if vectorized { total.div_ceil(4) } else { total };
     (out, blocks_for(items, BLOCK as u64), BLOCK, vectorized)
 }
 
-/// The element-level instructions in `0..end` that `roots` need, in body order.
+/// Rows at most this wide go to one warp each ([`render_rows`]).
+pub const WARP_ROW_MAX_WIDTH: u64 = 1024;
+/// …when there are at least this many rows: fewer rows keep a block each, so that the SMs
+/// have threads to run.
+pub const WARP_ROW_MIN_ROWS: u64 = 256;
+
+/// A reduction kernel: each row (kept point) goes to one block, or to one warp where rows are
+/// narrow and many ([`WARP_ROW_MAX_WIDTH`], [`WARP_ROW_MIN_ROWS`]: attention's softmax over
+/// 256 keys, a layernorm over 768 features). A block per row spends most of its time in the
+/// block reductions' barriers when each thread holds one or two elements; a warp reduces with
+/// shuffles alone and keeps eight rows in flight per block.
 fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
     let kernel = r.kernel;
     let outer_rank = kernel.shape.len() - kernel.reduce_axes;
@@ -965,40 +1029,60 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
         .iter()
         .map(|&n| n as u64)
         .product();
+    let per_warp = width <= WARP_ROW_MAX_WIDTH && rows >= WARP_ROW_MIN_ROWS;
     let reduces = kernel.reduces();
     let mut out = String::new();
-    for &i in &reduces {
-        let Instr::Reduce { op, x } = kernel.body[i] else {
-            unreachable!("reduces() lists Reduce instructions")
-        };
-        let dtype = r.types[x].expect("a value");
-        let acc = accumulator(op, dtype, "", "");
-        let _ = writeln!(out, "  __shared__ {} red{i}[33];", acc.ty);
+    if !per_warp {
+        for &i in &reduces {
+            let Instr::Reduce { op, x } = kernel.body[i] else {
+                unreachable!("reduces() lists Reduce instructions")
+            };
+            let dtype = r.types[x].expect("a value");
+            let acc = accumulator(op, dtype, "", "");
+            let _ = writeln!(out, "  __shared__ {} red{i}[33];", acc.ty);
+        }
     }
     let rows_expr = r.count(&outer);
     let width_expr = r.count(&inner);
     let _ = writeln!(out, "  const long long rows = {rows_expr};");
     let _ = writeln!(out, "  const long long width = {width_expr};");
-    let _ = writeln!(
-        out,
-        "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{"
-    );
+    // Who works on a row: its thread `first` writes the row-level values; its threads step
+    // through the row by `step` from `lane`.
+    let (first, lane, step) = if per_warp {
+        let _ = writeln!(out, "  const int lane = threadIdx.x & 31;");
+        let _ = writeln!(
+            out,
+            "  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);"
+        );
+        let _ = writeln!(
+            out,
+            "  for (long long row = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); \
+             row < rows; row += warps) {{"
+        );
+        ("lane == 0", "lane", "32")
+    } else {
+        let _ = writeln!(
+            out,
+            "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {{"
+        );
+        ("threadIdx.x == 0", "threadIdx.x", "blockDim.x")
+    };
     r.unravel(&outer, &mut out, "    ");
     let row_level = |r: &mut Renderer, range: std::ops::Range<usize>, out: &mut String| {
         for i in range {
             if r.levels[i] == Level::Row && !matches!(kernel.body[i], Instr::Reduce { .. }) {
-                r.emit(i, &[&outer], true, out, "    ");
+                r.emit(i, &[&outer], Some(first), out, "    ");
             }
         }
     };
     let element_pass = |r: &mut Renderer, elements: &[usize], out: &mut String| {
         let _ = writeln!(
             out,
-            "    for (long long j = threadIdx.x; j < width; j += blockDim.x) {{"
+            "    for (long long j = {lane}; j < width; j += {step}) {{"
         );
         r.unravel(&inner, out, "      ");
         for &i in elements {
-            r.emit(i, &[&outer, &inner], false, out, "      ");
+            r.emit(i, &[&outer, &inner], None, out, "      ");
         }
     };
     // The row program (`Kernel::passes`), the same passes as every backend's.
@@ -1031,11 +1115,19 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
             acc.combine, acc.enter
         );
         let _ = writeln!(out, "    }}");
-        let _ = writeln!(
-            out,
-            "    {acc_name} = sm_block_reduce({acc_name}, red{ri}, {}(), ({}){});",
-            acc.combine, acc.ty, acc.identity
-        );
+        if per_warp {
+            let _ = writeln!(
+                out,
+                "    {acc_name} = sm_warp_reduce({acc_name}, {}());",
+                acc.combine
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "    {acc_name} = sm_block_reduce({acc_name}, red{ri}, {}(), ({}){});",
+                acc.combine, acc.ty, acc.identity
+            );
+        }
         let _ = writeln!(
             out,
             "    const {} v{ri} = {};",
@@ -1044,7 +1136,50 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
         );
     }
     let _ = writeln!(out, "  }}");
+    if per_warp {
+        let warps_per_block = BLOCK as u64 / 32;
+        return (out, blocks_for(rows, warps_per_block), BLOCK, false);
+    }
     // Narrow rows use fewer threads (a multiple of a warp).
     let block = width.div_ceil(32).clamp(1, BLOCK as u64 / 32) as u32 * 32;
     (out, rows.min(MAX_GRID) as u32, block, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Divider;
+
+    /// Every divisor a size can be, against numerators near the edges: small, multiples of
+    /// the divisor and their neighbours, and the largest below 2^31.
+    #[test]
+    fn dividers_divide_exactly_below_two_to_the_31() {
+        let mut divisors: Vec<u32> = (1..=3000).collect();
+        for s in 1..=31 {
+            let p = 1u32 << s;
+            divisors.extend([p - 1, p, p.saturating_add(1).min(1 << 31)]);
+        }
+        divisors.extend([
+            3 * 256 * 12,
+            2304,
+            3072,
+            196_608,
+            786_432,
+            1_000_003,
+            2_147_483_647,
+        ]);
+        let top = (1u32 << 31) - 1;
+        for &d in &divisors {
+            let div = Divider::new(d);
+            let mut numerators: Vec<u32> = (0..600).collect();
+            numerators.extend([top, top - 1, top - d.min(top), top / 2, top / 3]);
+            for k in [1u32, 2, 7, 1000, 65_535] {
+                if let Some(m) = d.checked_mul(k).filter(|&m| m <= top) {
+                    numerators.extend([m - 1, m, (m + 1).min(top)]);
+                }
+            }
+            for &n in &numerators {
+                assert_eq!(div.divide(n), n / d, "{n} / {d} with {div:?}");
+            }
+        }
+    }
 }
