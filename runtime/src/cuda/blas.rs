@@ -197,8 +197,13 @@ pub(super) fn run(
     let b = copied_b.as_ref().unwrap_or(&args[1]);
     let p = &m.plan.plan;
     let (first, second) = if p.swapped { (b, a) } else { (a, b) };
-    // Elements outside the output view stay zero, as on the host.
-    let c = CudaBuffer::zeros(dev, m.dtype, m.plan.c_len)?;
+    // Elements outside the output view stay zero, as on the host; a buffer the calls write
+    // whole is not zeroed first (a memset launch per product).
+    let c = if m.plan.covers_c {
+        CudaBuffer::uninit(dev, m.dtype, m.plan.c_len)?
+    } else {
+        CudaBuffer::zeros(dev, m.dtype, m.plan.c_len)?
+    };
     let (data, compute, double) = types(m.dtype);
     let size = m.dtype.size() as u64;
     // Complex types read alpha and beta as (real, imaginary) pairs; real ones the first.

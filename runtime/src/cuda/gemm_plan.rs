@@ -233,6 +233,9 @@ pub struct MatmulPlan {
     pub plan: GemmPlan,
     /// Elements of the buffer cuBLAS writes.
     pub c_len: usize,
+    /// Whether the calls write every element of that buffer (then it need not be zeroed
+    /// first): its view covers it, and K > 0 (an empty problem is never planned).
+    pub covers_c: bool,
     /// When the output view was not expressible, cuBLAS writes a contiguous `[*B, M, N]`
     /// buffer and this is the real output view to copy it into.
     pub scatter: Option<View>,
@@ -330,6 +333,7 @@ fn plan_copies(
         copy_b,
         plan: plan(&av, &bv, &ov_used)?,
         c_len,
+        covers_c: ov_used.numel() == c_len && ov_used.internal_overlap() == Some(false),
         scatter,
     })
 }

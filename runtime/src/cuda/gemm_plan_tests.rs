@@ -132,7 +132,10 @@ fn check_with(av: &View, bv: &View, ov: &View, loop_min_macs: usize) -> Option<M
     } else {
         (a, b)
     };
-    let mut c = vec![0.0; prepared.c_len];
+    // Where the plan says the calls write all of `c`, it starts as NaN (the device leaves it
+    // uninitialised): an element they missed would show.
+    let fill = if prepared.covers_c { f64::NAN } else { 0.0 };
+    let mut c = vec![fill; prepared.c_len];
     cublas_reference(&prepared.plan, f64s(&a), f64s(&b), &mut c);
     let c = HostBuffer::F64(Memory::from(c));
     let got = match &prepared.scatter {
