@@ -163,7 +163,9 @@ pub fn device(ordinal: usize) -> Result<Arc<CudaDevice>> {
     Ok(dev)
 }
 
-/// Milliseconds of device time between two events around the work `f` queues.
+/// Milliseconds of device time between two events around the work `f` queues. With
+/// `SMELT_DUMP=queue` a line on standard error also says how long the host took to queue it:
+/// a host slower than the device leaves the device idle between launches.
 pub(super) fn time<R>(dev: &CudaDevice, f: impl FnOnce() -> Result<R>) -> Result<(R, f64)> {
     use cudarc::driver::result::event;
     dev.synchronize()?;
@@ -184,13 +186,24 @@ pub(super) fn time<R>(dev: &CudaDevice, f: impl FnOnce() -> Result<R>) -> Result
     // are recorded on its stream, waited for, read and destroyed here.
     let timed = unsafe {
         event::record(start, dev.cu_stream()).map_err(|e| driver_error("event record", e))?;
+        let queueing = std::time::Instant::now();
         let r = f();
+        let queued = queueing.elapsed();
         let ms = event::record(end, dev.cu_stream())
             .and_then(|_| event::synchronize(end))
             .and_then(|_| event::elapsed(start, end))
             .map_err(|e| driver_error("event timing", e));
         let _ = event::destroy(start);
         let _ = event::destroy(end);
+        if let Ok(ms) = ms
+            && crate::cpu::dump("queue")
+        {
+            eprintln!(
+                "{}: queued in {:.4} ms on the host, ran {ms:.4} ms on the device",
+                dev.label(),
+                queued.as_secs_f64() * 1e3
+            );
+        }
         (r, ms)
     };
     Ok((timed.0?, timed.1? as f64))
