@@ -30,11 +30,16 @@ check() {
     SMELT_DEVICE=cuda timeout -k 5 100 "$t" $filter --test-threads 2 > /tmp/tests/$n.out 2>&1 &
     pids+=($!)
   done
+  # A file of many programs (each compiles its own kernels) runs as chunks of 105 cases, so
+  # that no process outlives the limit.
   for f in $G/conformance/*.jsonl; do
-    n=$(basename "$f" .jsonl); mkdir -p /tmp/conf/$n; cp "$f" /tmp/conf/$n/
-    SMELT_DEVICE=cuda timeout -k 5 100 $G/bin/smelt conformance /tmp/conf/$n --verbose \
-      > /tmp/conf/$n.out 2>&1 &
-    pids+=($!)
+    n=$(basename "$f" .jsonl); mkdir -p /tmp/conf/split; split -l 105 -d "$f" /tmp/conf/split/$n.
+    for c in /tmp/conf/split/$n.*; do
+      part=$(basename "$c"); mkdir -p /tmp/conf/$part; cp "$c" /tmp/conf/$part/$part.jsonl
+      SMELT_DEVICE=cuda timeout -k 5 100 $G/bin/smelt conformance /tmp/conf/$part --verbose \
+        > /tmp/conf/$part.out 2>&1 &
+      pids+=($!)
+    done
   done
   for p in "${pids[@]}"; do wait "$p"; done
   for f in /tmp/tests/*.out; do
@@ -44,6 +49,8 @@ check() {
   for f in /tmp/conf/*.out; do
     echo "$(basename "$f" .out): $(tail -1 "$f")"; grep -E 'FAIL|PANIC|rror' "$f" | head -6
   done
+  cat /tmp/conf/*.out | grep -E '^[0-9]+ passed, [0-9]+ failed$' \
+    | awk '{p += $1; f += $3} END {print "conformance in all: " p " passed, " f " failed"}'
   cat /tmp/tests/*.out > "$O/tests_cuda.txt"
   cat /tmp/conf/*.out > "$O/conformance_cuda.txt"
 }
