@@ -102,6 +102,37 @@ fn device_tensors_stay_on_the_device_and_match_the_host() {
     assert!(after.peak_in_use > 0 && after.held >= after.in_use);
 }
 
+/// Row kernels give a row a warp where rows are at most 1024 wide and at least 256 many, else a
+/// block (`codegen/src/cuda/render.rs`); both sides of each bound, widths that are not a
+/// multiple of a warp, row-level stores (a sum, a mean kept beside the normalised rows), and
+/// broadcasts over permuted views, whose indices unravel by the host's dividers.
+#[test]
+fn row_kernels_on_a_warp_or_a_block_match_the_host() {
+    let Some(dev) = gpu() else { return };
+    let softmax = |t: &[Tensor]| t[0].softmax(1, None);
+    let sums = |t: &[Tensor]| t[0].sum(&[1], false, None) + t[0].amax(&[1], false);
+    let norm = |t: &[Tensor]| {
+        let m = t[0].mean(&[1], true, None);
+        let v = t[0].var(&[1], 0.0, true);
+        (&t[0] - &m) / (v + 1e-5).sqrt() + m
+    };
+    for (rows, width) in [(300, 33), (257, 1024), (256, 1025), (255, 64), (1000, 1)] {
+        let x = Tensor::from_scalars(&values(rows * width, rows), &[rows, width], DType::F32);
+        for f in [&softmax as &dyn Fn(&[Tensor]) -> Tensor, &sums, &norm] {
+            same_on_device(dev, f, std::slice::from_ref(&x), 1e-5);
+        }
+    }
+    let x =
+        Tensor::from_scalars(&values(300 * 768, 3), &[300, 768], DType::F32).to_dtype(DType::BF16);
+    let w = Tensor::from_scalars(&values(768, 4), &[768], DType::F32).to_dtype(DType::BF16);
+    let ln = |t: &[Tensor]| t[0].layer_norm(&[768], Some(&t[1]), Some(&t[1]), 1e-5);
+    same_on_device(dev, &ln, &[x, w], 1e-2);
+    let x = Tensor::from_scalars(&values(5 * 7 * 33, 5), &[5, 7, 33], DType::F32);
+    let b = Tensor::from_scalars(&values(7, 6), &[7], DType::F32);
+    let permuted = |t: &[Tensor]| (t[0].permute(&[2, 0, 1]) + &t[1]) * 3.0;
+    same_on_device(dev, &permuted, &[x, b], 0.0);
+}
+
 #[test]
 fn device_views_and_in_place_writes_share_storage() {
     let Some(dev) = gpu() else { return };
