@@ -281,8 +281,12 @@ impl KernelCache {
             // Written whole under a temporary name, then renamed (another process reading
             // the cache sees a complete file or none); the source last, since it marks the
             // entry as present. A cache that cannot be written is only slower.
+            // The temporary name is this write's own: threads of one process may write the
+            // same entry at once.
             let put = |path: &PathBuf, data: &[u8]| {
-                let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+                static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let tmp = path.with_extension(format!("tmp{}-{n}", std::process::id()));
                 std::fs::write(&tmp, data).and_then(|_| std::fs::rename(&tmp, path))
             };
             let _ = std::fs::create_dir_all(dir)
@@ -291,6 +295,36 @@ impl KernelCache {
         }
         self.lock().insert(key, bytes.clone());
         Ok(bytes)
+    }
+
+    /// Compiles each of `sources` that is not cached yet, on as many threads as the host has
+    /// (NVRTC compiles separate programs concurrently), so that a plan's first run waits for
+    /// about its slowest kernel rather than for the sum of them. A source that fails is left
+    /// for [`KernelCache::get`] to report when it is asked for.
+    pub fn warm(&self, sources: &[String], arch: &str, image: Image) {
+        let mut distinct: Vec<&String> = sources.iter().collect();
+        distinct.sort_unstable();
+        distinct.dedup();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(distinct.len());
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            while let Some(source) =
+                distinct.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+            {
+                let _ = self.get(source, arch, image);
+            }
+        };
+        if threads <= 1 {
+            work();
+            return;
+        }
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(work);
+            }
+        });
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Vec<u8>>>> {
@@ -325,6 +359,35 @@ mod tests {
             Ok(cubin) => assert_eq!(&cubin[..4], b"\x7fELF"),
             Err(e) => assert_eq!(e.kind, ErrorKind::Device, "{e}"),
         }
+    }
+
+    /// Warming compiles each distinct source once (on several threads), `get` then finds it in
+    /// memory, and a source NVRTC rejects is not cached: `get` reports it.
+    #[test]
+    fn warming_compiles_each_source_once_for_get_to_find() {
+        let cache = KernelCache::new(None);
+        let kernel =
+            |i: usize| format!("extern \"C\" __global__ void k{i}(float* x) {{ x[0] = {i}.0f; }}");
+        let bad = "this is not CUDA".to_string();
+        let sources = [kernel(1), kernel(2), kernel(1), bad.clone(), kernel(3)];
+        cache.warm(&sources, DEFAULT_ARCH, Image::Ptx);
+        if let Err(e) = nvrtc_status() {
+            eprintln!("skipped: {e}");
+            assert!(cache.lock().is_empty());
+            return;
+        }
+        assert_eq!(cache.lock().len(), 3, "three distinct sources compile");
+        for i in 1..=3 {
+            let cached = cache.lock().values().cloned().collect::<Vec<_>>();
+            let got = cache.get(&kernel(i), DEFAULT_ARCH, Image::Ptx).unwrap();
+            assert!(
+                cached.iter().any(|c| Arc::ptr_eq(c, &got)),
+                "k{i} came from memory"
+            );
+        }
+        let e = cache.get(&bad, DEFAULT_ARCH, Image::Ptx).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Compile, "{e}");
+        assert_eq!(cache.lock().len(), 3);
     }
 
     #[test]

@@ -86,6 +86,25 @@ pub(super) fn loaded(dev: &CudaDevice, k: &CudaKernel) -> Result<Launch> {
     })
 }
 
+/// Compiles the kernels `works` will load, at once on the host's threads
+/// ([`KernelCache::warm`]), before [`prepare`] loads them one by one: a plan's first run then
+/// waits for about its slowest NVRTC compile, not for all of them in turn. Products on cuBLAS
+/// have only their (rare) copy kernels, compiled as they come.
+pub(super) fn warm(dev: &CudaDevice, works: &[&Work]) {
+    let sources: Vec<String> = works
+        .iter()
+        .filter_map(|work| {
+            let kernel = match work {
+                Work::Kernel(k) => render(k),
+                Work::Library(call) if runs_on_cublas(call) => return None,
+                Work::Library(call) => render_library(call).kernel,
+            };
+            (!kernel.is_empty_launch()).then(|| kernel.source())
+        })
+        .collect();
+    KernelCache::global().warm(&sources, &dev.arch, Image::Cubin);
+}
+
 /// Works out how `work` runs on `dev`.
 pub(super) fn prepare(dev: &CudaDevice, work: &Work) -> Result<Prepared> {
     Ok(Prepared(match work {

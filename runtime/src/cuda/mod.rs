@@ -317,6 +317,8 @@ impl Backend for CudaDevice {
             if let Some(p) = find() {
                 return Ok(p);
             }
+            let works: Vec<&Work> = exec.schedule().steps.iter().map(|s| &s.work).collect();
+            launch::warm(self, &works);
             let p = crate::backend::prepare_all(self, exec)?;
             let mut slots = exec.cuda.lock().unwrap_or_else(|p| p.into_inner());
             match slots.iter().find(|(n, _)| *n == self.ordinal) {
