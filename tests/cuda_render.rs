@@ -152,11 +152,11 @@ fn rendering_is_pure_and_size_independent() {
         "the source depends on structure only"
     );
     assert_ne!(small.scalars, large.scalars, "sizes travel as parameters");
-    assert!(small.body.contains("sm_warp_reduce(") && !small.body.contains("sm_block_reduce("));
+    assert!(small.body.contains("sm_warp_allreduce(") && !small.body.contains("sm_block_reduce("));
     assert_eq!((small.grid, small.block), (256 / 8, 256));
     let (few_shape, few) = softmax(64);
     assert!(few_shape[0] < WARP_ROW_MIN_ROWS as usize);
-    assert!(few.body.contains("sm_block_reduce(") && !few.body.contains("sm_warp_reduce("));
+    assert!(few.body.contains("sm_block_reduce(") && !few.body.contains("sm_warp_allreduce("));
     assert_eq!((few.grid, few.block), (64, 64));
     let (wide_shape, wide) = softmax(2);
     assert!(wide_shape[1] as u64 > WARP_ROW_MAX_WIDTH);

@@ -297,16 +297,22 @@ impl KernelCache {
         Ok(bytes)
     }
 
-    /// Compiles each of `sources` that is not cached yet, on as many threads as the host has
-    /// (NVRTC compiles separate programs concurrently), so that a plan's first run waits for
+    /// Compiles each of `sources` that is not cached yet, on as many threads as the host has,
+    /// up to 16 (NVRTC compiles separate programs concurrently), so that a plan's first run waits for
     /// about its slowest kernel rather than for the sum of them. A source that fails is left
     /// for [`KernelCache::get`] to report when it is asked for.
     pub fn warm(&self, sources: &[String], arch: &str, image: Image) {
-        let mut distinct: Vec<&String> = sources.iter().collect();
-        distinct.sort_unstable();
-        distinct.dedup();
+        // Distinct by hash: sources share a prelude of some kilobytes, so comparing them
+        // whole would cost more than hashing.
+        let mut seen = std::collections::HashSet::new();
+        let distinct: Vec<&String> = sources
+            .iter()
+            .filter(|s| seen.insert(source_hash(&[s])))
+            .collect();
+        // At most 16 compiles at once: each NVRTC program holds its own front end's memory.
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
+            .clamp(1, 16)
             .min(distinct.len());
         let next = std::sync::atomic::AtomicUsize::new(0);
         let work = || {
@@ -316,14 +322,18 @@ impl KernelCache {
                 let _ = self.get(source, arch, image);
             }
         };
-        if threads <= 1 {
-            work();
-            return;
-        }
         std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(work);
+            // Helpers where the system gives threads; this thread works too, and finishes
+            // alone what no helper takes.
+            for _ in 1..threads {
+                if std::thread::Builder::new()
+                    .spawn_scoped(scope, work)
+                    .is_err()
+                {
+                    break;
+                }
             }
+            work();
         });
     }
 

@@ -143,6 +143,13 @@ template <class T, class F> __device__ __forceinline__ T sm_warp_reduce(T v, F f
   return v;
 }
 
+// Reduces one value per lane over the warp; every lane gets lane 0's result (the butterfly
+// hands lanes their operands in different orders, and max/min of +0 and -0, or of NaNs with
+// different payloads, depend on the order: the lanes of a row must agree).
+template <class T, class F> __device__ __forceinline__ T sm_warp_allreduce(T v, F f) {
+  return __shfl_sync(0xffffffffu, sm_warp_reduce(v, f), 0);
+}
+
 // Reduces one value per thread over the block (blockDim.x a multiple of 32, at most 1024);
 // every thread gets the result. `sh` holds 33 elements; the order of combination is fixed.
 template <class T, class F> __device__ __forceinline__ T sm_block_reduce(T v, T* sh, F f, T identity) {

@@ -315,7 +315,12 @@ impl<'k> Renderer<'k> {
             .iter()
             .map(|&d| self.kernel.shape[d] as u64)
             .product();
-        let narrow = points < 1 << 31;
+        // (Each dim below 2^31 too: an empty group can hold a dim no divider takes.)
+        let narrow = points < 1 << 31
+            && group
+                .dims
+                .iter()
+                .all(|&d| (self.kernel.shape[d] as u64) < 1 << 31);
         let ty = if narrow { "unsigned int" } else { "long long" };
         let _ = writeln!(out, "{indent}{ty} rest = ({ty}){};", group.flat);
         let dims = group.dims.clone();
@@ -1118,7 +1123,7 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
         if per_warp {
             let _ = writeln!(
                 out,
-                "    {acc_name} = sm_warp_reduce({acc_name}, {}());",
+                "    {acc_name} = sm_warp_allreduce({acc_name}, {}());",
                 acc.combine
             );
         } else {
@@ -1147,7 +1152,21 @@ fn render_rows(r: &mut Renderer) -> (String, u32, u32, bool) {
 
 #[cfg(test)]
 mod tests {
-    use super::Divider;
+    use super::{Divider, render};
+    use smelt_ir::{DType, Kernel, View};
+
+    /// An empty kernel still renders (its launch is empty): a group with a zero-size dim has no
+    /// points, yet may hold a dim past what a divider takes; it unravels in 64 bits.
+    #[test]
+    fn an_empty_kernel_with_a_huge_dim_renders() {
+        let shape = [0, 3_000_000_000, 7];
+        let src = View::new(shape.to_vec(), vec![1, 0, 1], 0);
+        let dst = View::contiguous(&shape);
+        let k = Kernel::copy(DType::F32, &src, 8, &dst, 0);
+        let c = render(&k);
+        assert!(c.is_empty_launch());
+        assert!(!c.body.contains("sm_udiv"), "{}", c.body);
+    }
 
     /// Every divisor a size can be, against numerators near the edges: small, multiples of
     /// the divisor and their neighbours, and the largest below 2^31.

@@ -24,7 +24,7 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_div_su
       const float v0 = a0[off0 + row * st0_0 + j];
       acc1 = SmSum()(acc1, v0);
     }
-    acc1 = sm_warp_reduce(acc1, SmSum());
+    acc1 = sm_warp_allreduce(acc1, SmSum());
     const float v1 = acc1;
     const float v2 = 64.0f;
     const float v3 = v1 / v2;
@@ -36,7 +36,7 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_sum1_div_su
       const float v5 = v4 * v4;
       acc6 = SmSum()(acc6, v5);
     }
-    acc6 = sm_warp_reduce(acc6, SmSum());
+    acc6 = sm_warp_allreduce(acc6, SmSum());
     const float v6 = acc6;
     const float v7 = v6 / v2;
     const float v8 = 1e-5f;

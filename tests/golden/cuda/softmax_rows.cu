@@ -20,7 +20,7 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_ex
       const float v0 = a0[off0 + row * st0_0 + j];
       acc1 = SmMax()(acc1, v0);
     }
-    acc1 = sm_warp_reduce(acc1, SmMax());
+    acc1 = sm_warp_allreduce(acc1, SmMax());
     const float v1 = acc1;
     // pass over the row for %4 = reduce_sum %3
     float acc4 = 0.0f;
@@ -30,7 +30,7 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_reduce_max1_sub_ex
       const float v3 = expf(v2);
       acc4 = SmSum()(acc4, v3);
     }
-    acc4 = sm_warp_reduce(acc4, SmSum());
+    acc4 = sm_warp_allreduce(acc4, SmSum());
     const float v4 = acc4;
     const float v5 = (1.0f / v4);
     // final pass: element-level stores

@@ -26,7 +26,7 @@ extern "C" __global__ void __launch_bounds__(256) smelt_fused_sub_pow_reduce_sum
       const float v4 = v2 * v2;
       acc5 = SmSum()(acc5, v4);
     }
-    acc5 = sm_warp_reduce(acc5, SmSum());
+    acc5 = sm_warp_allreduce(acc5, SmSum());
     const float v5 = acc5;
     if (lane == 0) a2[off2 + row] = v5;
   }
