@@ -14,6 +14,10 @@
 #   ab     the GPT block rows three times with attention's products looped
 #          (SMELT_CUBLAS_LOOP_MACS=0) and copied dense (the default), alternated, then
 #          PyTorch's block once: the comparison in one run
+#   old    this build and an older one (.gpu/smelt_old.xz, packed by scripts/gpu_pack_old.sh
+#          REV after prepare.sh) one after the other: the GPT block rows (--both, 15
+#          repetitions) and the WORKLOADS.md rows (fused), then PyTorch's block; each JSON line
+#          gets a "build" of "new" or the old revision
 # Every step has its own time limit; `check time` stays under ten minutes at worst (the
 # device tool's limit for one call) and took 4.5 minutes on an H200. Logs go to $OUT.
 set -u
@@ -98,6 +102,24 @@ ab() {
       --dtype $d --reps 20 2>&1 | grep -v -i warn | tee -a "$O/ab_gpt_cuda.jsonl"
   done
 }
+old() {
+  [ -f $G/smelt_old.xz ] || { log "no $G/smelt_old.xz: run scripts/gpu_pack_old.sh REV here"; return; }
+  xz -d -k -f $G/smelt_old.xz && chmod +x $G/smelt_old
+  local rev; rev=$(cat $G/smelt_old.rev 2>/dev/null || echo old)
+  log "== this build against $rev: the GPT block, then the rows, then PyTorch's block"
+  for what in "gpt_block gpt_block_bf16 --both --reps 15" \
+      "ew_chain gelu_tanh transpose_add permute_scale softmax_rows sum_sq_diff layernorm matmul_bias_relu"; do
+    for b in new "$rev"; do
+      bin=$G/bin/smelt; [ "$b" = new ] || bin=$G/smelt_old
+      timeout -k 5 90 $bin bench $what --json --device cuda 2>&1 | grep '^{' \
+        | sed "s/}$/,\"build\":\"$b\"}/" | tee -a "$O/old_new_cuda.jsonl"
+    done
+  done
+  for d in float32 bfloat16; do
+    PYTHONUNBUFFERED=1 timeout -k 5 70 python3 scripts/gpt_block.py anchor --device cuda \
+      --dtype $d --reps 30 2>&1 | grep '^{' | tee -a "$O/old_new_cuda.jsonl"
+  done
+}
 main() {
   for s in $steps; do case $s in
     check) check ;;
@@ -105,6 +127,7 @@ main() {
     gpt) gpt ;;
     prof) prof ;;
     ab) ab ;;
+    old) old ;;
     *) echo "unknown step $s" ;;
   esac; done
   log "== done"
