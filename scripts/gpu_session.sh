@@ -111,8 +111,10 @@ old() {
       "ew_chain gelu_tanh transpose_add permute_scale softmax_rows sum_sq_diff layernorm matmul_bias_relu"; do
     for b in new "$rev"; do
       bin=$G/bin/smelt; [ "$b" = new ] || bin=$G/smelt_old
-      timeout -k 5 90 $bin bench $what --json --device cuda 2>&1 | grep '^{' \
-        | sed "s/}$/,\"build\":\"$b\"}/" | tee -a "$O/old_new_cuda.jsonl"
+      # Everything to the log (a row that fails says why there), the JSON rows labelled.
+      timeout -k 5 90 $bin bench $what --json --device cuda 2>&1 | tee -a "$O/old_new_cuda.log" \
+        | grep '^{' | sed "s/}$/,\"build\":\"$b\"}/" | tee -a "$O/old_new_cuda.jsonl"
+      grep -v '^{' "$O/old_new_cuda.log" | grep -i -E 'fail|error|mismatch' | tail -3
     done
   done
   for d in float32 bfloat16; do
