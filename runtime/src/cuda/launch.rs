@@ -9,7 +9,7 @@ use super::memory::CudaBuffer;
 use crate::buffer::Buffer;
 use cudarc::driver::result;
 use smelt_codegen::cuda::compile::{Image, KernelCache, source_hash};
-use smelt_codegen::cuda::library::{render_library, runs_on_cublas};
+use smelt_codegen::cuda::library::{LibraryKernel, render_library, runs_on_cublas};
 use smelt_codegen::cuda::{CudaKernel, render};
 use smelt_ir::{Access, Instr, Kernel, LibraryCall, Result, Work};
 use std::ffi::c_void;
@@ -86,46 +86,58 @@ pub(super) fn loaded(dev: &CudaDevice, k: &CudaKernel) -> Result<Launch> {
     })
 }
 
-/// Compiles the kernels `works` will load, at once on the host's threads
-/// ([`KernelCache::warm`]), before [`prepare`] loads them one by one: a plan's first run then
-/// waits for about its slowest NVRTC compile, not for all of them in turn. Products on cuBLAS
-/// have only their (rare) copy kernels, compiled as they come.
-pub(super) fn warm(dev: &CudaDevice, works: &[&Work]) {
-    let sources: Vec<String> = works
+/// What a step runs as, rendered once per plan: a kernel, a library routine's kernel, or a
+/// product for cuBLAS (planned when it is loaded).
+enum Rendered<'w> {
+    Kernel(CudaKernel),
+    Library(LibraryKernel),
+    Cublas(&'w LibraryCall),
+}
+
+/// Works out how each of `works` runs on `dev`. Every kernel is rendered once and all of them
+/// are compiled at once on the host's threads ([`KernelCache::warm`]) before they load one by
+/// one: a plan's first run waits for about its slowest NVRTC compile, not for all of them in
+/// turn. Products on cuBLAS have only their (rare) copy kernels, compiled as they come.
+pub(super) fn prepare(dev: &CudaDevice, works: &[&Work]) -> Result<Vec<Prepared>> {
+    let rendered: Vec<Rendered> = works
         .iter()
-        .filter_map(|work| {
-            let kernel = match work {
-                Work::Kernel(k) => render(k),
-                Work::Library(call) if runs_on_cublas(call) => return None,
-                Work::Library(call) => render_library(call).kernel,
-            };
-            (!kernel.is_empty_launch()).then(|| kernel.source())
+        .map(|work| match work {
+            Work::Kernel(k) => {
+                crate::reference::verify(k);
+                Rendered::Kernel(render(k))
+            }
+            Work::Library(call) if runs_on_cublas(call) => Rendered::Cublas(call),
+            Work::Library(call) => Rendered::Library(render_library(call)),
+        })
+        .collect();
+    let sources: Vec<String> = rendered
+        .iter()
+        .filter_map(|r| match r {
+            Rendered::Kernel(k) | Rendered::Library(LibraryKernel { kernel: k, .. }) => {
+                (!k.is_empty_launch()).then(|| k.source())
+            }
+            Rendered::Cublas(_) => None,
         })
         .collect();
     KernelCache::global().warm(&sources, &dev.arch, Image::Cubin);
-}
-
-/// Works out how `work` runs on `dev`.
-pub(super) fn prepare(dev: &CudaDevice, work: &Work) -> Result<Prepared> {
-    Ok(Prepared(match work {
-        Work::Kernel(k) => {
-            crate::reference::verify(k);
-            Step::Kernel(loaded(dev, &render(k))?)
-        }
-        Work::Library(call) => match runs_on_cublas(call)
-            .then(|| blas::prepare(dev, call))
-            .transpose()?
-            .flatten()
-        {
-            Some(m) => Step::Matmul(Box::new(m)),
-            None => {
-                // Everything but a float matmul cuBLAS can take: a rendered kernel (a float
-                // matmul too large for cuBLAS's `int` sizes accumulates in f64, as on the host).
-                let lib = render_library(call);
-                Step::Library(loaded(dev, &lib.kernel)?, lib.scratch)
-            }
-        },
-    }))
+    rendered
+        .into_iter()
+        .map(|r| {
+            Ok(Prepared(match r {
+                Rendered::Kernel(k) => Step::Kernel(loaded(dev, &k)?),
+                Rendered::Library(lib) => Step::Library(loaded(dev, &lib.kernel)?, lib.scratch),
+                Rendered::Cublas(call) => match blas::prepare(dev, call)? {
+                    Some(m) => Step::Matmul(Box::new(m)),
+                    // A float matmul too large for cuBLAS's `int` sizes: a rendered kernel
+                    // that accumulates in f64, as on the host.
+                    None => {
+                        let lib = render_library(call);
+                        Step::Library(loaded(dev, &lib.kernel)?, lib.scratch)
+                    }
+                },
+            }))
+        })
+        .collect()
 }
 
 /// Queues `launch` with buffer addresses `buffers` (in parameter order).

@@ -295,7 +295,8 @@ impl Backend for CudaDevice {
     fn prepare(&self, work: &Work) -> Result<Prepared> {
         #[cfg(feature = "cuda")]
         {
-            launch::prepare(self, work)
+            let mut one = launch::prepare(self, &[work])?;
+            Ok(one.pop().expect("one step prepared per work"))
         }
         #[cfg(not(feature = "cuda"))]
         {
@@ -318,8 +319,7 @@ impl Backend for CudaDevice {
                 return Ok(p);
             }
             let works: Vec<&Work> = exec.schedule().steps.iter().map(|s| &s.work).collect();
-            launch::warm(self, &works);
-            let p = crate::backend::prepare_all(self, exec)?;
+            let p: Arc<[Prepared]> = launch::prepare(self, &works)?.into();
             let mut slots = exec.cuda.lock().unwrap_or_else(|p| p.into_inner());
             match slots.iter().find(|(n, _)| *n == self.ordinal) {
                 Some((_, kept)) => Ok(kept.clone()),
