@@ -1806,6 +1806,18 @@ fn transposed_blocks_match_reference() {
             k.body.iter().any(smelt_codegen::cpu::is_transposing_load),
             "the load is read in transposed blocks"
         );
+        // A line block fetches the 16 lines of the next row block ahead (`tiles.rs`,
+        // `next_block_ahead`), in the plain code and the streaming variant alike: a patch
+        // that failed would have dropped them silently.
+        let plain = crate::cpu::compiled(&k).expect("the cpu JIT compiles it");
+        let streaming = crate::cpu::compiled_streaming(&k).expect("it has a streaming variant");
+        for code in [plain, streaming] {
+            assert!(
+                code.prefetches >= 16,
+                "{batch}×{rows}×{cols}: {}",
+                code.prefetches
+            );
+        }
         check(&k, 41);
     }
     let mut gathered = permute_scale(2, 8, 8);

@@ -63,11 +63,14 @@ pub fn compiled(kernel: &Kernel) -> Entry {
     cached(kernel, structure_key(kernel), CpuJit::compile)
 }
 
+/// What a streaming variant's cache key ends with.
+const STREAM_KEY: &str = "|stream";
+
 /// The streaming variant of `kernel` (`codegen/src/cpu/stream.rs`), from the cache or freshly
 /// compiled; only for launches whose vector stores are all aligned (`streams_aligned`).
 pub fn compiled_streaming(kernel: &Kernel) -> Entry {
     let mut key = structure_key(kernel);
-    key.push_str("|stream");
+    key.push_str(STREAM_KEY);
     cached(kernel, key, CpuJit::compile_streaming)
 }
 
@@ -96,6 +99,11 @@ fn cached(
     match &entry {
         Ok(k) if dump("clif") => eprintln!("clif for {}:\n{}", kernel.name, k.clif),
         Ok(k) if dump("asm") => eprintln!("asm for {}:\n{}", kernel.name, k.asm),
+        // Without a streaming variant the plain code runs; without plain code, the interpreter.
+        Err(why) if dump("kernels") && key.ends_with(STREAM_KEY) => eprintln!(
+            "cpu: kernel {} has no streaming variant (its plain code runs): {why}",
+            kernel.name
+        ),
         Err(why) if dump("kernels") => eprintln!(
             "cpu: kernel {} runs on the reference interpreter: {why}",
             kernel.name

@@ -258,8 +258,12 @@ impl CpuJit {
                 .map(|t| t.offset as usize)
                 .collect()
         };
-        let sites = marked(prefetch::PREFETCH);
-        prefetch::patch(&mut code, &sites).map_err(Unsupported)?;
+        let mut prefetches = 0;
+        for hint in prefetch::Hint::ALL {
+            let sites = marked(hint.trap());
+            prefetch::patch(&mut code, &sites, hint).map_err(Unsupported)?;
+            prefetches += sites.len();
+        }
         let streams = marked(stream::STREAM);
         stream::patch(&mut code, &streams).map_err(Unsupported)?;
         let relocs: Vec<ModuleReloc> = compiled
@@ -273,6 +277,6 @@ impl CpuJit {
         self.module
             .define_function_bytes(id, alignment, &code, &relocs)
             .map_err(|e| Unsupported(format!("cranelift: {e:?}")))?;
-        Ok((asm, sites.len(), streams.len()))
+        Ok((asm, prefetches, streams.len()))
     }
 }

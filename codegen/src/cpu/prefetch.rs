@@ -5,10 +5,10 @@
 //! its own trap code ([`flags`]): a load that may trap is never removed or merged, and cranelift
 //! records where every such instruction starts in the machine code. After compiling, [`patch`]
 //! rewrites each of those loads (`movzx r, byte [addr]`, `REX? 0F B6 /r`) in place into
-//! `prefetcht0 [addr]` (`REX? 0F 18 /1`): the same prefix, addressing bytes and length, so no
-//! other instruction moves. A prefetch never faults, so it may name an address past the end
-//! of a buffer; the JIT therefore never runs a kernel whose patch failed (it compiles the
-//! kernel again without prefetches).
+//! `prefetcht0 [addr]` or `prefetcht1 [addr]` (`REX? 0F 18 /1` or `/2`, [`Hint`]): the same
+//! prefix, addressing bytes and length, so no other instruction moves. A prefetch never
+//! faults, so it may name an address past the end of a buffer; the JIT therefore never runs a
+//! kernel whose patch failed (it compiles the kernel again without prefetches).
 //!
 //! Why not a load that touches the line: a load that misses holds its place in the reorder
 //! buffer until the line arrives, so touches far ahead stall the loop; a prefetch retires at
@@ -17,8 +17,38 @@
 
 use cranelift_codegen::ir::{MemFlagsData, TrapCode};
 
-/// The trap code that marks a prefetch load.
-pub(crate) const PREFETCH: TrapCode = TrapCode::unwrap_user(42);
+/// The cache level a prefetch fills, each marked by a trap code of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hint {
+    /// `prefetcht0`: every level, for lines used soon after (a streamed load's next lines).
+    T0,
+    /// `prefetcht1`: L2 and outward, for lines used many cache lines' worth of work later
+    /// (the next row block of a tiled transpose, `translate/tiles.rs`), which would only
+    /// crowd the L1 data cache meanwhile.
+    T1,
+}
+
+impl Hint {
+    /// Both hints, in the order the JIT patches them.
+    pub(crate) const ALL: [Hint; 2] = [Hint::T0, Hint::T1];
+
+    /// The trap code that marks a prefetch load with this hint (each distinct from every
+    /// other marker the JIT patches: `stream::STREAM` is 43).
+    pub(crate) fn trap(self) -> TrapCode {
+        match self {
+            Hint::T0 => TrapCode::unwrap_user(42),
+            Hint::T1 => TrapCode::unwrap_user(44),
+        }
+    }
+
+    /// The `reg` field of `0F 18 /r` that selects this hint.
+    fn reg(self) -> u8 {
+        match self {
+            Hint::T0 => 1,
+            Hint::T1 => 2,
+        }
+    }
+}
 
 /// How far ahead of a streamed load the prefetch reads, in bytes: 32 of the host's cache lines
 /// (`host::Tuning::prefetch_ahead`; 2 KiB with 64-byte lines). In C on the machines measured
@@ -27,14 +57,15 @@ pub(crate) fn ahead() -> i32 {
     crate::cpu::host::tuning().prefetch_ahead
 }
 
-/// The flags of a prefetch load.
-pub(crate) fn flags() -> MemFlagsData {
-    MemFlagsData::new().with_trap_code(Some(PREFETCH))
+/// The flags of a prefetch load with `hint`.
+pub(crate) fn flags(hint: Hint) -> MemFlagsData {
+    MemFlagsData::new().with_trap_code(Some(hint.trap()))
 }
 
-/// Rewrites the one-byte loads starting at `sites` in `code` into `prefetcht0` of the same
-/// address. Fails, naming the site, when one is not such a load (then nothing may run).
-pub(crate) fn patch(code: &mut [u8], sites: &[usize]) -> Result<(), String> {
+/// Rewrites the one-byte loads starting at `sites` in `code` into prefetches of the same
+/// address with `hint`. Fails, naming the site, when one is not such a load (then nothing may
+/// run).
+pub(crate) fn patch(code: &mut [u8], sites: &[usize], hint: Hint) -> Result<(), String> {
     for &site in sites {
         let at = |i: usize| code.get(site + i).copied();
         let rex = at(0).filter(|b| b & 0xF0 == 0x40);
@@ -49,8 +80,7 @@ pub(crate) fn patch(code: &mut [u8], sites: &[usize]) -> Result<(), String> {
                     code[site] = 0x40 | (rex & 0b0011);
                 }
                 code[site + op + 1] = 0x18;
-                // reg field 1: the T0 hint (all cache levels).
-                code[site + op + 2] = (modrm & 0b1100_0111) | (1 << 3);
+                code[site + op + 2] = (modrm & 0b1100_0111) | (hint.reg() << 3);
             }
             _ => {
                 return Err(format!(
@@ -72,7 +102,7 @@ pub(crate) fn bytes_at(code: &[u8], site: usize) -> &[u8] {
 
 #[cfg(test)]
 mod tests {
-    use super::patch;
+    use super::{Hint, patch};
 
     /// Byte loads as cranelift emits them, each with the `prefetcht0` that GNU as assembles
     /// for the same address (with a REX prefix of 0x40 kept where the load had one that only
@@ -106,8 +136,23 @@ mod tests {
         for (load, want) in cases {
             // Between other bytes, which must not change.
             let mut code = [&[0x90, 0xc3][..], load, &[0xc3]].concat();
-            patch(&mut code, &[2]).unwrap();
+            patch(&mut code, &[2], Hint::T0).unwrap();
             assert_eq!(code, [&[0x90, 0xc3][..], want, &[0xc3]].concat());
+            // The T1 hint differs in the reg field alone (/2 for /1).
+            let mut code = [&[0x90, 0xc3][..], load, &[0xc3]].concat();
+            patch(&mut code, &[2], Hint::T1).unwrap();
+            let mut t1 = want.to_vec();
+            let modrm = 1 + want.iter().position(|&b| b == 0x18).expect("the opcode");
+            t1[modrm] = (t1[modrm] & 0b1100_0111) | (2 << 3);
+            assert_eq!(code, [&[0x90, 0xc3][..], &t1[..], &[0xc3]].concat());
+        }
+    }
+
+    #[test]
+    fn every_marker_is_its_own_trap_code() {
+        let codes = [Hint::T0.trap(), Hint::T1.trap(), crate::cpu::stream::STREAM];
+        for (i, a) in codes.iter().enumerate() {
+            assert!(codes[i + 1..].iter().all(|b| b != a), "{codes:?}");
         }
     }
 
@@ -122,7 +167,7 @@ mod tests {
         ] {
             let mut patched = code.clone();
             assert!(
-                patch(&mut patched, &[site]).is_err(),
+                patch(&mut patched, &[site], Hint::T0).is_err(),
                 "{code:02x?} at {site}"
             );
             assert_eq!(patched, code);

@@ -1280,10 +1280,17 @@ impl<'a, 'f> Translator<'a, 'f> {
         })
     }
 
-    /// A prefetch of the cache line at `addr + ahead` (`prefetch.rs`: a byte load the JIT
-    /// rewrites; it never faults, whatever the address).
+    /// A prefetch of the cache line at `addr + ahead` into every cache level (`prefetch.rs`: a
+    /// byte load the JIT rewrites; it never faults, whatever the address).
     fn prefetch(&mut self, addr: Value, ahead: i32) {
-        self.b.ins().load(types::I8, prefetch::flags(), addr, ahead);
+        self.prefetch_to(prefetch::Hint::T0, addr, ahead);
+    }
+
+    /// [`Self::prefetch`] into the cache levels `hint` names.
+    pub(super) fn prefetch_to(&mut self, hint: prefetch::Hint, addr: Value, ahead: i32) {
+        self.b
+            .ins()
+            .load(types::I8, prefetch::flags(hint), addr, ahead);
     }
 
     fn store(&mut self, i: usize, arg: usize, point: &[Value], x: Value) -> Result<()> {

@@ -70,6 +70,18 @@ fn transposes_f32(k: &Kernel) -> bool {
             .all(|instr| !is_transposing_load(instr) || f32_arg(instr))
 }
 
+/// Where a line block sits in its tile, for [`Translator::next_block_ahead`].
+pub(super) struct Tile {
+    /// The tile's first row.
+    first_row: Value,
+    /// The end of the tile's rows walked in line blocks (the rows after it go four at a time).
+    blocks_end: Value,
+    /// The end of the tile's columns.
+    cols_end: Value,
+    /// Columns of a whole tile.
+    cols: i64,
+}
+
 // Every row of every block is whole cache lines of f32, so a tiled kernel's streaming
 // variant writes whole lines ([`crate::cpu::streaming_candidate`]).
 const _: () = assert!(TILE.1 % LINE == 0);
@@ -115,7 +127,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                     t.for_loop(i0, blocks, LINE, &mut |t, ib| {
                         let whole = t.whole_steps(j0, j1, LINE);
                         t.for_loop(j0, whole, LINE, &mut |t, jb| {
-                            t.line_block(ib, jb, point, vals)
+                            let tile = Tile {
+                                first_row: i0,
+                                blocks_end: blocks,
+                                cols_end: j1,
+                                cols,
+                            };
+                            t.line_block(ib, jb, &tile, point, vals)
                         })?;
                         // The columns left of these 16 rows (none in most tiles).
                         let more = t.b.ins().icmp(IntCC::SignedLessThan, whole, j1);
@@ -223,6 +241,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         &mut self,
         ib: Value,
         jb: Value,
+        tile: &Tile,
         point: &mut Vec<Value>,
         vals: &mut [Option<Value>],
     ) -> Result<()> {
@@ -252,6 +271,13 @@ impl<'a, 'f> Translator<'a, 'f> {
                     column = self.b.ins().iadd(column, step);
                 }
                 columns.push(column);
+            }
+            if self.prefetch {
+                let ahead = self.next_block_ahead(ib, step, tile);
+                for &at in &columns {
+                    let at = self.b.ins().iadd(at, ahead);
+                    self.prefetch_to(prefetch::Hint::T1, at, 0);
+                }
             }
             for q in 0..LINE / LANES {
                 for k in 0..LINE / LANES {
@@ -334,6 +360,39 @@ impl<'a, 'f> Translator<'a, 'f> {
         })?;
         self.vector = false;
         Ok(())
+    }
+
+    /// Bytes from a transposing load's line in the block at rows `ib..`, column `jb + c`, to
+    /// the line the same column `c` reads in the next row block of the walk: 16 rows on (the
+    /// next line of the same input row, 64 bytes), or, in a tile's last row block when more
+    /// tiles lie to the right, the first row block of the next tile (`cols` input rows on, back
+    /// to the tile's first row). `step` is the load's stride along the columns in bytes.
+    ///
+    /// A block's transposing reads are 16 lines 16 input rows apart, so the hardware
+    /// prefetchers, which follow runs of nearby lines, miss them; fetching them a row block
+    /// ahead (`cols / 16` blocks of work) into L2 (`prefetcht1`; into L1 they only crowd the
+    /// lines in use) took `permute_scale` on a Zen 4 from 2.95 to 1.28 ms back to back and
+    /// from 3.46 to 2.72 ms with the caches emptied, and left `transpose_add`, at the triad
+    /// rate already, where it was (`docs/benchmarks.md`, "Figures behind the code's
+    /// constants").
+    fn next_block_ahead(&mut self, ib: Value, step: Value, tile: &Tile) -> Value {
+        let width = self.sizes[self.k.shape.len() - 1];
+        let next = self.b.ins().iadd_imm_s(ib, LINE);
+        let more_rows = self
+            .b
+            .ins()
+            .icmp(IntCC::SignedLessThan, next, tile.blocks_end);
+        let last_tile = self
+            .b
+            .ins()
+            .icmp(IntCC::SignedGreaterThanOrEqual, tile.cols_end, width);
+        let down = self.b.ins().bor(more_rows, last_tile);
+        let line = self.b.ins().iconst(types::I64, LINE * 4);
+        let right = self.b.ins().imul_imm_s(step, tile.cols);
+        let back = self.b.ins().isub(ib, tile.first_row);
+        let back = self.b.ins().ishl_imm_s(back, 2);
+        let right = self.b.ins().isub(right, back);
+        self.b.ins().select(down, line, right)
     }
 
     /// The transpose of a 4×4 block held as four f32x4 columns: row `r` of the result is
