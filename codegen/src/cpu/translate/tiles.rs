@@ -70,14 +70,14 @@ fn transposes_f32(k: &Kernel) -> bool {
             .all(|instr| !is_transposing_load(instr) || f32_arg(instr))
 }
 
-/// Where a line block sits in its tile, for [`Translator::next_block_ahead`].
-pub(super) struct Tile {
-    /// The tile's first row.
-    first_row: Value,
-    /// The end of the tile's rows walked in line blocks (the rows after it go four at a time).
-    blocks_end: Value,
-    /// The end of the tile's columns.
-    cols_end: Value,
+/// Where the walk goes after a row block of line blocks, for
+/// [`Translator::next_block_ahead`]: worked out once per row block, not per line block.
+pub(super) struct NextRows {
+    /// Whether the next row block is the 16 rows below in the same columns: the tile has more
+    /// row blocks, or no tile lies to its right.
+    down: Value,
+    /// Bytes of f32 from this row block back to its tile's first row.
+    back: Value,
     /// Columns of a whole tile.
     cols: i64,
 }
@@ -125,15 +125,10 @@ impl<'a, 'f> Translator<'a, 'f> {
                     // Line blocks of 16 rows, then the rows left four at a time.
                     let blocks = t.whole_steps(i0, i1, LINE);
                     t.for_loop(i0, blocks, LINE, &mut |t, ib| {
+                        let next = t.prefetch.then(|| t.next_rows(ib, i0, blocks, j1, cols));
                         let whole = t.whole_steps(j0, j1, LINE);
                         t.for_loop(j0, whole, LINE, &mut |t, jb| {
-                            let tile = Tile {
-                                first_row: i0,
-                                blocks_end: blocks,
-                                cols_end: j1,
-                                cols,
-                            };
-                            t.line_block(ib, jb, &tile, point, vals)
+                            t.line_block(ib, jb, next.as_ref(), point, vals)
                         })?;
                         // The columns left of these 16 rows (none in most tiles).
                         let more = t.b.ins().icmp(IntCC::SignedLessThan, whole, j1);
@@ -241,7 +236,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         &mut self,
         ib: Value,
         jb: Value,
-        tile: &Tile,
+        next: Option<&NextRows>,
         point: &mut Vec<Value>,
         vals: &mut [Option<Value>],
     ) -> Result<()> {
@@ -272,8 +267,8 @@ impl<'a, 'f> Translator<'a, 'f> {
                 }
                 columns.push(column);
             }
-            if self.prefetch {
-                let ahead = self.next_block_ahead(ib, step, tile);
+            if let Some(next) = next {
+                let ahead = self.next_block_ahead(step, next);
                 for &at in &columns {
                     let at = self.b.ins().iadd(at, ahead);
                     self.prefetch_to(prefetch::Hint::T1, at, 0);
@@ -366,7 +361,8 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// the line the same column `c` reads in the next row block of the walk: 16 rows on (the
     /// next line of the same input row, 64 bytes), or, in a tile's last row block when more
     /// tiles lie to the right, the first row block of the next tile (`cols` input rows on, back
-    /// to the tile's first row). `step` is the load's stride along the columns in bytes.
+    /// to the tile's first row). `step` is the load's stride along the columns in bytes;
+    /// `next` says which of the two ([`Self::next_rows`]).
     ///
     /// A block's transposing reads are 16 lines 16 input rows apart, so the hardware
     /// prefetchers, which follow runs of nearby lines, miss them; fetching them a row block
@@ -375,24 +371,34 @@ impl<'a, 'f> Translator<'a, 'f> {
     /// from 3.46 to 2.72 ms with the caches emptied, and left `transpose_add`, at the triad
     /// rate already, where it was (`docs/benchmarks.md`, "Figures behind the code's
     /// constants").
-    fn next_block_ahead(&mut self, ib: Value, step: Value, tile: &Tile) -> Value {
+    fn next_block_ahead(&mut self, step: Value, next: &NextRows) -> Value {
+        let line = self.b.ins().iconst(types::I64, LINE * 4);
+        let right = self.b.ins().imul_imm_s(step, next.cols);
+        let right = self.b.ins().isub(right, next.back);
+        self.b.ins().select(next.down, line, right)
+    }
+
+    /// [`NextRows`] for the row block at `ib` of the tile whose rows start at `first_row`,
+    /// whose line-block rows end at `blocks_end` and whose columns end at `cols_end`.
+    fn next_rows(
+        &mut self,
+        ib: Value,
+        first_row: Value,
+        blocks_end: Value,
+        cols_end: Value,
+        cols: i64,
+    ) -> NextRows {
         let width = self.sizes[self.k.shape.len() - 1];
-        let next = self.b.ins().iadd_imm_s(ib, LINE);
-        let more_rows = self
-            .b
-            .ins()
-            .icmp(IntCC::SignedLessThan, next, tile.blocks_end);
+        let below = self.b.ins().iadd_imm_s(ib, LINE);
+        let more_rows = self.b.ins().icmp(IntCC::SignedLessThan, below, blocks_end);
         let last_tile = self
             .b
             .ins()
-            .icmp(IntCC::SignedGreaterThanOrEqual, tile.cols_end, width);
+            .icmp(IntCC::SignedGreaterThanOrEqual, cols_end, width);
         let down = self.b.ins().bor(more_rows, last_tile);
-        let line = self.b.ins().iconst(types::I64, LINE * 4);
-        let right = self.b.ins().imul_imm_s(step, tile.cols);
-        let back = self.b.ins().isub(ib, tile.first_row);
+        let back = self.b.ins().isub(ib, first_row);
         let back = self.b.ins().ishl_imm_s(back, 2);
-        let right = self.b.ins().isub(right, back);
-        self.b.ins().select(down, line, right)
+        NextRows { down, back, cols }
     }
 
     /// The transpose of a 4×4 block held as four f32x4 columns: row `r` of the result is
