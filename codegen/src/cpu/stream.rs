@@ -18,7 +18,8 @@
 
 use cranelift_codegen::ir::{MemFlagsData, TrapCode};
 
-/// The trap code that marks a streaming store.
+/// The trap code that marks a streaming store (distinct from the prefetch hints' 42 and 44,
+/// `prefetch::Hint::trap`; a test checks).
 pub(crate) const STREAM: TrapCode = TrapCode::unwrap_user(43);
 
 /// The flags of a streaming store.
