@@ -128,13 +128,13 @@ fn bits53(hi: u32, lo: u32) -> u64 {
 }
 
 /// 2^-53.
-const TWO_POW_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
+pub const TWO_POW_M53: f64 = 1.0 / 9_007_199_254_740_992.0;
 
 /// ln 2 split so that `e · LN2_HI` is exact for |e| < 2^21.
-const LN2_HI: f64 = f64::from_bits(std::f64::consts::LN_2.to_bits() & !((1 << 21) - 1));
-const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+pub const LN2_HI: f64 = f64::from_bits(std::f64::consts::LN_2.to_bits() & !((1 << 21) - 1));
+pub const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 /// √2, the top of the mantissa range the logarithm works on.
-const SQRT2: f64 = std::f64::consts::SQRT_2;
+pub const SQRT2: f64 = std::f64::consts::SQRT_2;
 /// 2/(2k + 3) for k = 0..10: atanh's series, ln m = 2s + s·z·Σ c_k z^k with s = (m−1)/(m+1),
 /// z = s²; for m in [√½, √2) its remainder is below 2^-60 of the result. (The cpu backend's
 /// inline f64 logarithm sums the same series.)
@@ -176,7 +176,7 @@ pub fn det_ln(x: f64) -> f64 {
 
 /// (−1)^k / (2k)! for k = 1..9 and (−1)^k / (2k+1)! for k = 1..9: cosine and sine series,
 /// whose remainders on [0, π/4] are below 2^-60.
-const COS_SERIES: [f64; 9] = [
+pub const COS_SERIES: [f64; 9] = [
     -1.0 / 2.0,
     1.0 / 24.0,
     -1.0 / 720.0,
@@ -187,7 +187,7 @@ const COS_SERIES: [f64; 9] = [
     1.0 / 20_922_789_888_000.0,
     -1.0 / 6_402_373_705_728_000.0,
 ];
-const SIN_SERIES: [f64; 9] = [
+pub const SIN_SERIES: [f64; 9] = [
     -1.0 / 6.0,
     1.0 / 120.0,
     -1.0 / 5_040.0,

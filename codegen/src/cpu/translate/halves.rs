@@ -14,7 +14,7 @@ const F16_REBIAS: f64 = 5192296858534827628530496329220096.0;
 
 impl<'a, 'f> Translator<'a, 'f> {
     /// An `i32` constant of the integer type `t` (splat over its lanes when it is a vector).
-    fn int_of(&mut self, t: Type, v: i64) -> Value {
+    pub(super) fn int_of(&mut self, t: Type, v: i64) -> Value {
         let s = self.b.ins().iconst(t.lane_type(), v);
         if t.is_vector() {
             self.b.ins().splat(t, s)

@@ -568,11 +568,9 @@ impl<'a, 'f> Translator<'a, 'f> {
                 (fits_value(*x) && (*to == DType::Bool || fits(*to)))
                     || (is(*x, DType::Bool) && fits(*to))
             }
-            // A uniform f32 (f16, bf16) draw runs inline in f32 lanes; the others call their
-            // helper from scalar code.
-            instr @ Instr::Random { .. } => {
-                lanes == DType::F32 && Self::random_has_vector_form(instr)
-            }
+            // Float draws run inline (f32, f16 and bf16 in f32 lanes, f64 in f64's); integer
+            // bits call their helper from scalar code.
+            instr @ Instr::Random { .. } => Self::random_has_vector_form(instr, lanes),
             Instr::Reduce { .. } => false,
         }
     }

@@ -1,27 +1,53 @@
 //! Random draws (`Instr::Random`, `smelt_ir::random`). Scalar code calls the runtime's helper,
-//! which is `smelt_ir::random::draw` itself. A uniform draw of f32, f16 or bf16 in SIMD code
-//! runs Philox4x32-10 inline on four counters at once (one per lane): each 32 × 32 → 64-bit
-//! product is two widening multiplies (`pmuludq`) whose halves are shuffled apart, the rest
-//! xors and adds; the same words, so the same bits, as the helper.
+//! which is `smelt_ir::random::draw` itself. SIMD code draws inline: Philox4x32-10 runs on four
+//! counters at once (one per lane; each 32 × 32 → 64-bit product is two widening multiplies,
+//! `pmuludq`, whose halves are shuffled apart, the rest xors and adds), so the words, and the
+//! bits, are the helper's. A uniform f32, f16 or bf16 scales one word; a uniform f64 and the
+//! normal and exponential draws build their 53-bit uniforms in f64 lanes, two at a time, and
+//! evaluate `draw`'s logarithm and cosine series there with the same basic operations in the
+//! same order (no fused multiply-add), then round as `draw` does: to f32, and from there to f16
+//! or bf16.
 
 use super::{Result, Translator, little, unsupported};
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Value, types};
 use smelt_ir::kernel::Instr;
-use smelt_ir::random::{MULTIPLIERS, RandomDist, WEYL};
+use smelt_ir::random::{
+    COS_SERIES, LN2_HI, LN2_LO, LOG_SERIES, MULTIPLIERS, RandomDist, SIN_SERIES, SQRT2,
+    TWO_POW_M53, WEYL,
+};
 use smelt_ir::{DType, REAL_KERNELS};
 
+/// 2^52 as f64 bits: or-ed onto an integer below 2^52, the f64 2^52 + that integer.
+const TWO_POW_52_BITS: i64 = 0x4330_0000_0000_0000;
+
 impl<'a, 'f> Translator<'a, 'f> {
-    /// Whether the draw `instr` has a SIMD form in f32 lanes: a uniform f32, f16 or bf16
-    /// (values held in f32 lanes).
-    pub(super) fn random_has_vector_form(instr: &Instr) -> bool {
-        matches!(
-            instr,
-            Instr::Random {
-                dist: RandomDist::Uniform,
-                dtype: DType::F32 | DType::F16 | DType::BF16,
-                ..
+    /// Whether the draw `instr` has a SIMD form in a loop whose values are held in `lanes`:
+    /// a float draw of f32, f16 or bf16 in f32 lanes (four a step), of f64 in f64 lanes (two).
+    /// Integer bits call their helper from scalar code.
+    pub(super) fn random_has_vector_form(instr: &Instr, lanes: DType) -> bool {
+        let Instr::Random { dist, dtype, .. } = instr else {
+            return false;
+        };
+        let float = matches!(
+            dist,
+            RandomDist::Uniform | RandomDist::Normal | RandomDist::Exponential
+        );
+        float
+            && match lanes {
+                DType::F32 => matches!(dtype, DType::F32 | DType::F16 | DType::BF16),
+                DType::F64 => *dtype == DType::F64,
+                DType::Bool
+                | DType::U8
+                | DType::I8
+                | DType::I16
+                | DType::I32
+                | DType::I64
+                | DType::F16
+                | DType::BF16
+                | DType::C64
+                | DType::C128 => false,
             }
-        )
     }
 
     /// The element position of instruction `i`'s index at `point` (a random draw's counter
@@ -42,7 +68,7 @@ impl<'a, 'f> Translator<'a, 'f> {
 
     /// A random draw at `point`: in scalar code the helper's bits as the value dtype's register
     /// (f64 bits, an f32's bits, or the int64 itself); in SIMD code ([`Self::
-    /// random_has_vector_form`]) four lanes drawn inline.
+    /// random_has_vector_form`]) a step's lanes drawn inline.
     pub(super) fn random(
         &mut self,
         i: usize,
@@ -53,10 +79,15 @@ impl<'a, 'f> Translator<'a, 'f> {
         point: &[Value],
     ) -> Result<Value> {
         if self.vector {
-            if !Self::random_has_vector_form(&self.k.body[i]) || self.lanes() != 4 {
+            let lanes = match self.v.ty {
+                types::F32X4 => DType::F32,
+                types::F64X2 => DType::F64,
+                _ => DType::Bool,
+            };
+            if self.mixed.is_some() || !Self::random_has_vector_form(&self.k.body[i], lanes) {
                 return unsupported("a random draw without a SIMD form in SIMD code");
             }
-            return Ok(self.uniform_x4(i, dtype, seed, offset, point));
+            return Ok(self.draw_lanes(i, dist, dtype, seed, offset, point));
         }
         let position = self.position(i, point);
         let code = self.b.ins().iconst(types::I64, dist.pack(dtype));
@@ -85,11 +116,13 @@ impl<'a, 'f> Translator<'a, 'f> {
         })
     }
 
-    /// Four uniform draws (f32 lanes) at the lanes of `point`: counters `offset + position`,
-    /// the lanes' positions a stride apart along the lane dim.
-    fn uniform_x4(
+    /// The float draws of a SIMD step at `point` (four f32 lanes, or two f64 lanes for an f64
+    /// draw): counters `offset + position`, the lanes' positions a stride apart along the lane
+    /// dim.
+    fn draw_lanes(
         &mut self,
         i: usize,
+        dist: RandomDist,
         dtype: DType,
         seed: Value,
         offset: Value,
@@ -99,12 +132,13 @@ impl<'a, 'f> Translator<'a, 'f> {
             .clone()
             .expect("invariant: random draws have an index");
         let step = strides[self.lane_dim];
+        let n = self.lanes() as u8;
         let first = self.position(i, point);
         let mut counter = self.b.ins().iadd(offset, first);
         let zero = self.b.ins().iconst(types::I32, 0);
         let mut lo = self.b.ins().splat(types::I32X4, zero);
         let mut hi = lo;
-        for lane in 0..4u8 {
+        for lane in 0..n {
             if lane > 0 {
                 counter = self.b.ins().iadd(counter, step);
             }
@@ -117,7 +151,42 @@ impl<'a, 'f> Translator<'a, 'f> {
         let k0 = self.b.ins().ireduce(types::I32, seed);
         let k1 = self.b.ins().ushr_imm_u(seed, 32);
         let k1 = self.b.ins().ireduce(types::I32, k1);
-        let [r0, ..] = self.philox_x4([lo, hi], [k0, k1]);
+        let words = self.philox_x4([lo, hi], [k0, k1]);
+        if dtype == DType::F64 {
+            return self.draw_f64x2(dist, words, false);
+        }
+        if dist == RandomDist::Uniform {
+            return self.uniform_f32x4(dtype, words[0]);
+        }
+        // Lanes 0 and 1 in f64, then 2 and 3, each rounded to f32 and put side by side.
+        let low = self.draw_f64x2(dist, words, false);
+        let high = self.draw_f64x2(dist, words, true);
+        let low = self.b.ins().fvdemote(low);
+        let high = self.b.ins().fvdemote(high);
+        let low = self.b.ins().bitcast(types::I8X16, little(), low);
+        let high = self.b.ins().bitcast(types::I8X16, little(), high);
+        let mask: Vec<u8> = (0..8).chain(16..24).collect();
+        let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
+        let both = self.b.ins().shuffle(low, high, mask);
+        let x = self.b.ins().bitcast(types::F32X4, little(), both);
+        match dtype {
+            DType::F16 => self.round_to_f16(x),
+            DType::BF16 => self.round_to_bf16(x),
+            DType::F32
+            | DType::F64
+            | DType::Bool
+            | DType::U8
+            | DType::I8
+            | DType::I16
+            | DType::I32
+            | DType::I64 => x,
+            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
+        }
+    }
+
+    /// Four uniform f32, f16 or bf16 draws from their first words `r0`: the word's top bits
+    /// (the dtype's mantissa) times a power of two.
+    fn uniform_f32x4(&mut self, dtype: DType, r0: Value) -> Value {
         let (shift, scale) = match dtype {
             DType::F16 => (21, 1.0 / 2048.0),
             DType::BF16 => (24, 1.0 / 256.0),
@@ -137,6 +206,171 @@ impl<'a, 'f> Translator<'a, 'f> {
         let scale = self.b.ins().f32const(scale);
         let scale = self.b.ins().splat(types::F32X4, scale);
         self.b.ins().fmul(u, scale)
+    }
+
+    /// `dist` drawn in f64 (`smelt_ir::random::draw` before its rounding) for lanes 0 and 1 of
+    /// the Philox `words`, or lanes 2 and 3 when `high`.
+    fn draw_f64x2(&mut self, dist: RandomDist, words: [Value; 4], high: bool) -> Value {
+        let [r0, r1, r2, r3] = words;
+        match dist {
+            RandomDist::Normal => {
+                let u1 = self.unit53(r0, r1, high, true);
+                let u2 = self.unit53(r2, r3, high, false);
+                let ln = self.ln_f64x2(u1);
+                let minus_two = self.fconst(types::F64X2, -2.0);
+                let r = self.b.ins().fmul(minus_two, ln);
+                let r = self.b.ins().sqrt(r);
+                let c = self.cos_2pi_f64x2(u2);
+                self.b.ins().fmul(r, c)
+            }
+            RandomDist::Exponential => {
+                let u = self.unit53(r0, r1, high, true);
+                let ln = self.ln_f64x2(u);
+                // 0 − ln u: +0 rather than −0 for u = 1.
+                let zero = self.fconst(types::F64X2, 0.0);
+                self.b.ins().fsub(zero, ln)
+            }
+            RandomDist::Uniform | RandomDist::Bits => self.unit53(r0, r1, high, false),
+        }
+    }
+
+    /// The unsigned 32-bit lanes 0 and 1 of the i32x4 `w` (2 and 3 when `high`) as f64, exactly:
+    /// 2^52 + w from its bits, less 2^52.
+    fn u32_lanes_f64(&mut self, w: Value, high: bool) -> Value {
+        let wide = if high {
+            self.b.ins().uwiden_high(w)
+        } else {
+            self.b.ins().uwiden_low(w)
+        };
+        self.small_u64_f64(wide)
+    }
+
+    /// The i64x2 lanes `x`, each below 2^52, as f64, exactly.
+    fn small_u64_f64(&mut self, x: Value) -> Value {
+        let magic = self.int_of(types::I64X2, TWO_POW_52_BITS);
+        let biased = self.b.ins().bor(x, magic);
+        let biased = self
+            .b
+            .ins()
+            .bitcast(types::F64X2, MemFlagsData::new(), biased);
+        let two_52 = self.fconst(types::F64X2, 4_503_599_627_370_496.0);
+        self.b.ins().fsub(biased, two_52)
+    }
+
+    /// `draw`'s 53-bit uniform of the words `(hi, lo)` (lanes 0 and 1, or 2 and 3 when `high`):
+    /// `(hi · 2^21 + lo / 2^11 (+ 1 when plus_one)) · 2^-53`, as `hi · 2^-32 + (lo / 2^11
+    /// (+ 1)) · 2^-53` — each term exact, and so their sum, a multiple of 2^-53 at most 1.
+    fn unit53(&mut self, hi: Value, lo: Value, high: bool, plus_one: bool) -> Value {
+        let h = self.u32_lanes_f64(hi, high);
+        let lo = self.b.ins().ushr_imm_u(lo, 11);
+        let mut l = self.u32_lanes_f64(lo, high);
+        if plus_one {
+            let one = self.fconst(types::F64X2, 1.0);
+            l = self.b.ins().fadd(l, one);
+        }
+        let two_m32 = self.fconst(types::F64X2, 1.0 / 4_294_967_296.0);
+        let two_m53 = self.fconst(types::F64X2, TWO_POW_M53);
+        let h = self.b.ins().fmul(h, two_m32);
+        let l = self.b.ins().fmul(l, two_m53);
+        self.b.ins().fadd(h, l)
+    }
+
+    /// `c ? a : b` for an f64x2 compare result `c`.
+    fn pick_f64x2(&mut self, c: Value, a: Value, b: Value) -> Value {
+        let c = self.b.ins().bitcast(types::F64X2, MemFlagsData::new(), c);
+        self.b.ins().bitselect(c, a, b)
+    }
+
+    /// `x * y + c`, rounded twice, with `c` a constant.
+    fn mul_add_const(&mut self, x: Value, y: Value, c: f64) -> Value {
+        let p = self.b.ins().fmul(x, y);
+        let c = self.fconst(types::F64X2, c);
+        self.b.ins().fadd(p, c)
+    }
+
+    /// `smelt_ir::random::det_ln` in f64x2 lanes, for positive normal `x`.
+    fn ln_f64x2(&mut self, x: Value) -> Value {
+        let bits = self.b.ins().bitcast(types::I64X2, MemFlagsData::new(), x);
+        // The sign bit is clear: the exponent field is the top bits.
+        let field = self.b.ins().ushr_imm_u(bits, 52);
+        let field = self.small_u64_f64(field);
+        let bias = self.fconst(types::F64X2, 1023.0);
+        let e = self.b.ins().fsub(field, bias);
+        let mantissa = self.int_of(types::I64X2, (1 << 52) - 1);
+        let m = self.b.ins().band(bits, mantissa);
+        let one_bits = self.int_of(types::I64X2, 1023 << 52);
+        let m = self.b.ins().bor(m, one_bits);
+        let m = self.b.ins().bitcast(types::F64X2, MemFlagsData::new(), m);
+        let sqrt2 = self.fconst(types::F64X2, SQRT2);
+        let big = self.b.ins().fcmp(FloatCC::GreaterThan, m, sqrt2);
+        let half = self.fconst(types::F64X2, 0.5);
+        let halved = self.b.ins().fmul(m, half);
+        let m = self.pick_f64x2(big, halved, m);
+        let one = self.fconst(types::F64X2, 1.0);
+        let e1 = self.b.ins().fadd(e, one);
+        let e = self.pick_f64x2(big, e1, e);
+        let f = self.b.ins().fsub(m, one);
+        let two = self.fconst(types::F64X2, 2.0);
+        let d = self.b.ins().fadd(two, f);
+        let s = self.b.ins().fdiv(f, d);
+        let z = self.b.ins().fmul(s, s);
+        let mut r = self.fconst(types::F64X2, LOG_SERIES[10]);
+        for c in LOG_SERIES[..10].iter().rev() {
+            r = self.mul_add_const(r, z, *c);
+        }
+        let two_s = self.b.ins().fmul(two, s);
+        let zr = self.b.ins().fmul(z, r);
+        let szr = self.b.ins().fmul(s, zr);
+        let log_m = self.b.ins().fadd(two_s, szr);
+        let ln2_hi = self.fconst(types::F64X2, LN2_HI);
+        let ln2_lo = self.fconst(types::F64X2, LN2_LO);
+        let hi = self.b.ins().fmul(e, ln2_hi);
+        let lo = self.b.ins().fmul(e, ln2_lo);
+        let lo = self.b.ins().fadd(lo, log_m);
+        self.b.ins().fadd(hi, lo)
+    }
+
+    /// `Σ series[k] z^(k+1)` by Horner, as `smelt_ir::random`'s series.
+    fn series_f64x2(&mut self, z: Value, series: &[f64; 9]) -> Value {
+        let mut r = self.fconst(types::F64X2, series[8]);
+        for c in series[..8].iter().rev() {
+            r = self.mul_add_const(r, z, *c);
+        }
+        self.b.ins().fmul(r, z)
+    }
+
+    /// `smelt_ir::random::det_cos_2pi` in f64x2 lanes, for `t` in [0, 1).
+    fn cos_2pi_f64x2(&mut self, t: Value) -> Value {
+        let four = self.fconst(types::F64X2, 4.0);
+        let a = self.b.ins().fmul(t, four);
+        let k = self.b.ins().floor(a);
+        let f = self.b.ins().fsub(a, k);
+        let half = self.fconst(types::F64X2, 0.5);
+        let swap = self.b.ins().fcmp(FloatCC::GreaterThan, f, half);
+        let one = self.fconst(types::F64X2, 1.0);
+        let rest = self.b.ins().fsub(one, f);
+        let g = self.pick_f64x2(swap, rest, f);
+        let quarter_turn = self.fconst(types::F64X2, std::f64::consts::FRAC_PI_2);
+        let phi = self.b.ins().fmul(g, quarter_turn);
+        let z = self.b.ins().fmul(phi, phi);
+        let cos = self.series_f64x2(z, &COS_SERIES);
+        let cos = self.b.ins().fadd(one, cos);
+        let sin = self.series_f64x2(z, &SIN_SERIES);
+        let sin = self.b.ins().fmul(phi, sin);
+        let sin = self.b.ins().fadd(phi, sin);
+        let cos_f = self.pick_f64x2(swap, sin, cos);
+        let sin_f = self.pick_f64x2(swap, cos, sin);
+        // Quadrant k: cos_f, −sin_f, −cos_f, sin_f.
+        let mut quadrant = |q: f64| {
+            let q = self.fconst(types::F64X2, q);
+            self.b.ins().fcmp(FloatCC::Equal, k, q)
+        };
+        let (k1, k2, k3) = (quadrant(1.0), quadrant(2.0), quadrant(3.0));
+        let odd = self.b.ins().bor(k1, k3);
+        let negative = self.b.ins().bor(k1, k2);
+        let v = self.pick_f64x2(odd, sin_f, cos_f);
+        let minus = self.b.ins().fneg(v);
+        self.pick_f64x2(negative, minus, v)
     }
 
     /// Philox4x32-10 of four counters (`[low words, high words]`, the upper two words zero)
