@@ -34,13 +34,15 @@ pub const NAMES: &[&str] = &[
 
 /// Workloads beyond WORKLOADS.md's list, run only when named (`smelt bench sum_cols`):
 /// reductions whose layout is not a contiguous row, an elementwise kernel of two dtypes
-/// (type promotion), and a GPT-2-style transformer block (`gpt.rs`: batch 8, sequence 256,
-/// width 768, 12 heads) in float32 and bfloat16.
+/// (type promotion), a normal fill (the distribution with a logarithm and a cosine per value),
+/// and a GPT-2-style transformer block (`gpt.rs`: batch 8, sequence 256, width 768, 12 heads)
+/// in float32 and bfloat16.
 pub const EXTRA_NAMES: &[&str] = &[
     "sum_cols",
     "sum_all",
     "softmax_cols",
     "promote_add",
+    "randn_fill",
     "gpt_block",
     "gpt_block_bf16",
 ];
@@ -65,7 +67,7 @@ pub fn ideal_bytes(name: &str, inputs: &[Tensor], output: &Tensor) -> Option<u64
         "matmul_bias_relu" | "gpt_block" | "gpt_block_bf16" => None,
         // The generator's state, an int64 [seed, offset], is read too; rand_fill's input only
         // carries the shape and is never read.
-        "rand_fill" => Some(bytes(output) + 16),
+        "rand_fill" | "randn_fill" => Some(bytes(output) + 16),
         "dropout" => Some(inputs.iter().map(bytes).sum::<u64>() + bytes(output) + 16),
         _ => Some(inputs.iter().map(bytes).sum::<u64>() + bytes(output)),
     }
@@ -103,6 +105,7 @@ pub fn source(name: &str) -> Option<&'static str> {
         "gpt_block" => "x + mlp(ln_2(x + attn(ln_1(x)))), GPT-2's block, float32",
         "gpt_block_bf16" => "GPT-2's block in bfloat16",
         "rand_fill" => "torch.rand(4096, 4096)",
+        "randn_fill" => "torch.randn(4096, 4096)",
         "dropout" => "dropout(x, p=0.1, training=True)",
         "spmm" => "relu(A@B + bias), A sparse COO 4096x4096 at 1% density, B 4096x256",
         _ => return None,
@@ -154,7 +157,7 @@ pub fn inputs(name: &str, shrink: usize) -> Option<Vec<Tensor>> {
         }
         // Nothing to read: the input is a stride-0 [4096, 4096] tensor (4 bytes of storage)
         // that gives the program its shape.
-        "rand_fill" => {
+        "rand_fill" | "randn_fill" => {
             let shape =
                 Tensor::zeros(&[1], Some(DType::F32)).expand(&[s(4096) as i64, s(4096) as i64]);
             shape.realize();
@@ -230,6 +233,7 @@ pub fn program(name: &str, inputs: &[Tensor]) -> Option<Tensor> {
         // Each build draws the same values (a generator of a fixed seed), so every run of a
         // benchmark computes, and is checked against, the same result.
         "rand_fill" => Generator::new(RAND_SEED).rand(x(0)?.shape(), Some(DType::F32)),
+        "randn_fill" => Generator::new(RAND_SEED).randn(x(0)?.shape(), Some(DType::F32)),
         "dropout" => {
             let x = x(0)?;
             smelt_frontend::with_generator(&mut Generator::new(RAND_SEED), || x.dropout(0.1, true))
