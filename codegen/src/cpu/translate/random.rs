@@ -10,7 +10,9 @@
 
 use super::{Result, Translator, little, unsupported};
 use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{
+    ConstantData, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value, types,
+};
 use smelt_ir::kernel::Instr;
 use smelt_ir::random::{
     COS_SERIES, LN2_HI, LN2_LO, LOG_SERIES, MULTIPLIERS, RandomDist, SIN_SERIES, SQRT2,
@@ -153,14 +155,16 @@ impl<'a, 'f> Translator<'a, 'f> {
         let k1 = self.b.ins().ireduce(types::I32, k1);
         let words = self.philox_x4([lo, hi], [k0, k1]);
         if dtype == DType::F64 {
-            return self.draw_f64x2(dist, words, false);
+            return self.draw_f64x2(dist, words, &[false])[0];
         }
         if dist == RandomDist::Uniform {
             return self.uniform_f32x4(dtype, words[0]);
         }
-        // Lanes 0 and 1 in f64, then 2 and 3, each rounded to f32 and put side by side.
-        let low = self.draw_f64x2(dist, words, false);
-        let high = self.draw_f64x2(dist, words, true);
+        // Lanes 0 and 1 in f64 beside lanes 2 and 3, each pair rounded to f32, then side by
+        // side.
+        let [low, high] = self.draw_f64x2(dist, words, &[false, true])[..] else {
+            unreachable!("invariant: two halves asked for, two drawn")
+        };
         let low = self.b.ins().fvdemote(low);
         let high = self.b.ins().fvdemote(high);
         let low = self.b.ins().bitcast(types::I8X16, little(), low);
@@ -209,28 +213,59 @@ impl<'a, 'f> Translator<'a, 'f> {
     }
 
     /// `dist` drawn in f64 (`smelt_ir::random::draw` before its rounding) for lanes 0 and 1 of
-    /// the Philox `words`, or lanes 2 and 3 when `high`.
-    fn draw_f64x2(&mut self, dist: RandomDist, words: [Value; 4], high: bool) -> Value {
+    /// the Philox `words` (`false` in `halves`) and lanes 2 and 3 (`true`): one f64x2 a half.
+    fn draw_f64x2(&mut self, dist: RandomDist, words: [Value; 4], halves: &[bool]) -> Vec<Value> {
         let [r0, r1, r2, r3] = words;
+        let unit = |t: &mut Self, hi, lo, plus_one| -> Vec<Value> {
+            halves
+                .iter()
+                .map(|&high| t.unit53(hi, lo, high, plus_one))
+                .collect()
+        };
         match dist {
             RandomDist::Normal => {
-                let u1 = self.unit53(r0, r1, high, true);
-                let u2 = self.unit53(r2, r3, high, false);
-                let ln = self.ln_f64x2(u1);
+                let u1 = unit(self, r0, r1, true);
+                let u2 = unit(self, r2, r3, false);
+                let ln: Vec<Ln> = u1.iter().map(|&u| self.ln_start(u)).collect();
+                let cos: Vec<Cos> = u2.iter().map(|&u| self.cos_start(u)).collect();
+                let mut chains: Vec<(Value, &[f64])> =
+                    ln.iter().map(|l| (l.z, &LOG_SERIES[..])).collect();
+                for c in &cos {
+                    chains.push((c.z, &COS_SERIES[..]));
+                    chains.push((c.z, &SIN_SERIES[..]));
+                }
+                let sums = self.horner_lockstep(&chains);
+                let (ln_sums, trig_sums) = sums.split_at(ln.len());
                 let minus_two = self.fconst(types::F64X2, -2.0);
-                let r = self.b.ins().fmul(minus_two, ln);
-                let r = self.b.ins().sqrt(r);
-                let c = self.cos_2pi_f64x2(u2);
-                self.b.ins().fmul(r, c)
+                ln.iter()
+                    .zip(ln_sums)
+                    .zip(cos.iter().zip(trig_sums.chunks(2)))
+                    .map(|((l, &r), (c, trig))| {
+                        let ln = self.ln_finish(l, r);
+                        let radius = self.b.ins().fmul(minus_two, ln);
+                        let radius = self.b.ins().sqrt(radius);
+                        let cos = self.cos_finish(c, trig[0], trig[1]);
+                        self.b.ins().fmul(radius, cos)
+                    })
+                    .collect()
             }
             RandomDist::Exponential => {
-                let u = self.unit53(r0, r1, high, true);
-                let ln = self.ln_f64x2(u);
+                let u = unit(self, r0, r1, true);
+                let ln: Vec<Ln> = u.iter().map(|&u| self.ln_start(u)).collect();
+                let chains: Vec<(Value, &[f64])> =
+                    ln.iter().map(|l| (l.z, &LOG_SERIES[..])).collect();
+                let sums = self.horner_lockstep(&chains);
                 // 0 − ln u: +0 rather than −0 for u = 1.
                 let zero = self.fconst(types::F64X2, 0.0);
-                self.b.ins().fsub(zero, ln)
+                ln.iter()
+                    .zip(sums)
+                    .map(|(l, r)| {
+                        let ln = self.ln_finish(l, r);
+                        self.b.ins().fsub(zero, ln)
+                    })
+                    .collect()
             }
-            RandomDist::Uniform | RandomDist::Bits => self.unit53(r0, r1, high, false),
+            RandomDist::Uniform | RandomDist::Bits => unit(self, r0, r1, false),
         }
     }
 
@@ -281,15 +316,42 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().bitselect(c, a, b)
     }
 
-    /// `x * y + c`, rounded twice, with `c` a constant.
-    fn mul_add_const(&mut self, x: Value, y: Value, c: f64) -> Value {
-        let p = self.b.ins().fmul(x, y);
-        let c = self.fconst(types::F64X2, c);
-        self.b.ins().fadd(p, c)
+    /// Horner's rule on every chain `(z, series)` (highest coefficient last), a step of each
+    /// in turn: `r = r·z + c`, rounded twice (no fused multiply-add); the chains' sums.
+    /// Cranelift places pure values right before their first use, a chain's whole tree at
+    /// once, and a run of dependent operations that long fills the core's scheduler before
+    /// the next chain is reached; so every second step each chain's value is stored to a
+    /// stack slot, which keeps the steps in the order emitted, the chains interleaved for the
+    /// core to overlap.
+    fn horner_lockstep(&mut self, chains: &[(Value, &[f64])]) -> Vec<Value> {
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 16, 4));
+        let mut r: Vec<Value> = chains
+            .iter()
+            .map(|(_, series)| self.fconst(types::F64X2, series[series.len() - 1]))
+            .collect();
+        let steps = chains.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+        for step in 1..steps {
+            for ((z, series), r) in chains.iter().zip(r.iter_mut()) {
+                if step < series.len() {
+                    let p = self.b.ins().fmul(*r, *z);
+                    let k = self.fconst(types::F64X2, series[series.len() - 1 - step]);
+                    *r = self.b.ins().fadd(p, k);
+                }
+            }
+            if step % 2 == 0 {
+                for r in &r {
+                    self.b.ins().stack_store(types::I64, *r, slot, 0);
+                }
+            }
+        }
+        r
     }
 
-    /// `smelt_ir::random::det_ln` in f64x2 lanes, for positive normal `x`.
-    fn ln_f64x2(&mut self, x: Value) -> Value {
+    /// `smelt_ir::random::det_ln`'s first part in f64x2 lanes, for positive normal `x`: the
+    /// exponent, the mantissa in [√½, √2) and the series' argument.
+    fn ln_start(&mut self, x: Value) -> Ln {
         let bits = self.b.ins().bitcast(types::I64X2, MemFlagsData::new(), x);
         // The sign bit is clear: the exponent field is the top bits.
         let field = self.b.ins().ushr_imm_u(bits, 52);
@@ -314,33 +376,28 @@ impl<'a, 'f> Translator<'a, 'f> {
         let d = self.b.ins().fadd(two, f);
         let s = self.b.ins().fdiv(f, d);
         let z = self.b.ins().fmul(s, s);
-        let mut r = self.fconst(types::F64X2, LOG_SERIES[10]);
-        for c in LOG_SERIES[..10].iter().rev() {
-            r = self.mul_add_const(r, z, *c);
-        }
-        let two_s = self.b.ins().fmul(two, s);
-        let zr = self.b.ins().fmul(z, r);
-        let szr = self.b.ins().fmul(s, zr);
+        Ln { e, s, z }
+    }
+
+    /// `det_ln`'s end: the series' sum `r` (`LOG_SERIES` by Horner) into ln m, then e·ln 2
+    /// added in two parts.
+    fn ln_finish(&mut self, l: &Ln, r: Value) -> Value {
+        let two = self.fconst(types::F64X2, 2.0);
+        let two_s = self.b.ins().fmul(two, l.s);
+        let zr = self.b.ins().fmul(l.z, r);
+        let szr = self.b.ins().fmul(l.s, zr);
         let log_m = self.b.ins().fadd(two_s, szr);
         let ln2_hi = self.fconst(types::F64X2, LN2_HI);
         let ln2_lo = self.fconst(types::F64X2, LN2_LO);
-        let hi = self.b.ins().fmul(e, ln2_hi);
-        let lo = self.b.ins().fmul(e, ln2_lo);
+        let hi = self.b.ins().fmul(l.e, ln2_hi);
+        let lo = self.b.ins().fmul(l.e, ln2_lo);
         let lo = self.b.ins().fadd(lo, log_m);
         self.b.ins().fadd(hi, lo)
     }
 
-    /// `Σ series[k] z^(k+1)` by Horner, as `smelt_ir::random`'s series.
-    fn series_f64x2(&mut self, z: Value, series: &[f64; 9]) -> Value {
-        let mut r = self.fconst(types::F64X2, series[8]);
-        for c in series[..8].iter().rev() {
-            r = self.mul_add_const(r, z, *c);
-        }
-        self.b.ins().fmul(r, z)
-    }
-
-    /// `smelt_ir::random::det_cos_2pi` in f64x2 lanes, for `t` in [0, 1).
-    fn cos_2pi_f64x2(&mut self, t: Value) -> Value {
+    /// `smelt_ir::random::det_cos_2pi`'s first part in f64x2 lanes, for `t` in [0, 1): the
+    /// quadrant, whether to start from its far end, the angle into it and its square.
+    fn cos_start(&mut self, t: Value) -> Cos {
         let four = self.fconst(types::F64X2, 4.0);
         let a = self.b.ins().fmul(t, four);
         let k = self.b.ins().floor(a);
@@ -353,17 +410,25 @@ impl<'a, 'f> Translator<'a, 'f> {
         let quarter_turn = self.fconst(types::F64X2, std::f64::consts::FRAC_PI_2);
         let phi = self.b.ins().fmul(g, quarter_turn);
         let z = self.b.ins().fmul(phi, phi);
-        let cos = self.series_f64x2(z, &COS_SERIES);
+        Cos { k, swap, phi, z }
+    }
+
+    /// `det_cos_2pi`'s end from the Horner sums of `COS_SERIES` and `SIN_SERIES` (each still to
+    /// be multiplied by z): cos and sin of the angle, swapped from the far end, signed by the
+    /// quadrant.
+    fn cos_finish(&mut self, c: &Cos, cos_sum: Value, sin_sum: Value) -> Value {
+        let one = self.fconst(types::F64X2, 1.0);
+        let cos = self.b.ins().fmul(cos_sum, c.z);
         let cos = self.b.ins().fadd(one, cos);
-        let sin = self.series_f64x2(z, &SIN_SERIES);
-        let sin = self.b.ins().fmul(phi, sin);
-        let sin = self.b.ins().fadd(phi, sin);
-        let cos_f = self.pick_f64x2(swap, sin, cos);
-        let sin_f = self.pick_f64x2(swap, cos, sin);
+        let sin = self.b.ins().fmul(sin_sum, c.z);
+        let sin = self.b.ins().fmul(c.phi, sin);
+        let sin = self.b.ins().fadd(c.phi, sin);
+        let cos_f = self.pick_f64x2(c.swap, sin, cos);
+        let sin_f = self.pick_f64x2(c.swap, cos, sin);
         // Quadrant k: cos_f, −sin_f, −cos_f, sin_f.
         let mut quadrant = |q: f64| {
             let q = self.fconst(types::F64X2, q);
-            self.b.ins().fcmp(FloatCC::Equal, k, q)
+            self.b.ins().fcmp(FloatCC::Equal, c.k, q)
         };
         let (k1, k2, k3) = (quadrant(1.0), quadrant(2.0), quadrant(3.0));
         let odd = self.b.ins().bor(k1, k3);
@@ -426,4 +491,20 @@ impl<'a, 'f> Translator<'a, 'f> {
         let lo = pick([0, 2, 4, 6]);
         (hi, lo)
     }
+}
+
+/// `det_ln`'s values before its series: the exponent (as f64), s = (m − 1)/(m + 1), z = s².
+struct Ln {
+    e: Value,
+    s: Value,
+    z: Value,
+}
+
+/// `det_cos_2pi`'s values before its series: the quadrant k (as f64), the far-end mask, the
+/// angle φ into the quadrant and φ².
+struct Cos {
+    k: Value,
+    swap: Value,
+    phi: Value,
+    z: Value,
 }
