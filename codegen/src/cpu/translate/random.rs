@@ -35,21 +35,8 @@ impl<'a, 'f> Translator<'a, 'f> {
             dist,
             RandomDist::Uniform | RandomDist::Normal | RandomDist::Exponential
         );
-        float
-            && match lanes {
-                DType::F32 => matches!(dtype, DType::F32 | DType::F16 | DType::BF16),
-                DType::F64 => *dtype == DType::F64,
-                DType::Bool
-                | DType::U8
-                | DType::I8
-                | DType::I16
-                | DType::I32
-                | DType::I64
-                | DType::F16
-                | DType::BF16
-                | DType::C64
-                | DType::C128 => false,
-            }
+        let in_f32 = lanes == DType::F32 && matches!(dtype, DType::F32 | DType::F16 | DType::BF16);
+        float && (in_f32 || (lanes == DType::F64 && *dtype == DType::F64))
     }
 
     /// The element position of instruction `i`'s index at `point` (a random draw's counter
@@ -173,19 +160,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let mask = self.b.func.dfg.immediates.push(ConstantData::from(mask));
         let both = self.b.ins().shuffle(low, high, mask);
         let x = self.b.ins().bitcast(types::F32X4, little(), both);
-        match dtype {
-            DType::F16 => self.round_to_f16(x),
-            DType::BF16 => self.round_to_bf16(x),
-            DType::F32
-            | DType::F64
-            | DType::Bool
-            | DType::U8
-            | DType::I8
-            | DType::I16
-            | DType::I32
-            | DType::I64 => x,
-            DType::C64 | DType::C128 => panic!("{REAL_KERNELS}"),
-        }
+        // From f32 on to f16 or bf16, as `draw` narrows.
+        self.round(dtype, x)
     }
 
     /// Four uniform f32, f16 or bf16 draws from their first words `r0`: the word's top bits
