@@ -205,9 +205,9 @@ fn every_backend_and_mode_draws_the_same_bits() {
     }
 }
 
-/// Every float draw in every float dtype, 97 × 259 of each: the cpu backend's inline SIMD
-/// draws (four f32 lanes, two f64 lanes) and their scalar tails have the reference
-/// interpreter's bits, through every branch of the logarithm (mantissas either side of √2)
+/// Every float draw in every float dtype, 97 × 259 of each, and normal draws summed and maxed
+/// along rows: the cpu backend's inline SIMD draws (four f32 lanes, two f64 lanes) and their
+/// scalar tails have the reference interpreter's bits, through every branch of the logarithm (mantissas either side of √2)
 /// and every quadrant of the cosine many times over.
 #[test]
 fn simd_draws_have_the_reference_bits() {
@@ -221,6 +221,11 @@ fn simd_draws_have_the_reference_bits() {
             smelt::with_generator(&mut g, || e.exponential_(1.0));
             outs.push(e);
         }
+        // Draws in a row reduction's SIMD passes.
+        for dtype in [DType::F32, DType::F64] {
+            outs.push(g.randn(&[33, 70], Some(dtype)).sum_dim(1));
+            outs.push((g.randn(&[33, 70], Some(dtype)) * 2.0).amax_dim(1));
+        }
         let refs: Vec<&Tensor> = outs.iter().collect();
         realize_with(&refs, Mode::Fused, target)
             .unwrap_or_else(|e| panic!("{}: {e}", target.name()));
@@ -232,7 +237,7 @@ fn simd_draws_have_the_reference_bits() {
         assert!(
             got.len() == want.len() && first.is_none(),
             "output {k} (dtype {}, draw {}) differs first at {first:?}: {:x?} vs {:x?}",
-            ["f32", "f64", "f16", "bf16"][k / 3],
+            ["f32", "f64", "f16", "bf16", "row reductions"][(k / 3).min(4)],
             ["uniform", "normal", "exponential"][k % 3],
             first.map(|i| got[i]),
             first.map(|i| want[i]),
