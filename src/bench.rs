@@ -586,9 +586,56 @@ pub fn run(args: &[String]) -> ExitCode {
             }
         },
     };
+    if args.iter().any(|a| a == "--serve") {
+        return smelt::with_default_device(device, || serve(&names, modes[0], shrink));
+    }
     smelt::with_default_device(device, || {
         run_on(&names, &modes, &mut stream, json, warm, reps, shrink)
     })
+}
+
+/// `smelt bench WORKLOAD --serve`: checks the workload once against the reference backend,
+/// prints `ready`, then times one realisation (as a `--warm` repetition: no flush) for every
+/// line read from standard input and prints its milliseconds, until the input ends. Another
+/// program can so alternate single calls of its own with smelt's, call by call, over the same
+/// seconds of a machine whose memory bandwidth drifts (`scripts/interleaved_row.py`).
+fn serve(names: &[String], mode: Mode, shrink: usize) -> ExitCode {
+    use std::io::{BufRead, Write};
+    let [name] = names else {
+        eprintln!("smelt bench --serve: name one workload");
+        return ExitCode::from(2);
+    };
+    let Some(inputs) = workloads::inputs(name, shrink) else {
+        eprintln!("smelt bench: unknown workload {name}");
+        return ExitCode::from(2);
+    };
+    if let Err(why) = checked_row(name, mode, &inputs) {
+        eprintln!("smelt bench: {name} ({}) FAILED: {why}", mode.name());
+        return ExitCode::FAILURE;
+    }
+    let mut out = std::io::stdout().lock();
+    let reply = |out: &mut std::io::StdoutLock, line: &str| {
+        writeln!(out, "{line}").and_then(|()| out.flush()).is_ok()
+    };
+    if !reply(&mut out, "ready") {
+        return ExitCode::FAILURE;
+    }
+    for line in std::io::stdin().lock().lines() {
+        if line.is_err() {
+            break;
+        }
+        let answer = match measure::time_once(name, mode, &inputs) {
+            Ok(t) => format!("{:.4}", t.as_secs_f64() * 1e3),
+            Err(why) => {
+                eprintln!("smelt bench: {name} ({}) FAILED: {why}", mode.name());
+                return ExitCode::FAILURE;
+            }
+        };
+        if !reply(&mut out, &answer) {
+            break;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// The benchmark of `names` with every tensor made on the default device.

@@ -49,3 +49,43 @@ fn bench_json_rows_carry_the_documented_keys_and_a_measured_limit() {
         }
     }
 }
+
+/// `smelt bench WORKLOAD --serve` checks the workload, says `ready`, answers each line of its
+/// input with one realisation's milliseconds and exits when the input ends; without exactly
+/// one workload it is a usage error.
+#[test]
+fn bench_serve_answers_each_request_with_a_time() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_smelt"))
+        .args(["bench", "sum_sq_diff", "--serve", "--shrink", "16"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the smelt binary runs");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin.write_all(b"\n\n\n").expect("requests written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("smelt exits");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "smelt bench --serve failed: {stderr}");
+    let text = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines[0], "ready");
+    for line in &lines[1..] {
+        let ms: f64 = line.parse().unwrap_or_else(|e| panic!("{line}: {e}"));
+        assert!(ms > 0.0 && ms.is_finite(), "{line}");
+    }
+    let two = Command::new(env!("CARGO_BIN_EXE_smelt"))
+        .args(["bench", "sum_sq_diff", "layernorm", "--serve"])
+        .output()
+        .expect("the smelt binary runs");
+    assert_eq!(two.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&two.stderr).contains("name one workload"),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+}
