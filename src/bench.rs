@@ -154,15 +154,20 @@ fn stream_triad(dst: &mut [f32], x: &[f32], y: &[f32]) {
 /// f32 elements in a cache line.
 const LINE: usize = 16;
 
-/// Asks for the cache line 2 KiB past element `at` of `v` (into every cache level), as
-/// smelt's kernels prefetch ahead of their streamed loads (`codegen/src/cpu/prefetch.rs`).
-/// The address may lie past the end of `v`: a prefetch reads nothing and never faults.
+/// Asks for the cache line the host's prefetch distance past element `at` of `v` (into every
+/// cache level), as smelt's kernels prefetch ahead of their streamed loads
+/// (`codegen/src/cpu/prefetch.rs`: 2 KiB, or none on AMD CPUs). The address may lie past the
+/// end of `v`: a prefetch reads nothing and never faults.
 #[inline(always)]
 fn prefetch_ahead(v: &[f32], at: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = v.as_ptr().wrapping_add(at + 512).cast::<i8>();
+        let ahead = smelt_codegen::cpu::host::tuning().prefetch_ahead as usize / 4;
+        if ahead == 0 {
+            return;
+        }
+        let p = v.as_ptr().wrapping_add(at + ahead).cast::<i8>();
         // SAFETY: SSE is part of every x86_64 target, and a prefetch dereferences nothing
         // (any address is allowed; it never faults).
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };

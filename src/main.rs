@@ -111,22 +111,26 @@ fn info() -> ExitCode {
     let host = smelt_codegen::cpu::host::host();
     let kib = |b: usize| b >> 10;
     println!(
-        "caches ({}): L1d {} KiB, L2 {} KiB, last level {} KiB, {}-byte lines; {} threads, {}-bit vectors",
+        "caches ({}): L1d {} KiB, L2 {} KiB, last level {} KiB, {}-byte lines; {} CPU, {} threads, {}-bit vectors",
         host.source,
         kib(host.l1d),
         kib(host.l2),
         kib(host.llc),
         host.line,
+        host.vendor.name(),
         host.cores,
         host.vector_bits
     );
     let tuning = smelt_codegen::cpu::host::tuning();
+    let prefetch = match tuning.prefetch_ahead {
+        0 => "no prefetch ahead of streamed loads".to_string(),
+        n => format!("prefetch {n} bytes ahead"),
+    };
     println!(
-        "tuning: transpose tiles {} x {}, streaming stores from {} KiB outputs, prefetch {} bytes ahead",
+        "tuning: transpose tiles {} x {}, streaming stores from {} KiB outputs, {prefetch}",
         tuning.transpose_tile.0,
         tuning.transpose_tile.1,
         kib(tuning.stream_min),
-        tuning.prefetch_ahead
     );
     println!("matmul: gemm {}", smelt_runtime::library::gemm_kernels());
     println!(

@@ -50,9 +50,10 @@ impl Hint {
     }
 }
 
-/// How far ahead of a streamed load the prefetch reads, in bytes: 32 of the host's cache lines
-/// (`host::Tuning::prefetch_ahead`; 2 KiB with 64-byte lines). In C on the machines measured
-/// 1, 2 and 4 KiB all gained the same; much nearer than 1 KiB gains less.
+/// How far ahead of a streamed load the prefetch reads, in bytes, 0 for no such prefetch: the
+/// host's tuning (`host::Tuning::prefetch_ahead`: 32 cache lines where that gained, 2 KiB with
+/// 64-byte lines; none on AMD CPUs; `SMELT_PREFETCH_AHEAD` overrides it). In C on the machines
+/// measured 1, 2 and 4 KiB all gained the same; much nearer than 1 KiB gains less.
 pub(crate) fn ahead() -> i32 {
     crate::cpu::host::tuning().prefetch_ahead
 }

@@ -1216,7 +1216,11 @@ impl<'a, 'f> Translator<'a, 'f> {
             };
             // Two elements of four lanes (a mixed step): only their 8 (or 4) bytes are read.
             let half_step = self.half_step(vty);
-            if self.prefetch && self.prefetch_here && index.strides.get(self.lane_dim) == Some(&1) {
+            if self.prefetch
+                && self.prefetch_here
+                && prefetch::ahead() > 0
+                && index.strides.get(self.lane_dim) == Some(&1)
+            {
                 self.prefetch(addr, prefetch::ahead());
             }
             let lane_load = |t: &mut Self, at: Value| {
