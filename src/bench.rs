@@ -69,9 +69,10 @@ impl Stream {
         gb(2 * 4 * Stream::N, t.elapsed())
     }
 
-    /// One triad `a = b + 3c`, prefetching ahead of `b` and `c` as smelt's kernels do
-    /// (without the prefetches this machine's triad is about 6 % slower, and a kernel could
-    /// show more than 100 % of it): GB/s, counted as [`Stream::copy`] counts.
+    /// One triad `a = b + 3c`, prefetching ahead of `b` and `c` as smelt's kernels do, where
+    /// they do (on the Intel Xeon it was measured on, the triad was about 6 % slower without,
+    /// and a kernel could show more than 100 % of it; on the AMD EPYC neither prefetches):
+    /// GB/s, counted as [`Stream::copy`] counts.
     fn triad(&mut self) -> f64 {
         self.triad_with(|dst, x, y| {
             let lines = dst.chunks_mut(LINE).zip(x.chunks(LINE)).zip(y.chunks(LINE));
