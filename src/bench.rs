@@ -55,9 +55,10 @@ impl Stream {
             for (x, y) in self.b.chunks(self.chunk).zip(self.c.chunks(self.chunk)) {
                 s.spawn(move || {
                     let mut acc = 0u32;
+                    let ahead = prefetch_distance();
                     for (i, (x16, y16)) in x.chunks(LINE).zip(y.chunks(LINE)).enumerate() {
-                        prefetch_ahead(x, i * LINE);
-                        prefetch_ahead(y, i * LINE);
+                        prefetch_ahead(x, i * LINE, ahead);
+                        prefetch_ahead(y, i * LINE, ahead);
                         for (a, b) in x16.iter().zip(y16) {
                             acc = acc.wrapping_add(a.to_bits() ^ b.to_bits());
                         }
@@ -76,9 +77,10 @@ impl Stream {
     fn triad(&mut self) -> f64 {
         self.triad_with(|dst, x, y| {
             let lines = dst.chunks_mut(LINE).zip(x.chunks(LINE)).zip(y.chunks(LINE));
+            let ahead = prefetch_distance();
             for (i, ((d16, x16), y16)) in lines.enumerate() {
-                prefetch_ahead(x, i * LINE);
-                prefetch_ahead(y, i * LINE);
+                prefetch_ahead(x, i * LINE, ahead);
+                prefetch_ahead(y, i * LINE, ahead);
                 for ((d, a), b) in d16.iter_mut().zip(x16).zip(y16) {
                     *d = a + 3.0 * b;
                 }
@@ -127,9 +129,10 @@ fn stream_triad(dst: &mut [f32], x: &[f32], y: &[f32]) {
     {
         use std::arch::x86_64::{_mm_add_ps, _mm_loadu_ps, _mm_mul_ps, _mm_set1_ps};
         use std::arch::x86_64::{_mm_sfence, _mm_stream_ps};
+        let ahead = prefetch_distance();
         for i in (head..body).step_by(LINE) {
-            prefetch_ahead(x, i);
-            prefetch_ahead(y, i);
+            prefetch_ahead(x, i, ahead);
+            prefetch_ahead(y, i, ahead);
             for k in (i..i + LINE).step_by(4) {
                 // SAFETY: SSE is part of every x86_64 target; `k + 4 <= body <= n` bounds every
                 // access by the three slices' lengths, and `dst[k]` is 16-byte aligned (`head`
@@ -155,16 +158,20 @@ fn stream_triad(dst: &mut [f32], x: &[f32], y: &[f32]) {
 /// f32 elements in a cache line.
 const LINE: usize = 16;
 
-/// Asks for the cache line the host's prefetch distance past element `at` of `v` (into every
-/// cache level), as smelt's kernels prefetch ahead of their streamed loads
-/// (`codegen/src/cpu/prefetch.rs`: 2 KiB, or none on AMD CPUs). The address may lie past the
-/// end of `v`: a prefetch reads nothing and never faults.
+/// How far ahead of their streamed loads smelt's kernels prefetch, in f32 elements
+/// (`codegen/src/cpu/prefetch.rs`: 2 KiB, or none on AMD CPUs), read once per loop.
+fn prefetch_distance() -> usize {
+    smelt_codegen::cpu::host::tuning().prefetch_ahead as usize / 4
+}
+
+/// Asks for the cache line `ahead` elements past element `at` of `v` (into every cache level),
+/// as smelt's kernels prefetch ahead of their streamed loads; nothing when `ahead` is 0. The
+/// address may lie past the end of `v`: a prefetch reads nothing and never faults.
 #[inline(always)]
-fn prefetch_ahead(v: &[f32], at: usize) {
+fn prefetch_ahead(v: &[f32], at: usize, ahead: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let ahead = smelt_codegen::cpu::host::tuning().prefetch_ahead as usize / 4;
         if ahead == 0 {
             return;
         }
@@ -174,7 +181,7 @@ fn prefetch_ahead(v: &[f32], at: usize) {
         unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, at);
+    let _ = (v, at, ahead);
 }
 
 /// Empties every cache level of the workloads' data between timed repetitions: a clean read

@@ -286,12 +286,6 @@ impl<'a, 'f> Translator<'a, 'f> {
         self.b.ins().fadd(h, l)
     }
 
-    /// `c ? a : b` for an f64x2 compare result `c`.
-    fn pick_f64x2(&mut self, c: Value, a: Value, b: Value) -> Value {
-        let c = self.b.ins().bitcast(types::F64X2, MemFlagsData::new(), c);
-        self.b.ins().bitselect(c, a, b)
-    }
-
     /// Horner's rule on every chain `(z, series)` (highest coefficient last), a step of each
     /// in turn: `r = r·z + c`, rounded twice (no fused multiply-add); the chains' sums.
     /// Cranelift places pure values right before their first use, a chain's whole tree at
@@ -343,10 +337,10 @@ impl<'a, 'f> Translator<'a, 'f> {
         let big = self.b.ins().fcmp(FloatCC::GreaterThan, m, sqrt2);
         let half = self.fconst(types::F64X2, 0.5);
         let halved = self.b.ins().fmul(m, half);
-        let m = self.pick_f64x2(big, halved, m);
+        let m = self.select(big, halved, m);
         let one = self.fconst(types::F64X2, 1.0);
         let e1 = self.b.ins().fadd(e, one);
-        let e = self.pick_f64x2(big, e1, e);
+        let e = self.select(big, e1, e);
         let f = self.b.ins().fsub(m, one);
         let two = self.fconst(types::F64X2, 2.0);
         let d = self.b.ins().fadd(two, f);
@@ -382,7 +376,7 @@ impl<'a, 'f> Translator<'a, 'f> {
         let swap = self.b.ins().fcmp(FloatCC::GreaterThan, f, half);
         let one = self.fconst(types::F64X2, 1.0);
         let rest = self.b.ins().fsub(one, f);
-        let g = self.pick_f64x2(swap, rest, f);
+        let g = self.select(swap, rest, f);
         let quarter_turn = self.fconst(types::F64X2, std::f64::consts::FRAC_PI_2);
         let phi = self.b.ins().fmul(g, quarter_turn);
         let z = self.b.ins().fmul(phi, phi);
@@ -399,8 +393,8 @@ impl<'a, 'f> Translator<'a, 'f> {
         let sin = self.b.ins().fmul(sin_sum, c.z);
         let sin = self.b.ins().fmul(c.phi, sin);
         let sin = self.b.ins().fadd(c.phi, sin);
-        let cos_f = self.pick_f64x2(c.swap, sin, cos);
-        let sin_f = self.pick_f64x2(c.swap, cos, sin);
+        let cos_f = self.select(c.swap, sin, cos);
+        let sin_f = self.select(c.swap, cos, sin);
         // Quadrant k: cos_f, −sin_f, −cos_f, sin_f.
         let mut quadrant = |q: f64| {
             let q = self.fconst(types::F64X2, q);
@@ -409,9 +403,9 @@ impl<'a, 'f> Translator<'a, 'f> {
         let (k1, k2, k3) = (quadrant(1.0), quadrant(2.0), quadrant(3.0));
         let odd = self.b.ins().bor(k1, k3);
         let negative = self.b.ins().bor(k1, k2);
-        let v = self.pick_f64x2(odd, sin_f, cos_f);
+        let v = self.select(odd, sin_f, cos_f);
         let minus = self.b.ins().fneg(v);
-        self.pick_f64x2(negative, minus, v)
+        self.select(negative, minus, v)
     }
 
     /// Philox4x32-10 of four counters (`[low words, high words]`, the upper two words zero)
