@@ -346,3 +346,36 @@ fn exp2_is_two_to_the_power() {
         Some("exp2")
     );
 }
+
+/// Threads realising graphs that share pending nodes get the right values, however their walks
+/// and the storing of results interleave: each walk knows the nodes it has seen by its own
+/// marks, and one walk marks at a time.
+#[test]
+fn threads_realising_graphs_that_share_pending_nodes_agree() {
+    let base = Tensor::from_vec((0..64).map(|i| i as f32).collect(), &[8, 8]);
+    let expected = |t: usize, round: usize| -> Vec<f32> {
+        (0..8)
+            .map(|r| {
+                (0..8)
+                    .map(|c| {
+                        let s = (r * 8 + c) as f32 * 2.0 + round as f32;
+                        s * t as f32 + s
+                    })
+                    .sum()
+            })
+            .collect()
+    };
+    for round in 0..20 {
+        // Pending, and read by every thread's graph (twice in each: a diamond).
+        let shared = &base * 2.0 + round as f64;
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let shared = &shared;
+                s.spawn(move || {
+                    let y = (shared * t as f64 + shared).sum(&[1], false, None);
+                    assert_eq!(y.to_vec::<f32>(), expected(t, round), "thread {t}");
+                });
+            }
+        });
+    }
+}

@@ -6,6 +6,7 @@ use smelt_ir::graph::{Graph, Node, NodeId, Op};
 use smelt_ir::{DType, Result, View};
 use smelt_runtime::{Buffer, Device, Target};
 use std::panic::Location;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The inputs of a pending node and the views it reads them through. Shared, so that a
@@ -46,6 +47,10 @@ pub struct LazyNode {
     /// Shown by the dumps (e.g. `graph break: nonzero`).
     pub(crate) note: Option<&'static str>,
     pub(crate) state: Mutex<NodeState>,
+    /// The last walk that reached this node ([`walk`]'s ticket; 0: none yet) and its graph id
+    /// there: a walk finds the nodes it has seen without a table of them.
+    walked: AtomicU64,
+    walk_id: AtomicU32,
 }
 
 impl Drop for LazyNode {
@@ -80,17 +85,21 @@ impl LazyNode {
         let NodeState::Pending(inputs) = std::mem::replace(state, NodeState::Lost) else {
             unreachable!("matched above");
         };
-        let raw = Arc::into_raw(inputs);
+        let n = inputs.len();
+        let raw = Arc::into_raw(inputs).cast_mut();
+        let items = raw.cast::<(Arc<LazyNode>, View)>();
         // SAFETY: the list has no other owner (`get_mut` succeeded: one strong reference, no
-        // weak one), so its items may be moved out: each is read exactly once here, and the
-        // allocation is then released as a list of `ManuallyDrop` items (the same layout,
-        // `repr(transparent)`), which drops none of them again. Moving the handles out, rather
-        // than cloning them and dropping the list, spares two atomic operations per input.
+        // weak one), so its items may be moved out: each handle is read exactly once here and
+        // each view dropped in place, and the allocation is then released as a list of
+        // `ManuallyDrop` items (the same layout, `repr(transparent)`), which drops none of them
+        // again. Moving the handles out, rather than cloning them and dropping the list, spares
+        // two atomic operations per input; reading the handle alone, not the whole item, spares
+        // copying its view.
         unsafe {
-            for item in &*raw {
-                let (node, view) = std::ptr::read(item);
-                stack.push(node);
-                drop(view);
+            for i in 0..n {
+                let item = items.add(i);
+                stack.push(std::ptr::read(&raw const (*item).0));
+                std::ptr::drop_in_place(&raw mut (*item).1);
             }
             drop(Arc::from_raw(
                 raw as *const [std::mem::ManuallyDrop<(Arc<LazyNode>, View)>],
@@ -156,6 +165,8 @@ impl LazyNode {
             location: Location::caller(),
             note: None,
             state: Mutex::new(NodeState::Pending(inputs)),
+            walked: AtomicU64::new(0),
+            walk_id: AtomicU32::new(0),
         })
     }
 
@@ -188,6 +199,8 @@ impl LazyNode {
             location: Location::caller(),
             note,
             state: Mutex::new(NodeState::Realized(buffer)),
+            walked: AtomicU64::new(0),
+            walk_id: AtomicU32::new(0),
         })
     }
 
@@ -195,6 +208,11 @@ impl LazyNode {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Whether the node still waits for its value (neither realized nor lost).
+    pub(crate) fn is_pending(&self) -> bool {
+        matches!(*self.state(), NodeState::Pending(_))
     }
 
     /// The buffer, if realized.
@@ -266,8 +284,8 @@ pub(crate) struct Walk {
     pub lazy: Vec<Arc<LazyNode>>,
     /// Each node's inputs as captured (`None`: realized, an `Input` of the graph).
     inputs: Vec<Option<Inputs>>,
-    /// Graph id of every lazy node, by address.
-    ids: hashbrown::HashMap<*const LazyNode, u32>,
+    /// The graph id of every input of every captured node, in node order.
+    sources: Vec<u32>,
     /// Buffers of the graph's `Input` nodes, by slot.
     pub buffers: Vec<Buffer>,
     pub outputs: Vec<NodeId>,
@@ -281,40 +299,59 @@ pub(crate) struct Walk {
     pub lost: bool,
 }
 
+/// The ticket of the last walk. A walk holds this lock while it runs and marks each node it
+/// reaches with its ticket and the node's graph id ([`LazyNode::walked`]), so that it finds the
+/// nodes it has seen with two loads instead of a hash table keyed by address: tickets never
+/// repeat (64 bits), and no two walks mark at once. Walks are short next to the kernels they
+/// lead to, so threads realising at once wait little for each other here.
+static WALKS: Mutex<u64> = Mutex::new(0);
+
 /// Walks every node reachable from `roots` that is not realized yet; realized nodes at the
 /// frontier become `Input` nodes. With `take_dead` (realisation, not dumps), realized inputs
 /// that nothing outside the graph can reach are listed in [`Walk::dead`].
 pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
     thread_local! {
-        /// Nodes and key words of this thread's previous walk: the next one is likely of the
-        /// same shape, so its tables start that large instead of growing step by step.
-        static SIZE_HINT: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+        /// Nodes, edges and key words of this thread's previous walk: the next one is likely
+        /// of the same shape, so its tables start that large instead of growing step by step.
+        static SIZE_HINT: std::cell::Cell<(usize, usize, usize)> =
+            const { std::cell::Cell::new((0, 0, 0)) };
     }
-    let (nodes, words) = SIZE_HINT.with(|h| h.get());
+    let (nodes, edges, words) = SIZE_HINT.with(|h| h.get());
     let mut w = Walk {
         lazy: Vec::with_capacity(nodes),
         inputs: Vec::with_capacity(nodes),
-        ids: hashbrown::HashMap::with_capacity(nodes),
+        sources: Vec::with_capacity(edges),
         buffers: vec![],
         outputs: vec![],
-        key: Vec::with_capacity(words.max(1)),
+        // `encode_view` appends 8 words before it cuts the list back: room for them at the end.
+        key: Vec::with_capacity(words + 8),
         dead: vec![],
         lost: false,
     };
     w.key.push(0);
+    let mut walks = WALKS.lock().unwrap_or_else(|p| p.into_inner());
+    *walks += 1;
+    let ticket = *walks;
+    // While `walks` is held, marks are read and written by this walk alone. `Relaxed`
+    // suffices: the lock orders one walk's marks before the next walk's reads.
+    let seen = |node: &LazyNode| node.walked.load(Ordering::Relaxed) == ticket;
+    let id_of = |node: &LazyNode| node.walk_id.load(Ordering::Relaxed);
+    let mark = |node: &LazyNode, id: u32| {
+        node.walk_id.store(id, Ordering::Relaxed);
+        node.walked.store(ticket, Ordering::Relaxed);
+    };
     // Consumer edges inside the graph, per node.
     let mut uses: Vec<usize> = Vec::with_capacity(nodes);
     // Iterative post-order DFS so that long eager chains do not overflow the stack. A node is
     // pushed unexpanded (`None`) and, once its inputs are captured, expanded.
-    let mut stack: Vec<(Arc<LazyNode>, Option<Inputs>)> =
-        roots.iter().map(|r| (r.clone(), None)).collect();
+    let mut stack: Vec<(Arc<LazyNode>, Option<Inputs>)> = Vec::with_capacity(nodes + edges);
+    stack.extend(roots.iter().map(|r| (r.clone(), None)));
     while let Some((node, expanded)) = stack.pop() {
-        let address = Arc::as_ptr(&node);
         let id = w.lazy.len() as u32;
         let inputs = match expanded {
             // A node is expanded once: a second expansion would need it among its own inputs.
             Some(inputs) => inputs,
-            None if w.ids.contains_key(&address) => continue,
+            None if seen(&node) => continue,
             None => {
                 let slot = w.buffers.len();
                 let inputs = match &*node.state() {
@@ -330,9 +367,8 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
                 };
                 let Some(inputs) = inputs else {
                     encode_op(&Op::Input { slot }, &mut w.key);
-                    encode_node(&node, &mut w.key);
-                    w.key.push(0);
-                    w.ids.insert(address, id);
+                    encode_node(&node, 0, &mut w.key);
+                    mark(&node, id);
                     w.lazy.push(node);
                     w.inputs.push(None);
                     uses.push(0);
@@ -347,7 +383,7 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
                         unreachable!("the node was just pushed with its inputs")
                     };
                     let input = &inputs[k].0;
-                    if !w.ids.contains_key(&Arc::as_ptr(input)) {
+                    if !seen(input) {
                         let input = input.clone();
                         stack.push((input, None));
                     }
@@ -356,15 +392,14 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
             }
         };
         encode_op(&node.op, &mut w.key);
-        encode_node(&node, &mut w.key);
-        w.key.push(inputs.len() as u64);
+        encode_node(&node, inputs.len(), &mut w.key);
         for (input, view) in inputs.iter() {
-            let src = w.ids[&Arc::as_ptr(input)];
+            let src = id_of(input);
             uses[src as usize] += 1;
-            w.key.push(src as u64);
-            encode_view(view, &mut w.key);
+            w.sources.push(src);
+            encode_view(view, src as u64, &mut w.key);
         }
-        w.ids.insert(address, id);
+        mark(&node, id);
         w.lazy.push(node);
         w.inputs.push(Some(inputs));
         uses.push(0);
@@ -372,8 +407,9 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
     w.key[0] = w.lazy.len() as u64;
     w.outputs = roots
         .iter()
-        .map(|r| NodeId::new(w.ids[&Arc::as_ptr(r)] as usize))
+        .map(|r| NodeId::new(id_of(r) as usize))
         .collect();
+    drop(walks);
     let mut is_output = vec![false; w.lazy.len()];
     for o in &w.outputs {
         is_output[o.index()] = true;
@@ -412,15 +448,15 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
     }
     w.key.push(w.outputs.len() as u64);
     w.key.extend(w.outputs.iter().map(|o| o.index() as u64));
-    SIZE_HINT.with(|h| h.set((w.lazy.len(), w.key.len())));
+    SIZE_HINT.with(|h| h.set((w.lazy.len(), w.sources.len(), w.key.len())));
     w
 }
 
-/// Appends what a graph node has besides its op and inputs: dtype, length, output view.
-fn encode_node(node: &LazyNode, key: &mut Vec<u64>) {
-    key.push(node.dtype as u64);
-    key.push(node.len as u64);
-    encode_view(&node.out, key);
+/// Appends what a graph node has besides its op and its input edges: dtype and input count
+/// (one word), length, output view.
+fn encode_node(node: &LazyNode, inputs: usize, key: &mut Vec<u64>) {
+    key.extend([node.dtype as u64 | (inputs as u64) << 8, node.len as u64]);
+    encode_view(&node.out, 0, key);
 }
 
 impl Walk {
@@ -428,6 +464,7 @@ impl Walk {
     pub(crate) fn graph(&self) -> Graph {
         let mut graph = Graph::new();
         let mut slot = 0;
+        let mut sources = self.sources.iter();
         for (node, inputs) in self.lazy.iter().zip(&self.inputs) {
             let (op, edges) = match inputs {
                 None => {
@@ -438,9 +475,9 @@ impl Walk {
                     node.op.clone(),
                     inputs
                         .iter()
-                        .map(|(input, view)| {
-                            let src = self.ids[&Arc::as_ptr(input)];
-                            (NodeId::new(src as usize), view.clone())
+                        .map(|(_, view)| {
+                            let src = sources.next().expect("invariant: a source per input");
+                            (NodeId::new(*src as usize), view.clone())
                         })
                         .collect(),
                 ),

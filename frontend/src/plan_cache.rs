@@ -141,25 +141,35 @@ pub(crate) fn scalar_bits(value: Scalar) -> [u64; 3] {
     }
 }
 
-/// Appends an op to a key: a tag, then its fields; constants by [`scalar_bits`].
+/// Appends an op to a key: one word, its tag in the low byte and its small fields above;
+/// then the fields that need a word of their own (a slot, constant bits, reduced axes). The
+/// tag says how many words follow, so the encoding stays injective.
 pub(crate) fn encode_op(op: &Op, words: &mut Vec<u64>) {
+    let small = |tag: u64, a: u64, b: u64| {
+        debug_assert!(a >> 8 == 0, "an op's small field fits in a byte");
+        tag | a << 8 | b << 16
+    };
     match op {
         Op::Input { slot } => words.extend([0, *slot as u64]),
         Op::Fill { value } => {
-            words.push(1);
-            words.extend(scalar_bits(*value));
+            let [kind, bits, im] = scalar_bits(*value);
+            words.extend([small(1, kind, 0), bits]);
+            // Only a complex constant has a second part.
+            if matches!(value, Scalar::Complex(..)) {
+                words.push(im);
+            }
         }
-        Op::Unary { op, compute } => words.extend([2, *op as u64, *compute as u64]),
-        Op::Binary { op, compute } => words.extend([3, *op as u64, *compute as u64]),
+        Op::Unary { op, compute } => words.push(small(2, *op as u64, *compute as u64)),
+        Op::Binary { op, compute } => words.push(small(3, *op as u64, *compute as u64)),
         Op::Where => words.push(4),
         Op::Cast => words.push(5),
         Op::Assign => words.push(6),
-        Op::Reduce { op, axes } => words.extend([7, *op as u64, *axes as u64]),
+        Op::Reduce { op, axes } => words.extend([small(7, *op as u64, 0), *axes as u64]),
         Op::Library(lib) => {
             words.push(8);
             encode_library(lib, words);
         }
-        Op::Random { dist } => words.extend([9, dist.code() as u64]),
+        Op::Random { dist } => words.push(small(9, dist.code() as u64, 0)),
         Op::Complex => words.push(10),
     }
 }
@@ -187,37 +197,54 @@ fn encode_library(op: &LibraryOp, words: &mut Vec<u64>) {
     }
 }
 
-/// Appends a view to a key: sizes and strides (each with its length), offset.
-pub(crate) fn encode_view(view: &View, words: &mut Vec<u64>) {
+/// Appends a view to a key: a head word (rank, reading, the form of what follows, and
+/// `source` from bit 24: an edge's producer, 0 for a node's own view), sizes and strides,
+/// then the offset unless the head says it is 0. `source` must be below 2^40.
+#[inline]
+pub(crate) fn encode_view(view: &View, source: u64, words: &mut Vec<u64>) {
     // This runs for every edge of every walked node. A dim whose size fits in 32 bits and
     // stride in 32 signed bits takes one word (every view of an ordinary tensor): fewer words
     // to hash and compare on every cached realisation.
+    debug_assert!(source >> 40 == 0, "an edge's source fits in 40 bits");
     let (shape, strides) = (&view.shape[..], &view.strides[..]);
     let read = view.read;
     let flags = read.parts as u64 | (read.conj as u64) << 2 | (read.neg as u64) << 3;
     let rank = shape.len();
-    // The common case, rank ≤ 6 and every dim compact, is written into a stack array and
-    // appended in one copy: 96 instructions fewer per `tiny_ops` op than a reservation and
-    // checked pushes (callgrind), which the rest still use.
-    let mut packed = [0u64; 8];
+    // The head says how many words follow (rank; one or two words a dim, bit 16; an offset
+    // word, bit 17): injective.
+    let head = rank as u64 | flags << 8 | source << 24;
+    // The common case, rank ≤ 6 and every dim compact, is written into a stack array, all 8
+    // words appended with one fixed-size copy and the list cut back to its length: no call
+    // to `memcpy` and no loop of checked pushes. It is inlined into the walk; the rest is not.
     if rank <= 6 {
+        let mut packed = [0u64; 8];
         let mut compact = true;
         for (slot, (&n, &s)) in packed[1..].iter_mut().zip(shape.iter().zip(strides)) {
             compact &= n >> 32 == 0 && s as i32 as isize == s;
             *slot = (n as u64) << 32 | u64::from(s as i32 as u32);
         }
         if compact {
-            packed[0] = rank as u64 | flags << 8 | 1 << 16;
+            let offset = view.offset != 0;
+            packed[0] = head | 1 << 16 | (offset as u64) << 17;
             packed[rank + 1] = view.offset as u64;
-            words.extend_from_slice(&packed[..rank + 2]);
+            let end = words.len() + rank + 1 + offset as usize;
+            words.extend(packed);
+            words.truncate(end);
             return;
         }
     }
+    encode_view_in_full(view, head, words);
+}
+
+/// [`encode_view`] for a view of more than 6 dims or with a dim that needs two words.
+#[cold]
+#[inline(never)]
+fn encode_view_in_full(view: &View, head: u64, words: &mut Vec<u64>) {
+    let (shape, strides) = (&view.shape[..], &view.strides[..]);
     let compact = shape.iter().all(|&n| u32::try_from(n).is_ok())
         && strides.iter().all(|&s| i32::try_from(s).is_ok());
-    words.reserve(2 * rank + 2);
-    // The head says how many words follow (rank, and one or two words a dim): injective.
-    words.push(rank as u64 | flags << 8 | (compact as u64) << 16);
+    words.reserve(2 * shape.len() + 2);
+    words.push(head | (compact as u64) << 16 | 1 << 17);
     if compact {
         for (&n, &s) in shape.iter().zip(strides) {
             words.push((n as u64) << 32 | u64::from(s as i32 as u32));
@@ -271,7 +298,7 @@ mod tests {
             .iter()
             .map(|v| {
                 let mut words = vec![];
-                super::encode_view(v, &mut words);
+                super::encode_view(v, 0, &mut words);
                 words
             })
             .collect();

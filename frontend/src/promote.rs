@@ -189,7 +189,7 @@ fn scalar_fill(value: Scalar, dtype: DType, device: Device) -> Arc<LazyNode> {
                 && *b == bits
                 && node.device == device
                 && (std::ptr::eq(node.location, here) || *node.location == *here)
-                && node.buffer().is_none() =>
+                && node.is_pending() =>
         {
             Some(node.clone())
         }
