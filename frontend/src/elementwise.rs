@@ -201,6 +201,9 @@ fn record_row_major(
     let first = &first.view;
     let shape = &first.shape[..];
     smelt_ir::view::check_sizes(shape, dtype.size())?;
+    // Exact: `check_sizes` passed, so the product does not overflow, or a 0 makes it 0
+    // (wrapped or not).
+    let len = shape.iter().fold(1usize, |n, &d| n.wrapping_mul(d));
     // The first operand's strides are the row-major ones.
     let out = View::new(first.shape.clone(), first.strides.clone(), 0);
     let mut inputs = Arc::<[(Arc<LazyNode>, View)]>::new_uninit_slice(operands.len());
@@ -214,7 +217,6 @@ fn record_row_major(
     // SAFETY: the loop wrote each of the list's `operands.len()` slots (a panic in it leaves
     // the list unfinished and leaks it, never reads it).
     let inputs: Inputs = unsafe { inputs.assume_init() };
-    let len = out.numel();
     Ok(Tensor::from_node(LazyNode::pending_on(
         device, op, dtype, len, out, inputs,
     )))
@@ -671,11 +673,22 @@ impl Tensor {
             refuse_named_operands(&name, &[a, &b])?;
         }
         let names = unify_operands(&[a, &b], "broadcast")?;
-        let common = match result_type_of([a.operand(), b.operand()]) {
-            Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
-                return half_complex_compare(a, &b, op).map(|t| t.with_dim_names(names));
+        let common = match &b {
+            // The most common case, a floating tensor with dims beside a real scalar, without
+            // the general rule: the tensor's dtype wins (the scalar's category is not higher).
+            Operand::Scalar(s)
+                if a.dtype().is_float() && a.ndim() > 0 && !matches!(s, Scalar::Complex(..)) =>
+            {
+                a.dtype()
             }
-            r => r?,
+            Operand::Scalar(_) | Operand::Tensor(_) => {
+                match result_type_of([a.operand(), b.operand()]) {
+                    Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
+                        return half_complex_compare(a, &b, op).map(|t| t.with_dim_names(names));
+                    }
+                    r => r?,
+                }
+            }
         };
         if op == BinaryOp::Pow
             && !common.is_float()
