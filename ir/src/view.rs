@@ -364,6 +364,7 @@ impl View {
         }
     }
 
+    #[inline]
     pub fn new(
         shape: impl Into<Dims<usize>>,
         strides: impl Into<Dims<isize>>,
