@@ -13,7 +13,6 @@ use smelt_ir::graph::Op;
 use smelt_ir::view::{broadcast_shapes, elementwise_out_strides};
 use smelt_ir::{BinaryOp, DType, Error, MemoryFormat, Result, Scalar, UnaryOp, View};
 use smelt_runtime::Device;
-use std::sync::Arc;
 
 /// Broadcast shape of several operands.
 pub(crate) fn broadcast_all(operands: &[&dyn AsOperand]) -> Result<Dims<usize>> {
@@ -129,15 +128,11 @@ pub(crate) fn record(
         Some(None) | None => operands[i].operand(),
     };
     let out = View::new(shape, strides, 0);
-    // Written in place into the node's input list, its one allocation.
-    let mut inputs = Arc::<[(Arc<LazyNode>, View)]>::new_uninit_slice(operands.len());
-    let slots = Arc::get_mut(&mut inputs).expect("invariant: a fresh Arc has no other owner");
-    for (i, slot) in slots.iter_mut().enumerate() {
-        slot.write(source(i).source(&out.shape, scalar_dtype, device));
+    // A loop, not a map: `#[track_caller]` does not pass through closures (see `source`).
+    let mut inputs = Inputs::new();
+    for i in 0..operands.len() {
+        inputs.push(source(i).source(&out.shape, scalar_dtype, device));
     }
-    // SAFETY: the loop wrote each of the list's `operands.len()` slots (a panic in it leaves
-    // the list unfinished and leaks it, never reads it).
-    let inputs: Inputs = unsafe { inputs.assume_init() };
     Tensor::computed_into(op, dtype, out, inputs)
 }
 
@@ -206,17 +201,13 @@ fn record_row_major(
     let len = shape.iter().fold(1usize, |n, &d| n.wrapping_mul(d));
     // The first operand's strides are the row-major ones.
     let out = View::new(first.shape.clone(), first.strides.clone(), 0);
-    let mut inputs = Arc::<[(Arc<LazyNode>, View)]>::new_uninit_slice(operands.len());
-    let slots = Arc::get_mut(&mut inputs).expect("invariant: a fresh Arc has no other owner");
-    for (slot, o) in slots.iter_mut().zip(operands) {
-        slot.write(match o.operand() {
+    let mut inputs = Inputs::new();
+    for o in operands {
+        inputs.push(match o.operand() {
             OperandRef::Tensor(t) => (t.storage.current(), t.view.clone()),
             scalar @ OperandRef::Scalar(_) => scalar.source(shape, scalar_dtype, device),
         });
     }
-    // SAFETY: the loop wrote each of the list's `operands.len()` slots (a panic in it leaves
-    // the list unfinished and leaks it, never reads it).
-    let inputs: Inputs = unsafe { inputs.assume_init() };
     Ok(Tensor::from_node(LazyNode::pending_on(
         device, op, dtype, len, out, inputs,
     )))

@@ -1,7 +1,7 @@
 //! The lazy graph: nodes recorded by ops, storages whose current version is a node, and
 //! realisation (collect the pending subgraph into graph IR, run passes, schedule, execute).
 
-use crate::plan_cache::{Plan, PlanKey, encode_op, encode_view, get_or_build};
+use crate::plan_cache::{Plan, PlanKey, cache_plan, cached_plan, encode_op, encode_view};
 use smelt_ir::graph::{Graph, Node, NodeId, Op};
 use smelt_ir::{DType, Result, View};
 use smelt_runtime::{Buffer, Device, Target};
@@ -9,16 +9,14 @@ use std::panic::Location;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-/// The inputs of a pending node and the views it reads them through. Shared, so that a
-/// realisation captures them with one reference count instead of copying every view; one
-/// allocation (count and items together), made once the op knows its inputs.
-pub(crate) type Inputs = Arc<[(Arc<LazyNode>, View)]>;
+/// One input of a pending node: the node it reads and the view it reads it through.
+pub(crate) type Input = (Arc<LazyNode>, View);
 
-/// The empty input list, shared (fills and buffers moved into a graph need none).
-fn no_inputs() -> Inputs {
-    static EMPTY: std::sync::LazyLock<Inputs> = std::sync::LazyLock::new(|| Arc::new([]));
-    EMPTY.clone()
-}
+/// The inputs of a pending node, held in the node itself up to two (every unary and binary
+/// op's), so that recording an op allocates its node and its storage but no list. A node's
+/// inputs change only while [`WALKS`] is held (realisation drops them; a node being dropped
+/// has no other owner), so a walk, which holds it, reads them in place.
+pub(crate) type Inputs = smallvec::SmallVec<[Input; 2]>;
 
 /// What a lazy node still needs, or what it produced.
 #[derive(Debug)]
@@ -58,8 +56,7 @@ impl Drop for LazyNode {
     /// loop that was never realized would overflow the stack).
     fn drop(&mut self) {
         // Each node popped here is emptied of its inputs before it drops, so its own `drop`
-        // returns at once. (Inputs a realisation still holds are dropped by it: one level of
-        // recursion, then this loop again.)
+        // returns at once.
         let mut stack = vec![];
         self.detach_inputs(&mut stack);
         while let Some(mut node) = stack.pop() {
@@ -71,39 +68,13 @@ impl Drop for LazyNode {
 }
 
 impl LazyNode {
-    /// Moves the input handles of this node onto `stack` (when no one else shares its list).
+    /// Moves the input handles of this node onto `stack` (its views are dropped).
     fn detach_inputs(&mut self, stack: &mut Vec<Arc<LazyNode>>) {
         let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        let unique = match state {
-            NodeState::Pending(inputs) => Arc::get_mut(inputs).is_some(),
-            NodeState::Realized(_) | NodeState::Lost => false,
-        };
-        if !unique {
-            return;
-        }
-        // The node is being dropped: nothing reads its state again.
-        let NodeState::Pending(inputs) = std::mem::replace(state, NodeState::Lost) else {
-            unreachable!("matched above");
-        };
-        let n = inputs.len();
-        let raw = Arc::into_raw(inputs).cast_mut();
-        let items = raw.cast::<(Arc<LazyNode>, View)>();
-        // SAFETY: the list has no other owner (`get_mut` succeeded: one strong reference, no
-        // weak one), so its items may be moved out: each handle is read exactly once here and
-        // each view dropped in place, and the allocation is then released as a list of
-        // `ManuallyDrop` items (the same layout, `repr(transparent)`), which drops none of them
-        // again. Moving the handles out, rather than cloning them and dropping the list, spares
-        // two atomic operations per input; reading the handle alone, not the whole item, spares
-        // copying its view.
-        unsafe {
-            for i in 0..n {
-                let item = items.add(i);
-                stack.push(std::ptr::read(&raw const (*item).0));
-                std::ptr::drop_in_place(&raw mut (*item).1);
+        if let NodeState::Pending(inputs) = state {
+            while let Some((node, _)) = inputs.pop() {
+                stack.push(node);
             }
-            drop(Arc::from_raw(
-                raw as *const [std::mem::ManuallyDrop<(Arc<LazyNode>, View)>],
-            ));
         }
     }
 }
@@ -138,36 +109,38 @@ impl LazyNode {
         out: View,
         inputs: impl Into<Inputs>,
     ) -> Arc<LazyNode> {
-        let inputs = inputs.into();
+        let mut inputs = inputs.into();
         assert!(
             inputs.iter().all(|(i, _)| i.device == device),
             "invariant: every input of a node is on its device ({device}): the op checks first"
         );
         // Library routines read their inputs' elements (whole, or as parts) but neither
         // conjugate nor negate them: such a view is resolved by a copy first.
-        let inputs =
-            if matches!(op, Op::Library(_)) && inputs.iter().any(|(_, v)| v.read.transforms()) {
-                inputs
-                    .iter()
-                    .map(|(node, view)| resolved_input(device, node.clone(), view.clone()))
-                    .collect()
-            } else if inputs.is_empty() {
-                no_inputs()
-            } else {
-                inputs
-            };
-        Arc::new(LazyNode {
-            op,
-            dtype,
-            device,
-            len,
-            out,
-            location: Location::caller(),
-            note: None,
-            state: Mutex::new(NodeState::Pending(inputs)),
-            walked: AtomicU64::new(0),
-            walk_id: AtomicU32::new(0),
-        })
+        if matches!(op, Op::Library(_)) && inputs.iter().any(|(_, v)| v.read.transforms()) {
+            inputs = inputs
+                .into_iter()
+                .map(|(node, view)| resolved_input(device, node, view))
+                .collect();
+        }
+        // Allocated first and then written, so that the node (a few hundred bytes with its
+        // inputs) is built in place rather than on the stack and then copied over.
+        let mut node = Arc::<LazyNode>::new_uninit();
+        Arc::get_mut(&mut node)
+            .expect("invariant: a fresh Arc has no other owner")
+            .write(LazyNode {
+                op,
+                dtype,
+                device,
+                len,
+                out,
+                location: Location::caller(),
+                note: None,
+                state: Mutex::new(NodeState::Pending(inputs)),
+                walked: AtomicU64::new(0),
+                walk_id: AtomicU32::new(0),
+            });
+        // SAFETY: written just above.
+        unsafe { node.assume_init() }
     }
 
     /// A node of `dtype` that already has its buffer (on the buffer's device; a complex
@@ -278,14 +251,16 @@ impl Storage {
 
 /// The pending subgraph reachable from some roots, in post-order (inputs before consumers):
 /// position `i` is graph node `%i`. Holds what realisation needs to look the graph up in the
-/// plan cache ([`Walk::key`]), to build its graph IR on a miss, and to store the results.
+/// plan cache ([`Walk::key`]) and to store the results; a walk that `captured` its edges also
+/// builds the graph IR ([`Walk::graph`]).
 pub(crate) struct Walk {
     /// The lazy node behind every graph node.
     pub lazy: Vec<Arc<LazyNode>>,
-    /// Each node's inputs as captured (`None`: realized, an `Input` of the graph).
-    inputs: Vec<Option<Inputs>>,
-    /// The graph id of every input of every captured node, in node order.
-    sources: Vec<u32>,
+    /// Each node's input count (`None`: realized, an `Input` of the graph).
+    inputs: Vec<Option<u32>>,
+    /// With capture, every edge of every computed node in node order: its source's graph id
+    /// and a copy of its view.
+    edges: Option<Vec<(u32, View)>>,
     /// Buffers of the graph's `Input` nodes, by slot.
     pub buffers: Vec<Buffer>,
     pub outputs: Vec<NodeId>,
@@ -299,28 +274,35 @@ pub(crate) struct Walk {
     pub lost: bool,
 }
 
-/// The ticket of the last walk. A walk holds this lock while it runs and marks each node it
-/// reaches with its ticket and the node's graph id ([`LazyNode::walked`]), so that it finds the
-/// nodes it has seen with two loads instead of a hash table keyed by address: tickets never
-/// repeat (64 bits), and no two walks mark at once. Walks are short next to the kernels they
-/// lead to, so threads realising at once wait little for each other here.
+/// The ticket of the last walk; held by a walk while it runs and by a realisation while it
+/// changes nodes' states. A walk marks each node it reaches with its ticket and the node's
+/// graph id ([`LazyNode::walked`]), so that it finds the nodes it has seen with two loads
+/// instead of a hash table keyed by address: tickets never repeat (64 bits), and no two walks
+/// mark at once. And as nodes' inputs change only under it ([`Inputs`]), a walk reads them in
+/// place, twice (to go down, then to encode the edges), without copying or counting them.
+/// Walks are short next to the kernels they lead to, so threads realising at once wait little
+/// for each other here.
 static WALKS: Mutex<u64> = Mutex::new(0);
+
+fn walks() -> MutexGuard<'static, u64> {
+    WALKS.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Walks every node reachable from `roots` that is not realized yet; realized nodes at the
 /// frontier become `Input` nodes. With `take_dead` (realisation, not dumps), realized inputs
-/// that nothing outside the graph can reach are listed in [`Walk::dead`].
-pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
+/// that nothing outside the graph can reach are listed in [`Walk::dead`]; with `capture`, the
+/// edges are copied for [`Walk::graph`].
+pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> Walk {
     thread_local! {
-        /// Nodes, edges and key words of this thread's previous walk: the next one is likely
-        /// of the same shape, so its tables start that large instead of growing step by step.
-        static SIZE_HINT: std::cell::Cell<(usize, usize, usize)> =
-            const { std::cell::Cell::new((0, 0, 0)) };
+        /// Nodes and key words of this thread's previous walk: the next one is likely of the
+        /// same shape, so its tables start that large instead of growing step by step.
+        static SIZE_HINT: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
     }
-    let (nodes, edges, words) = SIZE_HINT.with(|h| h.get());
+    let (nodes, words) = SIZE_HINT.with(|h| h.get());
     let mut w = Walk {
         lazy: Vec::with_capacity(nodes),
         inputs: Vec::with_capacity(nodes),
-        sources: Vec::with_capacity(edges),
+        edges: capture.then(Vec::new),
         buffers: vec![],
         outputs: vec![],
         // `encode_view` appends 8 words before it cuts the list back: room for them at the end.
@@ -329,7 +311,7 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
         lost: false,
     };
     w.key.push(0);
-    let mut walks = WALKS.lock().unwrap_or_else(|p| p.into_inner());
+    let mut walks = walks();
     *walks += 1;
     let ticket = *walks;
     // While `walks` is held, marks are read and written by this walk alone. `Relaxed`
@@ -343,65 +325,67 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
     // Consumer edges inside the graph, per node.
     let mut uses: Vec<usize> = Vec::with_capacity(nodes);
     // Iterative post-order DFS so that long eager chains do not overflow the stack. A node is
-    // pushed unexpanded (`None`) and, once its inputs are captured, expanded.
-    let mut stack: Vec<(Arc<LazyNode>, Option<Inputs>)> = Vec::with_capacity(nodes + edges);
-    stack.extend(roots.iter().map(|r| (r.clone(), None)));
+    // pushed unexpanded (`false`) and, once its inputs are pushed above it, expanded (`true`).
+    let mut stack: Vec<(Arc<LazyNode>, bool)> = Vec::with_capacity(2 * nodes);
+    stack.extend(roots.iter().map(|r| (r.clone(), false)));
     while let Some((node, expanded)) = stack.pop() {
         let id = w.lazy.len() as u32;
-        let inputs = match expanded {
-            // A node is expanded once: a second expansion would need it among its own inputs.
-            Some(inputs) => inputs,
-            None if seen(&node) => continue,
-            None => {
-                let slot = w.buffers.len();
-                let inputs = match &*node.state() {
-                    NodeState::Realized(b) => {
-                        w.buffers.push(b.clone());
-                        None
-                    }
-                    NodeState::Lost => {
-                        w.lost = true;
-                        None
-                    }
-                    NodeState::Pending(inputs) => Some(inputs.clone()),
-                };
-                let Some(inputs) = inputs else {
-                    encode_op(&Op::Input { slot }, &mut w.key);
-                    encode_node(&node, 0, &mut w.key);
-                    mark(&node, id);
-                    w.lazy.push(node);
-                    w.inputs.push(None);
-                    uses.push(0);
-                    continue;
-                };
-                // The node goes under its inputs, which are expanded first. (Moving the list
-                // in saves a reference count's increment and decrement, atomics, per node.)
-                let (below, n) = (stack.len(), inputs.len());
-                stack.push((node, Some(inputs)));
-                for k in (0..n).rev() {
-                    let Some(inputs) = &stack[below].1 else {
-                        unreachable!("the node was just pushed with its inputs")
-                    };
-                    let input = &inputs[k].0;
-                    if !seen(input) {
-                        let input = input.clone();
-                        stack.push((input, None));
-                    }
-                }
+        if !expanded {
+            if seen(&node) {
                 continue;
             }
-        };
-        encode_op(&node.op, &mut w.key);
-        encode_node(&node, inputs.len(), &mut w.key);
-        for (input, view) in inputs.iter() {
-            let src = id_of(input);
-            uses[src as usize] += 1;
-            w.sources.push(src);
-            encode_view(view, src as u64, &mut w.key);
+            let slot = w.buffers.len();
+            let below = stack.len();
+            let pending = match &*node.state() {
+                NodeState::Realized(b) => {
+                    w.buffers.push(b.clone());
+                    false
+                }
+                NodeState::Lost => {
+                    w.lost = true;
+                    false
+                }
+                NodeState::Pending(inputs) => {
+                    // The inputs go above the node, to be expanded first.
+                    for (input, _) in inputs.iter().rev() {
+                        if !seen(input) {
+                            stack.push((input.clone(), false));
+                        }
+                    }
+                    true
+                }
+            };
+            if pending {
+                stack.insert(below, (node, true));
+                continue;
+            }
+            encode_op(&Op::Input { slot }, &mut w.key);
+            encode_node(&node, 0, &mut w.key);
+            mark(&node, id);
+            w.lazy.push(node);
+            w.inputs.push(None);
+            uses.push(0);
+            continue;
+        }
+        {
+            let state = node.state();
+            let NodeState::Pending(inputs) = &*state else {
+                unreachable!("invariant: a node's inputs change only while no walk runs")
+            };
+            encode_op(&node.op, &mut w.key);
+            encode_node(&node, inputs.len(), &mut w.key);
+            for (input, view) in inputs.iter() {
+                let src = id_of(input);
+                uses[src as usize] += 1;
+                encode_view(view, src as u64, &mut w.key);
+                if let Some(edges) = &mut w.edges {
+                    edges.push((src, view.clone()));
+                }
+            }
+            w.inputs.push(Some(inputs.len() as u32));
         }
         mark(&node, id);
         w.lazy.push(node);
-        w.inputs.push(Some(inputs));
         uses.push(0);
     }
     w.key[0] = w.lazy.len() as u64;
@@ -409,7 +393,6 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
         .iter()
         .map(|r| NodeId::new(id_of(r) as usize))
         .collect();
-    drop(walks);
     let mut is_output = vec![false; w.lazy.len()];
     for o in &w.outputs {
         is_output[o.index()] = true;
@@ -448,7 +431,8 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool) -> Walk {
     }
     w.key.push(w.outputs.len() as u64);
     w.key.extend(w.outputs.iter().map(|o| o.index() as u64));
-    SIZE_HINT.with(|h| h.set((w.lazy.len(), w.sources.len(), w.key.len())));
+    drop(walks);
+    SIZE_HINT.with(|h| h.set((w.lazy.len(), w.key.len())));
     w
 }
 
@@ -460,25 +444,28 @@ fn encode_node(node: &LazyNode, inputs: usize, key: &mut Vec<u64>) {
 }
 
 impl Walk {
-    /// The graph IR of the walked subgraph (nodes numbered in walk order).
+    /// The graph IR of the walked subgraph (nodes numbered in walk order). The walk must have
+    /// captured its edges.
     pub(crate) fn graph(&self) -> Graph {
+        let captured = self
+            .edges
+            .as_ref()
+            .expect("invariant: a walk that builds a graph captured its edges");
+        let mut edges = captured.iter();
         let mut graph = Graph::new();
         let mut slot = 0;
-        let mut sources = self.sources.iter();
         for (node, inputs) in self.lazy.iter().zip(&self.inputs) {
             let (op, edges) = match inputs {
                 None => {
                     slot += 1;
                     (Op::Input { slot: slot - 1 }, vec![])
                 }
-                Some(inputs) => (
+                Some(n) => (
                     node.op.clone(),
-                    inputs
-                        .iter()
-                        .map(|(_, view)| {
-                            let src = sources.next().expect("invariant: a source per input");
-                            (NodeId::new(*src as usize), view.clone())
-                        })
+                    edges
+                        .by_ref()
+                        .take(*n as usize)
+                        .map(|(src, view)| (NodeId::new(*src as usize), view.clone()))
                         .collect(),
                 ),
             };
@@ -502,7 +489,7 @@ impl Walk {
 /// The graph IR of everything `roots` still need, as realisation would see it (dumps and
 /// `explain`; nothing moves into the graph).
 pub(crate) fn pending_graph(roots: &[Arc<LazyNode>]) -> Graph {
-    walk(roots, false).graph()
+    walk(roots, false, true).graph()
 }
 
 /// Realizes `roots`: compiles and runs everything they still need, then stores each computed
@@ -558,12 +545,21 @@ pub(crate) fn realize_nodes_with(
         crate::explain::Mode::Fused
     };
     let disabled = crate::explain::disabled_passes(device, mode);
-    let mut walk = walk(roots, !check);
-    if walk.lost {
-        return Err(smelt_ir::Error::device(
+    // Dumps print what the passes do, so a realisation that dumps builds its plan afresh.
+    let dumps = ["graph", "passes", "kernels", "all"]
+        .iter()
+        .any(|d| wants(d));
+    let lost = || {
+        smelt_ir::Error::device(
             "this tensor reads values that an earlier realisation lost when it failed on its \
              device (an input it was updating in place); recompute them",
-        ));
+        )
+    };
+    // A walk copies its edges only when a graph is built from it: to check, to dump, or after a
+    // miss in the plan cache (below).
+    let mut walk = walk(roots, !check, check || dumps);
+    if walk.lost {
+        return Err(lost());
     }
     let unoptimized = check.then(|| walk.graph());
     let build = |walk: &Walk| {
@@ -581,29 +577,47 @@ pub(crate) fn realize_nodes_with(
             exec: smelt_runtime::Executable::new(schedule),
         }
     };
-    // Dumps print what the passes do, so a realisation that dumps builds its plan afresh.
-    let plan = if ["graph", "passes", "kernels", "all"]
-        .iter()
-        .any(|d| wants(d))
-    {
+    let key = |walk: &mut Walk| PlanKey {
+        disabled: disabled.clone(),
+        words: std::mem::take(&mut walk.key),
+    };
+    let plan = if dumps {
         Arc::new(build(&walk))
     } else {
-        let key = PlanKey {
-            disabled: disabled.clone(),
-            words: std::mem::take(&mut walk.key),
-        };
-        get_or_build(key, || build(&walk))
+        let first = key(&mut walk);
+        match cached_plan(&first) {
+            Some(plan) => plan,
+            None if walk.edges.is_some() => cache_plan(first, build(&walk)),
+            None => {
+                // Walked again, copying the edges. (Another thread may have realised part of
+                // the graph since: this walk is the one that runs, and its key the one cached.)
+                // The first walk goes first: its handles would count as references from
+                // outside the graph.
+                drop(walk);
+                walk = self::walk(roots, !check, true);
+                if walk.lost {
+                    return Err(lost());
+                }
+                let plan = build(&walk);
+                cache_plan(key(&mut walk), plan)
+            }
+        }
     };
     let inputs = std::mem::take(&mut walk.buffers);
     let check_inputs = check.then(|| inputs.clone());
     // Everything that can fail before a launch (compiling, loading) fails before the dead
     // inputs move into the graph; a failure after it loses them ([`NodeState::Lost`]).
     smelt_runtime::prepare(target, &plan.exec)?;
-    for &i in &walk.dead {
-        *walk.lazy[i].state() = NodeState::Pending(no_inputs());
+    // Nodes' states change while no walk runs ([`WALKS`]).
+    {
+        let _walks = walks();
+        for &i in &walk.dead {
+            *walk.lazy[i].state() = NodeState::Pending(Inputs::new());
+        }
     }
     let buffers =
         smelt_runtime::execute(target, &plan.exec, &plan.graph, inputs).inspect_err(|_| {
+            let _walks = walks();
             for &i in &walk.dead {
                 *walk.lazy[i].state() = NodeState::Lost;
             }
@@ -611,6 +625,9 @@ pub(crate) fn realize_nodes_with(
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
         crate::check::compare_unfused(target, &mut plain, check_inputs, &buffers)?;
     }
+    // Storing a result drops the node's inputs; the nodes they held stay alive (`walk.lazy`)
+    // until the walk is dropped, after the lock is released.
+    let _walks = walks();
     for (i, node) in walk.lazy.iter().enumerate() {
         if let Some(buffer) = &buffers[i] {
             let mut state = node.state();

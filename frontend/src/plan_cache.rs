@@ -76,27 +76,26 @@ fn plans() -> std::sync::MutexGuard<'static, Plans> {
     PLANS.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The plan for `key`, from the cache or made by `build` (and then cached).
-pub(crate) fn get_or_build(key: PlanKey, build: impl FnOnce() -> Plan) -> Arc<Plan> {
-    if let Some((plan, _)) = plans().map.get(&key) {
-        let plan = plan.clone();
-        STATS.with(|s| {
-            s.set(PlanCacheStats {
-                hits: s.get().hits + 1,
-                ..s.get()
-            })
-        });
-        return plan;
-    }
+/// The cached plan for `key` (a hit), or `None` (a miss, which the caller then builds and
+/// caches with [`cache_plan`]).
+pub(crate) fn cached_plan(key: &PlanKey) -> Option<Arc<Plan>> {
+    let plan = plans().map.get(key).map(|(plan, _)| plan.clone());
     STATS.with(|s| {
-        s.set(PlanCacheStats {
-            misses: s.get().misses + 1,
-            ..s.get()
-        })
+        let mut stats = s.get();
+        match plan {
+            Some(_) => stats.hits += 1,
+            None => stats.misses += 1,
+        }
+        s.set(stats)
     });
-    // Built without the lock: another thread may build the same plan meanwhile, and the
-    // later insert wins; both are the same plan.
-    let plan = Arc::new(build());
+    plan
+}
+
+/// Caches `plan`, built after a miss, under `key`; returns it shared. (Built without the
+/// lock: another thread may build the same plan meanwhile, and the later insert wins; both
+/// are the same plan.)
+pub(crate) fn cache_plan(key: PlanKey, plan: Plan) -> Arc<Plan> {
+    let plan = Arc::new(plan);
     plans().insert(key, plan.clone());
     plan
 }
