@@ -375,6 +375,10 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
             encode_op(&node.op, &mut w.key);
             encode_node(&node, inputs.len(), &mut w.key);
             for (input, view) in inputs.iter() {
+                debug_assert!(
+                    seen(input),
+                    "invariant: inputs are walked before their consumer"
+                );
                 let src = id_of(input);
                 uses[src as usize] += 1;
                 encode_view(view, src as u64, &mut w.key);
