@@ -270,8 +270,35 @@ pub(crate) struct Walk {
     /// Realized inputs nothing outside the graph can reach (an old storage version): a
     /// realisation takes their buffers, so that their last reader may update them in place.
     pub dead: Vec<usize>,
-    /// Whether some input was lost by a failed realisation ([`NodeState::Lost`]).
-    pub lost: bool,
+    /// Why the graph cannot run, when an input it reads has no values now.
+    pub unreadable: Option<Unreadable>,
+}
+
+/// What happened to an input that a walked graph cannot read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Unreadable {
+    /// Lost by a realisation that failed while updating it in place ([`NodeState::Lost`]).
+    Lost,
+    /// Taken, right now, by a realisation on another thread that updates it in place: a walk
+    /// reached it through a pending node of that graph which this thread holds too. (Its
+    /// state is then `Pending` with no inputs under an `Input` op, which no op records.)
+    Taken,
+}
+
+impl Unreadable {
+    fn error(self) -> smelt_ir::Error {
+        smelt_ir::Error::device(match self {
+            Unreadable::Lost => {
+                "this tensor reads values that an earlier realisation lost when it failed on \
+                 its device (an input it was updating in place); recompute them"
+            }
+            Unreadable::Taken => {
+                "this tensor reads values that a realisation on another thread is updating in \
+                 place (it shares pending ops with this one); realise it again once that one \
+                 has finished"
+            }
+        })
+    }
 }
 
 /// The ticket of the last walk; held by a walk while it runs and by a realisation while it
@@ -308,7 +335,7 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
         // `encode_view` appends 8 words before it cuts the list back: room for them at the end.
         key: Vec::with_capacity(words + 8),
         dead: vec![],
-        lost: false,
+        unreadable: None,
     };
     w.key.push(0);
     let mut walks = walks();
@@ -342,7 +369,11 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
                     false
                 }
                 NodeState::Lost => {
-                    w.lost = true;
+                    w.unreadable = Some(Unreadable::Lost);
+                    false
+                }
+                NodeState::Pending(_) if matches!(node.op, Op::Input { .. }) => {
+                    w.unreadable = Some(Unreadable::Taken);
                     false
                 }
                 NodeState::Pending(inputs) => {
@@ -553,17 +584,11 @@ pub(crate) fn realize_nodes_with(
     let dumps = ["graph", "passes", "kernels", "all"]
         .iter()
         .any(|d| wants(d));
-    let lost = || {
-        smelt_ir::Error::device(
-            "this tensor reads values that an earlier realisation lost when it failed on its \
-             device (an input it was updating in place); recompute them",
-        )
-    };
     // A walk copies its edges only when a graph is built from it: to check, to dump, or after a
     // miss in the plan cache (below).
     let mut walk = walk(roots, !check, check || dumps);
-    if walk.lost {
-        return Err(lost());
+    if let Some(why) = walk.unreadable {
+        return Err(why.error());
     }
     let unoptimized = check.then(|| walk.graph());
     let build = |walk: &Walk| {
@@ -599,8 +624,8 @@ pub(crate) fn realize_nodes_with(
                 // outside the graph.
                 drop(walk);
                 walk = self::walk(roots, !check, true);
-                if walk.lost {
-                    return Err(lost());
+                if let Some(why) = walk.unreadable {
+                    return Err(why.error());
                 }
                 let plan = build(&walk);
                 cache_plan(key(&mut walk), plan)
@@ -641,4 +666,56 @@ pub(crate) fn realize_nodes_with(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use smelt_ir::BinaryOp;
+    use smelt_runtime::HostBuffer;
+
+    /// A realized node of four f32 and a pending `x + x` reading it.
+    fn input_and_sum() -> (Arc<LazyNode>, Arc<LazyNode>) {
+        let out = View::contiguous(&[4]);
+        let buffer: Buffer = HostBuffer::F32(vec![1.0, 2.0, 3.0, 4.0].into()).into();
+        let x = LazyNode::realized(buffer, DType::F32, out.clone());
+        let add = Op::Binary {
+            op: BinaryOp::Add,
+            compute: DType::F32,
+        };
+        let inputs = vec![(x.clone(), out.clone()), (x.clone(), out.clone())];
+        let sum = LazyNode::pending_on(Device::Cpu, add, DType::F32, 4, out, inputs);
+        (x, sum)
+    }
+
+    #[test]
+    fn a_walk_reaching_a_buffer_another_realisation_took_refuses_to_run() {
+        let (x, sum) = input_and_sum();
+        // What a realisation on another thread leaves while it updates `x`'s buffer in place.
+        *x.state() = NodeState::Pending(Inputs::new());
+        let w = walk(std::slice::from_ref(&sum), true, false);
+        assert_eq!(w.unreadable, Some(Unreadable::Taken));
+        let err = realize_nodes(&[sum]).unwrap_err().to_string();
+        assert!(err.contains("another thread"), "{err}");
+    }
+
+    #[test]
+    fn a_walk_numbers_inputs_before_their_consumer_and_counts_each_edge() {
+        let (_x, sum) = input_and_sum();
+        let w = walk(std::slice::from_ref(&sum), true, true);
+        assert_eq!(w.unreadable, None);
+        assert_eq!(w.lazy.len(), 2);
+        assert!(Arc::ptr_eq(&w.lazy[1], &sum));
+        let graph = w.graph();
+        assert_eq!(graph.outputs, vec![NodeId::new(1)]);
+        let words = |roots: &[Arc<LazyNode>]| walk(roots, true, false).key;
+        // The same structure walked again gives the same key (a plan-cache hit).
+        assert_eq!(words(std::slice::from_ref(&sum)), w.key);
+        realize_nodes(std::slice::from_ref(&sum)).unwrap();
+        let host = sum.buffer().expect("realized").to_host().unwrap();
+        let values: Vec<f64> = (0..4)
+            .map(|i| host.get_as(DType::F64, i).as_f64())
+            .collect();
+        assert_eq!(values, [2.0, 4.0, 6.0, 8.0]);
+    }
 }
