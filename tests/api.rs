@@ -210,8 +210,9 @@ fn a_long_chain_realizes_as_one_kernel() {
     );
 }
 
-/// Sizes and strides live inline up to rank 6 (`ir::Dims`) and on the heap beyond: a rank-8
-/// tensor goes through views, a permuted copy, broadcasting and a reduction on that path.
+/// Sizes and strides live inline up to rank 4 (`ir::Dims`) and, shared between clones, on the
+/// heap beyond: a rank-8 tensor goes through views, a permuted copy, broadcasting and a
+/// reduction on that path.
 #[test]
 fn tensors_of_rank_eight_view_broadcast_and_reduce() {
     let shape = [2usize, 1, 3, 1, 2, 2, 1, 3];
