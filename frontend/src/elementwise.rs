@@ -664,22 +664,11 @@ impl Tensor {
             refuse_named_operands(&name, &[a, &b])?;
         }
         let names = unify_operands(&[a, &b], "broadcast")?;
-        let common = match &b {
-            // The most common case, a floating tensor with dims beside a real scalar, without
-            // the general rule: the tensor's dtype wins (the scalar's category is not higher).
-            Operand::Scalar(s)
-                if a.dtype().is_float() && a.ndim() > 0 && !matches!(s, Scalar::Complex(..)) =>
-            {
-                a.dtype()
+        let common = match result_type_of([a.operand(), b.operand()]) {
+            Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
+                return half_complex_compare(a, &b, op).map(|t| t.with_dim_names(names));
             }
-            Operand::Scalar(_) | Operand::Tensor(_) => {
-                match result_type_of([a.operand(), b.operand()]) {
-                    Err(_) if matches!(op, BinaryOp::Eq | BinaryOp::Ne) => {
-                        return half_complex_compare(a, &b, op).map(|t| t.with_dim_names(names));
-                    }
-                    r => r?,
-                }
-            }
+            r => r?,
         };
         if op == BinaryOp::Pow
             && !common.is_float()

@@ -638,7 +638,7 @@ pub(crate) fn realize_nodes_with(
     // inputs move into the graph; a failure after it loses them ([`NodeState::Lost`]).
     smelt_runtime::prepare(target, &plan.exec)?;
     // Nodes' states change while no walk runs ([`WALKS`]).
-    {
+    if !walk.dead.is_empty() {
         let _walks = walks();
         for &i in &walk.dead {
             *walk.lazy[i].state() = NodeState::Pending(Inputs::new());

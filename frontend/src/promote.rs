@@ -300,11 +300,23 @@ pub(crate) fn result_type_of<'a>(
         let (bucket, dt) = match op {
             OperandRef::Tensor(t) if t.ndim() > 0 => (&mut dim, t.dtype()),
             OperandRef::Tensor(t) => (&mut zero, t.dtype()),
+            // Beside a floating tensor with dims a real scalar changes nothing (its category is
+            // never higher): skipped, without reading the default dtype (`x * 1.5`, the most
+            // common case).
+            OperandRef::Scalar(s)
+                if !matches!(s, Scalar::Complex(..)) && dim.is_some_and(|d| d.is_float()) =>
+            {
+                continue;
+            }
             OperandRef::Scalar(s) => (&mut wrapped, s.wrapped_dtype(get_default_dtype())),
         };
         *bucket = Some(bucket.map_or(dt, |b| promote_types(b, dt)));
     }
-    Ok(combine(dim, combine(zero, wrapped)?)?.unwrap_or_else(get_default_dtype))
+    Ok(match (dim, zero, wrapped) {
+        // Tensors with dims alone: their promotion, with nothing to combine.
+        (Some(dim), None, None) => dim,
+        _ => combine(dim, combine(zero, wrapped)?)?.unwrap_or_else(get_default_dtype),
+    })
 }
 
 #[cfg(test)]
