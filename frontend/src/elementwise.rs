@@ -915,10 +915,12 @@ impl Tensor {
             return self;
         }
         let node = self.storage.current();
-        let inputs = match &*node.state() {
+        let held = crate::lazy::walks();
+        let inputs = match node.state(&held) {
             crate::lazy::NodeState::Pending(inputs) => inputs.to_vec(),
             crate::lazy::NodeState::Realized(_) | crate::lazy::NodeState::Lost => return self,
         };
+        drop(held);
         // The same sizes and dtype as the node it replaces, so no size check can fail.
         Tensor::computed_unchecked(
             node.op.clone(),
@@ -1369,7 +1371,8 @@ mod tests {
     /// The output view, buffer length and input views of the node behind `t`.
     fn recorded(t: &Tensor) -> (View, usize, Vec<View>) {
         let node = t.storage.current();
-        let NodeState::Pending(inputs) = &*node.state() else {
+        let held = crate::lazy::walks();
+        let NodeState::Pending(inputs) = node.state(&held) else {
             panic!("a recorded op is pending");
         };
         let read = inputs.iter().map(|(_, v)| v.clone()).collect();

@@ -5,8 +5,9 @@ use crate::plan_cache::{Plan, PlanKey, cache_plan, cached_plan, encode_op, encod
 use smelt_ir::graph::{Graph, Node, NodeId, Op};
 use smelt_ir::{DType, Result, View};
 use smelt_runtime::{Buffer, Device, Target};
+use std::cell::UnsafeCell;
 use std::panic::Location;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// One input of a pending node: the node it reads and the view it reads it through.
@@ -44,7 +45,12 @@ pub struct LazyNode {
     pub(crate) location: &'static Location<'static>,
     /// Shown by the dumps (e.g. `graph break: nonzero`).
     pub(crate) note: Option<&'static str>,
-    pub(crate) state: Mutex<NodeState>,
+    /// Read and written only while [`WALKS`] is held ([`LazyNode::state`],
+    /// [`LazyNode::set_state`]) or by the node's sole owner (its drop): a walk, which holds
+    /// the lock anyway, reads every node's state without a lock of the node's own.
+    state: UnsafeCell<NodeState>,
+    /// Whether `state` is `Pending`, readable without the lock (written with it).
+    pending: AtomicBool,
     /// The last walk that reached this node ([`walk`]'s ticket; 0: none yet) and its graph id
     /// there: a walk finds the nodes it has seen without a table of them.
     walked: AtomicU64,
@@ -70,8 +76,7 @@ impl Drop for LazyNode {
 impl LazyNode {
     /// Moves the input handles of this node onto `stack` (its views are dropped).
     fn detach_inputs(&mut self, stack: &mut Vec<Arc<LazyNode>>) {
-        let state = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        if let NodeState::Pending(inputs) = state {
+        if let NodeState::Pending(inputs) = self.state.get_mut() {
             while let Some((node, _)) = inputs.pop() {
                 stack.push(node);
             }
@@ -135,7 +140,8 @@ impl LazyNode {
                 out,
                 location: Location::caller(),
                 note: None,
-                state: Mutex::new(NodeState::Pending(inputs)),
+                state: UnsafeCell::new(NodeState::Pending(inputs)),
+                pending: AtomicBool::new(true),
                 walked: AtomicU64::new(0),
                 walk_id: AtomicU32::new(0),
             });
@@ -171,31 +177,55 @@ impl LazyNode {
             out,
             location: Location::caller(),
             note,
-            state: Mutex::new(NodeState::Realized(buffer)),
+            state: UnsafeCell::new(NodeState::Realized(buffer)),
+            pending: AtomicBool::new(false),
             walked: AtomicU64::new(0),
             walk_id: AtomicU32::new(0),
         })
     }
 
-    pub(crate) fn state(&self) -> MutexGuard<'_, NodeState> {
-        self.state
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// The node's state, for as long as `held` (the walk lock) is borrowed: every change to a
+    /// state needs the lock borrowed mutably ([`LazyNode::set_state`]), so none can happen
+    /// meanwhile.
+    pub(crate) fn state<'a>(&'a self, held: &'a Walks) -> &'a NodeState {
+        let _ = held;
+        // SAFETY: `state` is written only through `set_state`, which needs `&mut Walks`, and
+        // by `drop` (`&mut self`); one `Walks` exists at a time (it holds `WALKS`), and it is
+        // borrowed here for as long as the reference lives.
+        unsafe { &*self.state.get() }
     }
 
-    /// Whether the node still waits for its value (neither realized nor lost).
+    /// Replaces the node's state, returning the old one (dropped by the caller, lock held or
+    /// not: dropping inputs only releases handles).
+    pub(crate) fn set_state(&self, held: &mut Walks, state: NodeState) -> NodeState {
+        let _ = held;
+        self.pending
+            .store(matches!(state, NodeState::Pending(_)), Ordering::Release);
+        // SAFETY: `held` is the one `Walks` there is, borrowed mutably: no reference from
+        // `state` is alive, and no other thread reads or writes a state now.
+        unsafe { std::mem::replace(&mut *self.state.get(), state) }
+    }
+
+    /// Whether the node still waits for its value (neither realized nor lost), without the
+    /// walk lock (which ops may call while recording: no global lock per op).
     pub(crate) fn is_pending(&self) -> bool {
-        matches!(*self.state(), NodeState::Pending(_))
+        self.pending.load(Ordering::Acquire)
     }
 
-    /// The buffer, if realized.
+    /// The buffer, if realized (takes the walk lock: not while this thread holds it).
     pub(crate) fn buffer(&self) -> Option<Buffer> {
-        match &*self.state() {
+        let held = walks();
+        match self.state(&held) {
             NodeState::Realized(b) => Some(b.clone()),
             NodeState::Pending(_) | NodeState::Lost => None,
         }
     }
 }
+
+// SAFETY: the one field without synchronisation of its own, `state`, is read and written only
+// while the process-wide `WALKS` lock is held (`LazyNode::state`, `LazyNode::set_state`) or
+// through `&mut LazyNode`; everything else is immutable or atomic.
+unsafe impl Sync for LazyNode {}
 
 /// `(node, view)` as a plain read: itself, or, for a conjugating or negating view, a fresh
 /// contiguous copy of the values it reads.
@@ -254,8 +284,10 @@ impl Storage {
 /// plan cache ([`Walk::key`]) and to store the results; a walk that `captured` its edges also
 /// builds the graph IR ([`Walk::graph`]).
 pub(crate) struct Walk {
-    /// The lazy node behind every graph node.
-    pub lazy: Vec<Arc<LazyNode>>,
+    /// The lazy node behind every graph node that realisation needs after the walk: every one
+    /// when the walk captured its edges (to build the graph), else the outputs and the dead
+    /// inputs (`None` for the rest, which the walk read without a handle of its own).
+    pub lazy: Vec<Option<Arc<LazyNode>>>,
     /// Each node's input count (`None`: realized, an `Input` of the graph).
     inputs: Vec<Option<u32>>,
     /// With capture, every edge of every computed node in node order: its source's graph id
@@ -311,8 +343,12 @@ impl Unreadable {
 /// for each other here.
 static WALKS: Mutex<u64> = Mutex::new(0);
 
-fn walks() -> MutexGuard<'static, u64> {
-    WALKS.lock().unwrap_or_else(|p| p.into_inner())
+/// [`WALKS`] held: the key to every node's state ([`LazyNode::state`]).
+pub(crate) struct Walks(MutexGuard<'static, u64>);
+
+/// Takes [`WALKS`] (never while this thread holds it: it is not reentrant).
+pub(crate) fn walks() -> Walks {
+    Walks(WALKS.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// Walks every node reachable from `roots` that is not realized yet; realized nodes at the
@@ -339,8 +375,9 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
     };
     w.key.push(0);
     let mut walks = walks();
-    *walks += 1;
-    let ticket = *walks;
+    *walks.0 += 1;
+    let ticket = *walks.0;
+    let held = &walks;
     // While `walks` is held, marks are read and written by this walk alone. `Relaxed`
     // suffices: the lock orders one walk's marks before the next walk's reads.
     let seen = |node: &LazyNode| node.walked.load(Ordering::Relaxed) == ticket;
@@ -351,19 +388,22 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
     };
     // Consumer edges inside the graph, per node.
     let mut uses: Vec<usize> = Vec::with_capacity(nodes);
+    // The nodes in graph order, borrowed: the roots hold them, through inputs that cannot
+    // change while `walks` is held, so the walk counts no references until it keeps some.
+    let mut order: Vec<&Arc<LazyNode>> = Vec::with_capacity(nodes);
     // Iterative post-order DFS so that long eager chains do not overflow the stack. A node is
     // pushed unexpanded (`false`) and, once its inputs are pushed above it, expanded (`true`).
-    let mut stack: Vec<(Arc<LazyNode>, bool)> = Vec::with_capacity(2 * nodes);
-    stack.extend(roots.iter().map(|r| (r.clone(), false)));
+    let mut stack: Vec<(&Arc<LazyNode>, bool)> = Vec::with_capacity(2 * nodes);
+    stack.extend(roots.iter().map(|r| (r, false)));
     while let Some((node, expanded)) = stack.pop() {
-        let id = w.lazy.len() as u32;
+        let id = order.len() as u32;
         if !expanded {
-            if seen(&node) {
+            if seen(node) {
                 continue;
             }
             let slot = w.buffers.len();
             let below = stack.len();
-            let pending = match &*node.state() {
+            let pending = match node.state(held) {
                 NodeState::Realized(b) => {
                     w.buffers.push(b.clone());
                     false
@@ -380,7 +420,7 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
                     // The inputs go above the node, to be expanded first.
                     for (input, _) in inputs.iter().rev() {
                         if !seen(input) {
-                            stack.push((input.clone(), false));
+                            stack.push((input, false));
                         }
                     }
                     true
@@ -391,20 +431,19 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
                 continue;
             }
             encode_op(&Op::Input { slot }, &mut w.key);
-            encode_node(&node, 0, &mut w.key);
-            mark(&node, id);
-            w.lazy.push(node);
+            encode_node(node, 0, &mut w.key);
+            mark(node, id);
+            order.push(node);
             w.inputs.push(None);
             uses.push(0);
             continue;
         }
         {
-            let state = node.state();
-            let NodeState::Pending(inputs) = &*state else {
+            let NodeState::Pending(inputs) = node.state(held) else {
                 unreachable!("invariant: a node's inputs change only while no walk runs")
             };
             encode_op(&node.op, &mut w.key);
-            encode_node(&node, inputs.len(), &mut w.key);
+            encode_node(node, inputs.len(), &mut w.key);
             for (input, view) in inputs.iter() {
                 debug_assert!(
                     seen(input),
@@ -419,24 +458,23 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
             }
             w.inputs.push(Some(inputs.len() as u32));
         }
-        mark(&node, id);
-        w.lazy.push(node);
+        mark(node, id);
+        order.push(node);
         uses.push(0);
     }
-    w.key[0] = w.lazy.len() as u64;
+    w.key[0] = order.len() as u64;
     w.outputs = roots
         .iter()
         .map(|r| NodeId::new(id_of(r) as usize))
         .collect();
-    let mut is_output = vec![false; w.lazy.len()];
+    let mut is_output = vec![false; order.len()];
     for o in &w.outputs {
         is_output[o.index()] = true;
     }
     // A pending node that something outside this graph still holds (a tensor handle, a
-    // storage) must keep its buffer: count references beyond the graph's own edges (and the
-    // walk's own handle).
-    for (i, node) in w.lazy.iter().enumerate() {
-        let external = Arc::strong_count(node) > uses[i] + 1 || is_output[i];
+    // storage) must keep its buffer: count references beyond the graph's own edges.
+    for (i, node) in order.iter().enumerate() {
+        let external = Arc::strong_count(node) > uses[i] || is_output[i];
         if w.inputs[i].is_none() {
             // A realized buffer nobody outside this graph can reach any more (an old storage
             // version): realisation moves it into the graph, so its last reader may update it
@@ -466,6 +504,21 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
     }
     w.key.push(w.outputs.len() as u64);
     w.key.extend(w.outputs.iter().map(|o| o.index() as u64));
+    // Handles to what realisation changes once the lock is released (the outputs' results,
+    // the dead inputs' buffers), or to everything when a graph is built from the walk.
+    w.lazy = if capture {
+        order.iter().map(|n| Some(Arc::clone(n))).collect()
+    } else {
+        let mut keep = is_output;
+        for &i in &w.dead {
+            keep[i] = true;
+        }
+        order
+            .iter()
+            .zip(keep)
+            .map(|(n, keep)| keep.then(|| Arc::clone(n)))
+            .collect()
+    };
     drop(walks);
     SIZE_HINT.with(|h| h.set((w.lazy.len(), w.key.len())));
     w
@@ -479,6 +532,15 @@ fn encode_node(node: &LazyNode, inputs: usize, key: &mut Vec<u64>) {
 }
 
 impl Walk {
+    /// The nodes of the dead inputs ([`Walk::dead`]), which the walk keeps.
+    fn dead_nodes(&self) -> impl Iterator<Item = &Arc<LazyNode>> {
+        self.dead.iter().map(|&i| {
+            self.lazy[i]
+                .as_ref()
+                .expect("invariant: a walk keeps its dead inputs")
+        })
+    }
+
     /// The graph IR of the walked subgraph (nodes numbered in walk order). The walk must have
     /// captured its edges.
     pub(crate) fn graph(&self) -> Graph {
@@ -490,6 +552,9 @@ impl Walk {
         let mut graph = Graph::new();
         let mut slot = 0;
         for (node, inputs) in self.lazy.iter().zip(&self.inputs) {
+            let node = node
+                .as_ref()
+                .expect("invariant: a walk that captured its edges keeps every node");
             let (op, edges) = match inputs {
                 None => {
                     slot += 1;
@@ -639,32 +704,34 @@ pub(crate) fn realize_nodes_with(
     smelt_runtime::prepare(target, &plan.exec)?;
     // Nodes' states change while no walk runs ([`WALKS`]).
     if !walk.dead.is_empty() {
-        let _walks = walks();
-        for &i in &walk.dead {
-            *walk.lazy[i].state() = NodeState::Pending(Inputs::new());
+        let mut held = walks();
+        for node in walk.dead_nodes() {
+            node.set_state(&mut held, NodeState::Pending(Inputs::new()));
         }
     }
     let buffers =
         smelt_runtime::execute(target, &plan.exec, &plan.graph, inputs).inspect_err(|_| {
-            let _walks = walks();
-            for &i in &walk.dead {
-                *walk.lazy[i].state() = NodeState::Lost;
+            let mut held = walks();
+            for node in walk.dead_nodes() {
+                node.set_state(&mut held, NodeState::Lost);
             }
         })?;
     if let (Some(mut plain), Some(check_inputs)) = (unoptimized, check_inputs) {
         crate::check::compare_unfused(target, &mut plain, check_inputs, &buffers)?;
     }
-    // Storing a result drops the node's inputs; the nodes they held stay alive (`walk.lazy`)
-    // until the walk is dropped, after the lock is released.
-    let _walks = walks();
-    for (i, node) in walk.lazy.iter().enumerate() {
-        if let Some(buffer) = &buffers[i] {
-            let mut state = node.state();
-            if matches!(*state, NodeState::Pending(_)) {
-                *state = NodeState::Realized(buffer.clone());
-            }
+    // Storing a result replaces the node's inputs, which may hold the last handles to a long
+    // chain of nodes: they are freed once the lock is released.
+    let mut replaced: smallvec::SmallVec<[NodeState; 1]> = smallvec::SmallVec::new();
+    let mut held = walks();
+    for (buffer, node) in buffers.iter().zip(&walk.lazy) {
+        if let (Some(buffer), Some(node)) = (buffer, node)
+            && matches!(node.state(&held), NodeState::Pending(_))
+        {
+            replaced.push(node.set_state(&mut held, NodeState::Realized(buffer.clone())));
         }
     }
+    drop(held);
+    drop(replaced);
     Ok(())
 }
 
@@ -692,7 +759,7 @@ mod tests {
     fn a_walk_reaching_a_buffer_another_realisation_took_refuses_to_run() {
         let (x, sum) = input_and_sum();
         // What a realisation on another thread leaves while it updates `x`'s buffer in place.
-        *x.state() = NodeState::Pending(Inputs::new());
+        x.set_state(&mut walks(), NodeState::Pending(Inputs::new()));
         let w = walk(std::slice::from_ref(&sum), true, false);
         assert_eq!(w.unreadable, Some(Unreadable::Taken));
         let err = realize_nodes(&[sum]).unwrap_err().to_string();
@@ -705,7 +772,7 @@ mod tests {
         let w = walk(std::slice::from_ref(&sum), true, true);
         assert_eq!(w.unreadable, None);
         assert_eq!(w.lazy.len(), 2);
-        assert!(Arc::ptr_eq(&w.lazy[1], &sum));
+        assert!(Arc::ptr_eq(w.lazy[1].as_ref().expect("kept"), &sum));
         let graph = w.graph();
         assert_eq!(graph.outputs, vec![NodeId::new(1)]);
         let words = |roots: &[Arc<LazyNode>]| walk(roots, true, false).key;

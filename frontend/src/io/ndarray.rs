@@ -157,7 +157,7 @@ impl Tensor {
         // Nothing but `node` reaches the storage's buffer now when this was its only handle
         // and no pending op reads it: take the buffer out.
         let buffer = if Arc::strong_count(&node) == 1 {
-            match std::mem::replace(&mut *node.state(), NodeState::Lost) {
+            match node.set_state(&mut crate::lazy::walks(), NodeState::Lost) {
                 NodeState::Realized(b) => Some(b),
                 NodeState::Pending(_) | NodeState::Lost => None,
             }
