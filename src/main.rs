@@ -337,6 +337,15 @@ fn fuzz(args: &[String]) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so a write into a pipe whose reader has gone (`smelt info | head
+    // -3`) fails and `println!` panics. Like other Unix tools, the command ends quietly
+    // there instead: the signal's default action.
+    #[cfg(unix)]
+    // SAFETY: called first in `main`, before any other thread exists; SIG_DFL is a valid
+    // disposition for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("demo") => demo::run(),
