@@ -104,8 +104,11 @@ impl LazyNode {
         LazyNode::pending_on(device, op, dtype, len, out, inputs)
     }
 
-    /// [`LazyNode::pending`] on a given device.
+    /// [`LazyNode::pending`] on a given device. Inlined: an elementwise op's inputs (two
+    /// 104-byte entries inline) then move from the recording op into the node with one copy
+    /// fewer (`callgrind`: three `memcpy` calls an op became two).
     #[track_caller]
+    #[inline]
     pub(crate) fn pending_on(
         device: Device,
         op: Op,
