@@ -509,19 +509,15 @@ pub(crate) fn walk(roots: &[Arc<LazyNode>], take_dead: bool, capture: bool) -> W
     w.key.extend(w.outputs.iter().map(|o| o.index() as u64));
     // Handles to what realisation changes once the lock is released (the outputs' results,
     // the dead inputs' buffers), or to everything when a graph is built from the walk.
-    w.lazy = if capture {
-        order.iter().map(|n| Some(Arc::clone(n))).collect()
-    } else {
-        let mut keep = is_output;
-        for &i in &w.dead {
-            keep[i] = true;
-        }
-        order
-            .iter()
-            .zip(keep)
-            .map(|(n, keep)| keep.then(|| Arc::clone(n)))
-            .collect()
-    };
+    let mut keep = is_output;
+    for &i in &w.dead {
+        keep[i] = true;
+    }
+    w.lazy = order
+        .iter()
+        .zip(keep)
+        .map(|(n, keep)| (capture || keep).then(|| Arc::clone(n)))
+        .collect();
     drop(walks);
     SIZE_HINT.with(|h| h.set((w.lazy.len(), w.key.len())));
     w
@@ -535,6 +531,11 @@ fn encode_node(node: &LazyNode, inputs: usize, key: &mut Vec<u64>) {
 }
 
 impl Walk {
+    /// An error when the graph reads an input that has no values now ([`Walk::unreadable`]).
+    fn readable(&self) -> Result<()> {
+        self.unreadable.map_or(Ok(()), |why| Err(why.error()))
+    }
+
     /// The nodes of the dead inputs ([`Walk::dead`]), which the walk keeps.
     fn dead_nodes(&self) -> impl Iterator<Item = &Arc<LazyNode>> {
         self.dead.iter().map(|&i| {
@@ -655,9 +656,7 @@ pub(crate) fn realize_nodes_with(
     // A walk copies its edges only when a graph is built from it: to check, to dump, or after a
     // miss in the plan cache (below).
     let mut walk = walk(roots, !check, check || dumps);
-    if let Some(why) = walk.unreadable {
-        return Err(why.error());
-    }
+    walk.readable()?;
     let unoptimized = check.then(|| walk.graph());
     let build = |walk: &Walk| {
         let mut graph = walk.graph();
@@ -692,9 +691,7 @@ pub(crate) fn realize_nodes_with(
                 // outside the graph.
                 drop(walk);
                 walk = self::walk(roots, !check, true);
-                if let Some(why) = walk.unreadable {
-                    return Err(why.error());
-                }
+                walk.readable()?;
                 let plan = build(&walk);
                 cache_plan(key(&mut walk), plan)
             }

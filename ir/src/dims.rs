@@ -308,7 +308,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_tag_shares_the_length_byte() {
+    fn a_list_is_five_words_with_no_tag_byte() {
         // Four entries and one word for the length, whose 0 marks a list on the heap: a view
         // of two lists stays at 96 bytes.
         assert_eq!(std::mem::size_of::<Dims<usize>>(), 40);
