@@ -44,12 +44,17 @@ fn collect() -> BTreeMap<String, (String, String)> {
     }
     // `matmul_add` (the `fold_bias` pass's call; CUDA targets do not run that pass, so none is
     // recorded above), rendered for each kind of dtype it adds in.
-    for dtype in [DType::BF16, DType::F16, DType::F32, DType::I64, DType::C64] {
+    let relus = [false, true];
+    let kinds = [DType::BF16, DType::F16, DType::F32, DType::I64, DType::C64];
+    for (dtype, relu) in kinds.into_iter().flat_map(|d| relus.map(|r| (d, r))) {
+        if relu && dtype.is_complex() {
+            continue;
+        }
         let row = View::new(vec![3, 4], vec![0, 1], 0);
         calls.push((
             "matmul_add".to_string(),
             LibraryCall {
-                op: LibraryOp::MatmulAdd,
+                op: LibraryOp::MatmulAdd { relu },
                 inputs: vec![
                     (dtype, View::contiguous(&[3, 5])),
                     (dtype, View::contiguous(&[5, 4])),

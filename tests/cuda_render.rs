@@ -17,9 +17,12 @@ fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/cuda")
 }
 
-/// The kernels realizing `t` runs (its inputs already realized).
+/// The kernels realizing `t` runs (its inputs already realized), with the passes a CUDA
+/// target runs: without `fold_bias`, whose `matmul_add` calls CUDA leaves to cuBLAS and a
+/// kernel (`explain`'s device rule).
 fn kernels_of(t: &Tensor) -> Vec<Kernel> {
-    let (result, kernels) = record_kernels(|| smelt::realize(&[t]));
+    let realize = || smelt::realize(&[t]);
+    let (result, kernels) = record_kernels(|| smelt_passes::with_disabled(&["fold_bias"], realize));
     result.unwrap_or_else(|e| panic!("realisation failed: {e}"));
     kernels
 }

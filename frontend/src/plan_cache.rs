@@ -192,7 +192,7 @@ fn encode_library(op: &LibraryOp, words: &mut Vec<u64>) {
         LibraryOp::IndexPut { indices } => words.extend([10, *indices as u64]),
         LibraryOp::Segment { first } => words.extend([11, *first as u64]),
         LibraryOp::SpMM => words.push(12),
-        LibraryOp::MatmulAdd => words.push(13),
+        LibraryOp::MatmulAdd { relu } => words.extend([13, *relu as u64]),
     }
 }
 

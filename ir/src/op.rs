@@ -126,9 +126,11 @@ pub enum LibraryOp {
     Matmul,
     /// `Matmul` then `+ c` as the two ops PyTorch runs for `a @ b + c`: input 2 is `c` viewed
     /// `[*batch, M, N]` (a bias row broadcast over the rows, typically), the product is rounded
-    /// to the dtype and the sum rounded again. Made by the `fold_bias` pass for half-precision
-    /// products, whose own rounding pass or epilogue adds `c` for the cost of a load.
-    MatmulAdd,
+    /// to the dtype and the sum rounded again; with `relu`, then `relu` of the sum (a third op,
+    /// exact). Made by the `fold_bias` pass, whose products add `c` (and clamp) where each
+    /// block of the output is still in cache: the half-precision products' rounding pass or
+    /// epilogue, an f32 product's row blocks.
+    MatmulAdd { relu: bool },
     /// Index (int64) of the largest element over the input view's trailing `axes` dims, read
     /// in row-major order; output has the kept (leading) shape. First occurrence wins ties;
     /// NaN counts as larger than everything (the first NaN wins).
@@ -189,7 +191,8 @@ impl LibraryOp {
     pub fn name(&self) -> String {
         match self {
             LibraryOp::Matmul => "matmul".to_string(),
-            LibraryOp::MatmulAdd => "matmul_add".to_string(),
+            LibraryOp::MatmulAdd { relu: false } => "matmul_add".to_string(),
+            LibraryOp::MatmulAdd { relu: true } => "matmul_add_relu".to_string(),
             LibraryOp::ArgMax { axes } => format!("argmax[{axes}]"),
             LibraryOp::ArgMin { axes } => format!("argmin[{axes}]"),
             LibraryOp::CumSum { dim } => format!("cumsum[{dim}]"),
@@ -220,7 +223,7 @@ impl LibraryOp {
         match self {
             LibraryOp::IndexPut { .. } => true,
             LibraryOp::Matmul
-            | LibraryOp::MatmulAdd
+            | LibraryOp::MatmulAdd { .. }
             | LibraryOp::ArgMax { .. }
             | LibraryOp::ArgMin { .. }
             | LibraryOp::CumSum { .. }
@@ -244,7 +247,7 @@ impl LibraryOp {
             | LibraryOp::Take => 2,
             LibraryOp::Index { indices } => 1 + indices,
             LibraryOp::IndexPut { indices } => 2 + indices,
-            LibraryOp::Segment { .. } | LibraryOp::MatmulAdd => 3,
+            LibraryOp::Segment { .. } | LibraryOp::MatmulAdd { .. } => 3,
             LibraryOp::SpMM => 4,
             LibraryOp::ArgMax { .. }
             | LibraryOp::ArgMin { .. }

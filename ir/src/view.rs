@@ -1359,3 +1359,37 @@ fn join<T: fmt::Display>(xs: &[T]) -> String {
         .collect::<Vec<_>>()
         .join(",")
 }
+
+/// A matmul's views `a[*B, M, K]`, `b[*B, K, N]`, `out[*B, M, N]` as one `(B·M)×K` by `K×N`
+/// product, when `b` is one matrix for every batch point (each batch dim of `b` has size 1 or
+/// stride 0) and the batch dims of `a` and `out` merge with their row dim into one strided dim
+/// (PyTorch's `matmul` folds the same way): `x[B, T, C] @ w[C, D]` becomes one GEMM that packs
+/// `w` once instead of once per batch point, and a 2-D product is itself. Returns the folded
+/// row count and the row strides of `a` and `out`.
+pub fn matmul_rows(av: &View, bv: &View, ov: &View) -> Option<(usize, isize, isize)> {
+    let r = ov.ndim();
+    if r < 2 || !(0..r - 2).all(|d| bv.shape[d] == 1 || bv.strides[d] == 0) {
+        return None;
+    }
+    let rows = ov.shape[..r - 1].iter().product();
+    Some((rows, merged_row_stride(av)?, merged_row_stride(ov)?))
+}
+
+/// The stride of the one dim that `v`'s batch and row dims (all but the last) merge into, or
+/// None when they do not merge (size-1 dims take no part).
+fn merged_row_stride(v: &View) -> Option<isize> {
+    let r = v.ndim();
+    let mut merged: Option<(usize, isize)> = None;
+    for d in (0..r - 1).rev() {
+        let (size, stride) = (v.shape[d], v.strides[d]);
+        if size == 1 {
+            continue;
+        }
+        merged = match merged {
+            None => Some((size, stride)),
+            Some((n, s)) if stride == s * n as isize => Some((n * size, s)),
+            Some(_) => return None,
+        };
+    }
+    Some(merged.map_or(v.strides[r - 2], |(_, s)| s))
+}

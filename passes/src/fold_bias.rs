@@ -1,38 +1,50 @@
-//! `fold_bias`: a half-precision `a @ b + c` becomes one `matmul_add` library call.
+//! `fold_bias`: `a @ b + c` (`c` a bias row) becomes one `matmul_add` library call, and an
+//! f32 `relu(a @ b + c)` one `matmul_add_relu`.
 //!
-//! What: an `add` node of f16 or bf16 (computed in its own dtype) whose input 0 is a `matmul`
-//! of that dtype, read as the matmul writes it by this add alone (no other consumer, not an
-//! output), and whose input 1 is a row of the same dtype broadcast over the rest (a bias:
-//! stride 0 along every dim but the last): the add node becomes a
-//! `LibraryOp::MatmulAdd` reading the matmul's two operands (through the matmul's views) and
-//! `c` (through its own view of it), writing through its own output view; the matmul, read
-//! by nothing now, is dead.
+//! What: an `add` node of f32, f16 or bf16 (computed in its own dtype) whose input 0 is a
+//! `matmul` of that dtype, read as the matmul writes it by this add alone (no other consumer,
+//! not an output), and whose input 1 is a row of the same dtype broadcast over the rest (a
+//! bias: stride 0 along every dim but the last): the add node becomes a
+//! `LibraryOp::MatmulAdd { relu: false }` reading the matmul's two operands (through the
+//! matmul's views) and `c` (through its own view of it), writing through its own output view;
+//! the matmul, read by nothing now, is dead. An f32 sum qualifies only when it is written
+//! row-major and the product is one GEMM over folded rows (`matmul_rows`): the runtime's row
+//! blocks need both. Then, for f32, a `relu` that alone reads the sum (not an output, computed
+//! in f32, written row-major) becomes `MatmulAdd { relu: true }` of the same three inputs,
+//! and the sum node is dead too.
 //!
 //! Why it is correct: `MatmulAdd` is defined as the two ops (the product rounded to the dtype,
-//! then the sum rounded again), which is what the matmul and the add compute; the add reads
-//! the product at its own logical index (the edge view is the product's output view) and `c`
-//! through the same view as before.
+//! then the sum rounded again) and, with `relu`, the graph's relu of the sum, which is what the
+//! nodes it replaces compute; the add reads the product at its own logical index (the edge
+//! view is the product's output view), the relu the sum at its own, and `c` is read through
+//! the same view as before.
 //!
-//! Why only f16 and bf16: their products are rounded by smelt's own code (the bf16 GEMM's
-//! epilogue, or the rounding pass of a product widened to f32), where adding a bias row costs
-//! a load per vector; the graph's `add` kernel read the whole product back and rounded twice
-//! (a GPT block's `h @ w_qkv + b` was a kernel of its own: 1.1 ms of 94). f32 and f64 products
-//! are written by the `gemm` crate, which has no such epilogue: folding there would add a pass
-//! and take the add out of the kernel it fuses into (bias + ReLU).
+//! Why: a separate kernel reads the whole product back and writes it again. Half-precision
+//! products are rounded by smelt's own code (the bf16 GEMM's epilogue, or the rounding pass of
+//! a product widened to f32), where adding a bias row costs a load per vector (a GPT block's
+//! `h @ w_qkv + b` was a kernel of its own: 1.1 ms of 94). An f32 product's threads each run
+//! the `gemm` crate on a block of rows and add the bias (and clamp) while the block is in
+//! their cache: `matmul_bias_relu` at 1024³ went from 7.02–7.19 ms to 6.89–6.98 (gemm alone
+//! 6.8–7.0). A half-precision relu stays a kernel: those epilogues do not clamp, and a pass
+//! of the library's would be scalar. f64 products (no row-block path) are not folded.
 //!
-//! Example: `(h @ w + b).gelu()` in bf16 runs as `matmul_add` then one GELU kernel.
+//! Example: `(h @ w + b).gelu()` in bf16 runs as `matmul_add` then one GELU kernel;
+//! `(x @ w + b).relu()` in f32 as one `matmul_add_relu`.
 
 use petgraph::Direction;
 use petgraph::visit::EdgeRef;
 use smelt_ir::graph::{Edge, Graph, NodeId, Op};
-use smelt_ir::{BinaryOp, DType, LibraryOp};
+use smelt_ir::{BinaryOp, DType, LibraryOp, UnaryOp};
 
-/// Folds every `matmul` + `add` pair the module docs describe.
+/// Folds every `matmul` + `add` pair (and an f32 sum's `relu`) the module docs describe.
 pub fn fold_bias(g: &mut Graph) {
     let adds: Vec<NodeId> = g.graph.node_indices().collect();
     for add in adds {
         if let Some((product, addend)) = foldable(g, add) {
             fold(g, add, product, addend);
+            if let Some(relu) = clamped(g, add) {
+                absorb_relu(g, add, relu);
+            }
         }
     }
 }
@@ -47,7 +59,7 @@ fn foldable(g: &Graph, add: NodeId) -> Option<(NodeId, (NodeId, smelt_ir::View))
     else {
         return None;
     };
-    if !matches!(n.dtype, DType::F16 | DType::BF16) || compute != n.dtype {
+    if !matches!(n.dtype, DType::F32 | DType::F16 | DType::BF16) || compute != n.dtype {
         return None;
     }
     let mut ins = g.inputs(add).into_iter();
@@ -68,26 +80,74 @@ fn foldable(g: &Graph, add: NodeId) -> Option<(NodeId, (NodeId, smelt_ir::View))
         && read == p.out
         && p.out.shape == n.out.shape
         && readers == 1
-        && !g.outputs.contains(&product))
+        && !g.outputs.contains(&product)
+        && (n.dtype != DType::F32 || row_blocks(g, product, &n.out)))
     .then_some((product, addend))
+}
+
+/// Whether an f32 product of `product`'s operands written through `out` is one GEMM whose
+/// rows the runtime splits and finishes block by block: `out` row-major and the operands'
+/// batch dims folding into the rows (`x[B, T, C] @ w[C, D]`). Any other f32 product would add
+/// its bias in a scalar pass.
+fn row_blocks(g: &Graph, product: NodeId, out: &smelt_ir::View) -> bool {
+    let operands = g.inputs(product);
+    out.is_contiguous()
+        && operands.len() == 2
+        && smelt_ir::view::matmul_rows(&operands[0].1, &operands[1].1, out).is_some()
 }
 
 /// Makes `add` the `matmul_add` of `product`'s operands and `addend`; `product` loses its one
 /// reader. The add node keeps its identity (the frontend maps its buffer back to the tensor by
 /// node), its output view and its consumers.
 fn fold(g: &mut Graph, add: NodeId, product: NodeId, (addend, view): (NodeId, smelt_ir::View)) {
-    let operands = g.inputs(product);
+    let mut inputs = g.inputs(product);
+    inputs.push((addend, view));
+    rewire(g, add, inputs, LibraryOp::MatmulAdd { relu: false });
+}
+
+/// Makes `node` the library call `op` of `inputs` (in slot order), in place of what it read.
+fn rewire(g: &mut Graph, node: NodeId, inputs: Vec<(NodeId, smelt_ir::View)>, op: LibraryOp) {
     let reads: Vec<_> = g
         .graph
-        .edges_directed(add, Direction::Incoming)
+        .edges_directed(node, Direction::Incoming)
         .map(|e| e.id())
         .collect();
     g.remove_edges(reads);
-    for (slot, (src, view)) in operands.into_iter().enumerate() {
-        g.graph.add_edge(src, add, Edge { slot, view });
+    for (slot, (src, view)) in inputs.into_iter().enumerate() {
+        g.graph.add_edge(src, node, Edge { slot, view });
     }
-    g.graph.add_edge(addend, add, Edge { slot: 2, view });
-    g.graph[add].op = Op::Library(LibraryOp::MatmulAdd);
+    g.graph[node].op = Op::Library(op);
+}
+
+/// The `relu` that alone reads the f32 `matmul_add` node `sum`, as it is written (not an
+/// output, the same dtype and shape, computed in f32, its output row-major like the sum's).
+fn clamped(g: &Graph, sum: NodeId) -> Option<NodeId> {
+    let s = g.node(sum);
+    let mut readers = g.graph.edges_directed(sum, Direction::Outgoing);
+    let (edge, more) = (readers.next()?, readers.next());
+    let relu = edge.target();
+    let r = g.node(relu);
+    let is_relu = r.op
+        == Op::Unary {
+            op: UnaryOp::Relu,
+            compute: DType::F32,
+        };
+    (s.dtype == DType::F32
+        && more.is_none()
+        && is_relu
+        && r.dtype == DType::F32
+        && edge.weight().view == s.out
+        && r.out.shape == s.out.shape
+        && r.out.is_contiguous()
+        && !g.outputs.contains(&sum))
+    .then_some(relu)
+}
+
+/// Makes `relu` the `matmul_add_relu` of `sum`'s three inputs; `sum`, read by nothing now, is
+/// dead. The relu node keeps its identity, output view and consumers, as `fold` does.
+fn absorb_relu(g: &mut Graph, sum: NodeId, relu: NodeId) {
+    let inputs = g.inputs(sum);
+    rewire(g, relu, inputs, LibraryOp::MatmulAdd { relu: true });
 }
 
 #[cfg(test)]
@@ -135,12 +195,13 @@ mod tests {
     }
 
     #[test]
-    fn a_bf16_bias_folds_into_its_matmul() {
-        for dtype in [DType::BF16, DType::F16] {
+    fn a_bias_row_folds_into_its_matmul() {
+        for dtype in [DType::BF16, DType::F16, DType::F32] {
             let (mut g, mm, add, exp) = biased(dtype, dtype);
             fold_bias(&mut g);
             assert!(g.verify().is_empty(), "{:?}", g.verify());
-            assert_eq!(g.node(add).op, Op::Library(LibraryOp::MatmulAdd));
+            let op = Op::Library(LibraryOp::MatmulAdd { relu: false });
+            assert_eq!(g.node(add).op, op);
             let (operands, ins) = (g.inputs(mm), g.inputs(add));
             assert_eq!(ins.len(), 3);
             assert_eq!(ins[..2], operands[..]);
@@ -150,12 +211,59 @@ mod tests {
         }
     }
 
+    /// `x @ w + b` of `dtype`, then `relu`, whose node is returned with the graph's.
+    fn relu_of_biased(dtype: DType) -> (Graph, NodeId, NodeId, NodeId) {
+        let (mut g, mm, add, exp) = biased(dtype, dtype);
+        let relu_op = Op::Unary {
+            op: UnaryOp::Relu,
+            compute: dtype,
+        };
+        let relu = g.add_node(
+            Node::contiguous(relu_op, dtype, &[4, 5]),
+            vec![(add, View::contiguous(&[4, 5]))],
+        );
+        // The exp reads the relu: the add has one reader.
+        let edge = g.graph.find_edge(add, exp).expect("the exp's edge");
+        g.graph.remove_edge(edge);
+        let view = View::contiguous(&[4, 5]);
+        g.graph.add_edge(relu, exp, Edge { slot: 0, view });
+        (g, mm, add, relu)
+    }
+
+    #[test]
+    fn an_f32_relu_of_the_sum_folds_too() {
+        let (mut g, mm, add, relu) = relu_of_biased(DType::F32);
+        let operands = g.inputs(mm);
+        fold_bias(&mut g);
+        assert!(g.verify().is_empty(), "{:?}", g.verify());
+        let op = Op::Library(LibraryOp::MatmulAdd { relu: true });
+        assert_eq!(g.node(relu).op, op);
+        let ins = g.inputs(relu);
+        assert_eq!(ins[..2], operands[..]);
+        assert_eq!(ins[2].1, View::new(vec![4, 5], vec![0, 1], 0));
+        let live = g.live();
+        assert!(!live[mm.index()] && !live[add.index()]);
+        // A bf16 sum folds, its relu stays a kernel of its own (the graph's vectorised one).
+        let (mut g, _, add, relu) = relu_of_biased(DType::BF16);
+        fold_bias(&mut g);
+        let op = Op::Library(LibraryOp::MatmulAdd { relu: false });
+        assert_eq!(g.node(add).op, op);
+        assert!(matches!(g.node(relu).op, Op::Unary { .. }));
+        // An f32 sum that is also an output keeps its relu apart.
+        let (mut g, _, add, relu) = relu_of_biased(DType::F32);
+        g.outputs.push(add);
+        fold_bias(&mut g);
+        assert!(matches!(g.node(relu).op, Op::Unary { .. }));
+    }
+
     #[test]
     fn other_products_and_readers_stay_as_they_are() {
-        // f32 (the gemm crate writes it), a bias of another dtype, an addend that is not a
-        // row, a product read twice, a product that is an output: no fold.
+        // An f32 sum written column-major (no row blocks), a bias of another dtype, an
+        // addend that is not a row, a product read twice, a product that is an output: no
+        // fold.
         let unfolded = |g: &Graph, add: NodeId| matches!(g.node(add).op, Op::Binary { .. });
         let (mut f32_graph, _, add, _) = biased(DType::F32, DType::F32);
+        f32_graph.graph[add].out = View::new(vec![4, 5], vec![1, 4], 0);
         fold_bias(&mut f32_graph);
         assert!(unfolded(&f32_graph, add));
         let (mut mixed, _, add, _) = biased(DType::BF16, DType::F32);

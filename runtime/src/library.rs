@@ -50,7 +50,7 @@ pub fn try_run_library(call: &LibraryCall, inputs: &[Arc<HostBuffer>]) -> Result
     };
     match &call.op {
         LibraryOp::Matmul => matmul::matmul(call, inputs, &mut out),
-        LibraryOp::MatmulAdd => matmul::matmul_add(call, inputs, &mut out),
+        LibraryOp::MatmulAdd { .. } => matmul::matmul_add(call, inputs, &mut out),
         LibraryOp::Gather { dim } => gather::gather(call, inputs, &mut out, *dim),
         LibraryOp::IndexSelect { dim } => gather::index_select(call, inputs, &mut out, *dim),
         LibraryOp::Take => gather::take(call, inputs, &mut out),

@@ -39,7 +39,7 @@ pub fn runs_on_cublas(call: &LibraryCall) -> bool {
         }
         // Rendered: the product's rounding then the add, as the host routine does (the
         // `fold_bias` pass that makes these calls does not run for CUDA targets).
-        LibraryOp::MatmulAdd
+        LibraryOp::MatmulAdd { .. }
         | LibraryOp::Gather { .. }
         | LibraryOp::IndexSelect { .. }
         | LibraryOp::Take
@@ -172,7 +172,7 @@ pub fn render_library(call: &LibraryCall) -> LibraryKernel {
             descending,
             indices,
         } => sort(&mut lib, call, *dim, *descending, *indices),
-        LibraryOp::Matmul | LibraryOp::MatmulAdd => matmul(&mut lib, call),
+        LibraryOp::Matmul | LibraryOp::MatmulAdd { .. } => matmul(&mut lib, call),
         LibraryOp::Segment { first } => sparse::segment(&mut lib, call, *first),
         LibraryOp::SpMM => sparse::spmm(&mut lib, call),
     };
@@ -586,12 +586,17 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
     let a = lib.view("a", av);
     let b = lib.view("b", bv);
     let o = lib.view("o", ov);
-    // `MatmulAdd`'s third input, read at the output's index.
-    let addend = (call.op == LibraryOp::MatmulAdd).then(|| lib.view("c", &call.inputs[2].1));
+    // `MatmulAdd`'s third input, read at the output's index, and whether a relu follows.
+    let (addend, relu) = if let LibraryOp::MatmulAdd { relu } = call.op {
+        (Some(lib.view("c", &call.inputs[2].1)), relu)
+    } else {
+        (None, false)
+    };
     lib.unravel(2, "t", &o.sizes, "p");
     let p = vars("p", r);
     let k = &a.sizes[r - 1];
     if call.dtype.is_complex() {
+        assert!(!relu, "invariant: relu is not defined on complex values");
         // As the host's complex reference loop: two f64 parts, rounded once.
         let mut ap = p.clone();
         ap[r - 1] = "k".to_string();
@@ -671,6 +676,17 @@ fn matmul(lib: &mut Lib, call: &LibraryCall) -> (usize, bool, usize) {
             format!("({prod} + {cv})")
         };
         sum = cast_expr(&added, compute, call.dtype);
+        if relu {
+            // The graph's relu: a NaN stays, anything not above zero becomes +0.
+            let v = cast_expr(&sum, call.dtype, compute);
+            lib.line(2, &format!("const {} sum = {v};", storage_type(compute)));
+            let keep = if compute == DType::I64 {
+                "sum > 0"
+            } else {
+                "sum > 0 || sum != sum"
+            };
+            sum = cast_expr(&format!("(({keep}) ? sum : 0)"), compute, call.dtype);
+        }
     }
     let out = store_expr(&sum, call.dtype);
     lib.line(2, &format!("out[{}] = {out};", address(&o, &p)));
