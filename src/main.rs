@@ -127,10 +127,12 @@ fn info() -> ExitCode {
         n => format!("prefetch {n} bytes ahead"),
     };
     println!(
-        "tuning: transpose tiles {} x {}, streaming stores from {} KiB outputs, {prefetch}",
+        "tuning: transpose tiles {} x {}, streaming stores from {} KiB outputs (unless the \
+         launch's buffers are in the last {} KiB the kernels moved), {prefetch}",
         tuning.transpose_tile.0,
         tuning.transpose_tile.1,
         kib(tuning.stream_min),
+        kib(tuning.cache_share),
     );
     println!("matmul: gemm {}", smelt_runtime::library::gemm_kernels());
     println!(

@@ -10,6 +10,7 @@ use crate::backend::{Backend, Executable, prepared_once};
 use crate::buffer::{Buffer, HostBuffer};
 use crate::device::Target;
 use crate::reference::{Reference, prepare_outputs};
+use crate::residency;
 use hashbrown::HashMap;
 use smelt_codegen::cpu::{
     CompiledKernel, CpuJit, KernelFn, Unsupported, plain_scratch_row, scratch_row,
@@ -176,13 +177,26 @@ fn call(l: &Launch, bufs: &[usize], begin: i64, end: i64) {
 /// Elements below which a kernel stays on the calling thread, and the least work per task.
 const GRAIN: usize = 1 << 15;
 
-/// Output bytes from which a kernel writes with streaming stores (`compiled_streaming`), when
-/// its stores allow: an output this large leaves the caches before anything reads it, so each
-/// ordinary store's read of its line first is wasted traffic. Chosen from the host's last-level
-/// cache (`smelt_codegen::cpu::host::Tuning::stream_min`: 16 MiB on the machines measured,
-/// `docs/benchmarks.md`, "Figures behind the code's constants").
-fn stream_min() -> usize {
-    smelt_codegen::cpu::host::tuning().stream_min
+/// When kernels write with streaming stores (`compiled_streaming`), where their stores allow:
+/// from an output size at which the output leaves the caches before anything reads it, so each
+/// ordinary store's read of its line first is wasted traffic, unless what the launch touches
+/// is still cached from the launches before. Chosen from the host's last-level cache
+/// (`smelt_codegen::cpu::host::Tuning`: `stream_min` 16 MiB on the machines measured,
+/// `cache_share` a fifth of the cache; `docs/benchmarks.md`, "Streaming stores").
+fn streams() -> Streams {
+    let t = smelt_codegen::cpu::host::tuning();
+    Streams {
+        min: t.stream_min,
+        share: t.cache_share,
+    }
+}
+
+/// When a launch runs its kernel's streaming variant: outputs of at least `min` bytes, unless
+/// the launch's buffers are likely in a cache of `share` bytes ([`residency::cached`]).
+#[derive(Clone, Copy, Debug)]
+struct Streams {
+    min: usize,
+    share: usize,
 }
 
 /// Whether streaming variants may run at all: `SMELT_STREAM=0` says never (for comparisons).
@@ -195,7 +209,7 @@ fn streaming_enabled() -> bool {
 /// output buffers in output order.
 /// Panics when an output cannot be allocated (the backend's `run_kernel` returns the error).
 pub fn run_kernel(kernel: &Kernel, inputs: Vec<Arc<HostBuffer>>) -> Vec<HostBuffer> {
-    run_prepared(kernel, &prepare(kernel), inputs, stream_min()).unwrap_or_else(|e| panic!("{e}"))
+    run_prepared(kernel, &prepare(kernel), inputs, streams()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Launches of a streaming variant so far (the tests check that it ran).
@@ -209,7 +223,8 @@ pub(crate) fn run_kernel_streaming(
     kernel: &Kernel,
     inputs: Vec<Arc<HostBuffer>>,
 ) -> Vec<HostBuffer> {
-    run_prepared(kernel, &prepare(kernel), inputs, 0).unwrap_or_else(|e| panic!("{e}"))
+    let always = Streams { min: 0, share: 0 };
+    run_prepared(kernel, &prepare(kernel), inputs, always).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The cpu backend: cranelift-compiled kernels over rayon, library routines on the host.
@@ -242,7 +257,7 @@ impl Backend for Cpu {
     ) -> Result<Vec<Buffer>> {
         let args = args.into_iter().map(Buffer::into_host).collect();
         let outs = match &prepared.0 {
-            Some(how) => run_prepared(kernel, how, args, stream_min())?,
+            Some(how) => run_prepared(kernel, how, args, streams())?,
             None => panic!("invariant: a kernel step is prepared as a kernel"),
         };
         Ok(outs.into_iter().map(Buffer::from).collect())
@@ -327,22 +342,22 @@ fn prepare(kernel: &Kernel) -> How {
     }
 }
 
-/// Runs `kernel` as `prepared`, with its streaming variant when the outputs are at least
-/// `stream_min` bytes and the stores allow.
+/// Runs `kernel` as `prepared`, with its streaming variant where `streams` says and the
+/// stores allow.
 fn run_prepared(
     kernel: &Kernel,
     prepared: &How,
     mut inputs: Vec<Arc<HostBuffer>>,
-    stream_min: usize,
+    streams: Streams,
 ) -> Result<Vec<HostBuffer>> {
     let (code, plain_scratch, streaming) = match prepared {
         How::Split(halves) => {
             let [(blocks, b), (combine, c)] = &**halves;
-            let partials = run_prepared(blocks, b, inputs.clone(), stream_min)?
+            let partials = run_prepared(blocks, b, inputs.clone(), streams)?
                 .pop()
                 .expect("the blocks kernel has one output");
             inputs.push(Arc::new(partials));
-            return run_prepared(combine, c, inputs, stream_min);
+            return run_prepared(combine, c, inputs, streams);
         }
         How::Whole(Ok(code), scratch, streaming) => (code, *scratch, streaming),
         How::Whole(Err(_), ..) => {
@@ -388,10 +403,17 @@ fn run_prepared(
         strides.push(index.offset as i64);
     }
     let out_bytes: usize = outs.iter().map(|b| b.len() * b.dtype().size()).sum();
+    // What the launch touches, for the cache model: each buffer's first byte and length.
+    let touched: Vec<residency::Range> = inputs
+        .iter()
+        .map(|b| &**b)
+        .chain(outs.iter())
+        .map(|b| (b.as_ptr() as usize, b.len() * b.dtype().size()))
+        .collect();
+    let stream = out_bytes >= streams.min && !residency::cached(&touched, streams.share);
+    residency::touched(&touched);
     let (entry, scratch) = match streaming {
-        Some(variant)
-            if out_bytes >= stream_min && streaming_enabled() && streams_aligned(kernel, &bufs) =>
-        {
+        Some(variant) if stream && streaming_enabled() && streams_aligned(kernel, &bufs) => {
             match variant.code.get_or_init(|| compiled_streaming(kernel)) {
                 Ok(streams) => {
                     #[cfg(test)]

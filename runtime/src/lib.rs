@@ -20,6 +20,7 @@ mod math_tests;
 pub mod memory;
 pub mod record;
 pub mod reference;
+mod residency;
 pub use smelt_ir::scalar_ops;
 pub mod stats;
 

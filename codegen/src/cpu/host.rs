@@ -82,6 +82,10 @@ pub struct Tuning {
     pub transpose_tile: (i64, i64),
     /// Output bytes from which a kernel writes with streaming stores.
     pub stream_min: usize,
+    /// The bytes of the last-level cache this process can count on keeping: a launch whose
+    /// buffers were touched within that many bytes of kernel traffic, and whose own bytes
+    /// fit in it, keeps its plain stores (the runtime's `residency` model).
+    pub cache_share: usize,
     /// Bytes a SIMD loop prefetches ahead of its contiguous loads; 0 for none.
     pub prefetch_ahead: i32,
 }
@@ -125,6 +129,12 @@ impl Tuning {
     ///   leaves the caches before it is read again, so an ordinary store's read of the line
     ///   first is wasted; 16 MiB was measured on 32 and 480 MiB caches (a guest's share of a
     ///   shared L3 is far smaller than the whole), and a smaller L3 streams sooner.
+    /// - `cache_share`: a fifth of the last-level cache. On the Xeon guest with a 260 MiB L3
+    ///   (52 MiB), `permute_scale` launched back to back on its 49 MiB of buffers ran 1.17×
+    ///   faster with plain stores than streamed, while `layernorm` (64 MiB) still gained from
+    ///   streaming (1.06×) and `softmax_rows` (128 MiB) was level: what stays cached there is
+    ///   about a fifth of what the guest is told. On a 32 MiB L3 it is below `stream_min`, so
+    ///   nothing changes there.
     /// - `prefetch_ahead`: 32 cache lines (2 KiB with 64-byte lines), scaled with the line
     ///   size, where it was measured to gain (the Xeon guests: a row sum of `(a − b)²` 7.3 →
     ///   5.4 ms in C); none on AMD CPUs, whose own prefetchers keep enough lines in flight:
@@ -141,6 +151,7 @@ impl Tuning {
         Tuning {
             transpose_tile: (rows, 128),
             stream_min: (h.llc / 2).clamp(4 << 20, 16 << 20),
+            cache_share: h.llc / 5,
             prefetch_ahead,
         }
     }
@@ -269,6 +280,7 @@ mod tests {
             assert_eq!(t.transpose_tile, (64, 128));
             assert_eq!(t.stream_min, 16 << 20);
             assert_eq!(t.prefetch_ahead, 2048);
+            assert_eq!(t.cache_share, h.llc / 5);
         }
         // The EPYC is an AMD CPU: no prefetches ahead of streamed loads there.
         let epyc = Host {
