@@ -144,17 +144,12 @@ fn f32_biased(
     let (av, bv, ov) = check_views(call);
     let r = ov.ndim();
     let (n, k) = (ov.shape[r - 1], av.shape[r - 1]);
-    let rows_strides = if r == 2 {
-        Some((ov.shape[0], av.strides[0], ov.strides[0]))
-    } else {
-        matmul_rows(av, bv, ov)
-    };
     let (HostBuffer::F32(o), HostBuffer::F32(a), HostBuffer::F32(b)) =
         (&mut *out, &*inputs[0], &*inputs[1])
     else {
         return false;
     };
-    let Some((rows, a_rs, o_rs)) = rows_strides else {
+    let Some((rows, a_rs, o_rs)) = matmul_rows(av, bv, ov) else {
         return false;
     };
     if call.dtype != DType::F32
