@@ -64,14 +64,18 @@ pub(crate) fn cached(ranges: &[Range], share: usize) -> bool {
     if bytes > share {
         return false;
     }
-    let now = CLOCK.load(Ordering::Relaxed);
     let recent = RECENT.lock().unwrap_or_else(|e| e.into_inner());
+    // Read under the lock: a stamp is written under it after its clock advanced, so none in
+    // the table is later than `now` (the subtraction saturates all the same).
+    let now = CLOCK.load(Ordering::Relaxed);
     ranges
         .iter()
         .filter(|r| r.1 >= MIN_BYTES)
         .all(|&(start, len)| {
             recent.iter().any(|&(s, l, at)| {
-                s == start && l >= len && (now - at).saturating_add(bytes as u64) <= share as u64
+                s == start
+                    && l >= len
+                    && now.saturating_sub(at).saturating_add(bytes as u64) <= share as u64
             })
         })
 }
