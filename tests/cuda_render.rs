@@ -18,11 +18,12 @@ fn golden_dir() -> PathBuf {
 }
 
 /// The kernels realizing `t` runs (its inputs already realized), with the passes a CUDA
-/// target runs: without `fold_bias`, whose `matmul_add` calls CUDA leaves to cuBLAS and a
-/// kernel (`explain`'s device rule).
+/// target runs (`smelt::device_disables`: no `fold_bias`, whose `matmul_add` calls CUDA
+/// leaves to cuBLAS and a kernel).
 fn kernels_of(t: &Tensor) -> Vec<Kernel> {
+    let off = smelt::device_disables(Device::Cuda(0));
     let realize = || smelt::realize(&[t]);
-    let (result, kernels) = record_kernels(|| smelt_passes::with_disabled(&["fold_bias"], realize));
+    let (result, kernels) = record_kernels(|| smelt_passes::with_disabled(off, realize));
     result.unwrap_or_else(|e| panic!("realisation failed: {e}"));
     kernels
 }

@@ -32,8 +32,9 @@ impl Mode {
 pub const UNFUSED_DISABLES: &[&str] = &["fuse", "eliminate_copies", "fold_bias"];
 
 /// The passes off for graphs realised on `device`: CUDA runs float products on cuBLAS, which
-/// the `matmul_add` calls `fold_bias` makes would leave for a rendered loop.
-fn device_disables(device: Device) -> &'static [&'static str] {
+/// the `matmul_add` calls `fold_bias` makes would leave for a rendered loop. (Public for
+/// tests that record a graph's kernels on the cpu backend as another device would run them.)
+pub fn device_disables(device: Device) -> &'static [&'static str] {
     match device {
         Device::Cpu => &[],
         Device::Cuda(_) => &["fold_bias"],

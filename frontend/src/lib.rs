@@ -76,8 +76,8 @@ pub use device::{get_default_device, set_default_device, with_default_device};
 pub use dump::GraphDump;
 pub use elementwise::RoundingMode;
 pub use explain::{
-    BoundaryInfo, Explain, KernelInfo, Mode, UNFUSED_DISABLES, explain, explain_all,
-    explain_all_mode, explain_mode,
+    BoundaryInfo, Explain, KernelInfo, Mode, UNFUSED_DISABLES, device_disables, explain,
+    explain_all, explain_all_mode, explain_mode,
 };
 #[cfg(feature = "ndarray")]
 pub use io::NdArrayView;
