@@ -366,3 +366,50 @@ fn epilogues_of_empty_rows_and_outputs_beside_empty_loops_are_written() {
         );
     }
 }
+
+/// `rows` rows of 64 f32 values, each row `first` at elements 0, 4, 8 and 12 (the four
+/// elements that share lane 0 of a SIMD row pass's first trip) and zeros elsewhere.
+fn trip_rows(rows: usize, first: [f32; 4]) -> Tensor {
+    let mut v = vec![0.0f32; rows * 64];
+    for row in v.chunks_mut(64) {
+        for (j, x) in first.iter().enumerate() {
+            row[4 * j] = *x;
+        }
+    }
+    Tensor::from_vec(v, &[rows, 64])
+}
+
+/// The value of `program`'s tensor realised on `backend` (fused; built anew, as a realised
+/// tensor keeps its values).
+fn on(backend: smelt::Target, program: &dyn Fn() -> Tensor) -> Vec<f32> {
+    let t = program();
+    smelt::realize_with(&[&t], smelt::Mode::Fused, backend).expect("realises");
+    f32s(&t)
+}
+
+/// A row sum whose terms are never negative (here squares) adds a trip's vectors in f32 on
+/// the cpu backend before its f64 accumulators; any other sum stays in f64. Lane 0 of the
+/// trip gets 1, 2⁻²⁴, 2⁻²⁴, 2⁻²⁴: the reference's exact sum rounds to 1 + 2⁻²² (a tie, to
+/// even), the f32 tree `(1 + 2⁻²⁴) + (2⁻²⁴ + 2⁻²⁴)` gives 1 + 2⁻²³, one ulp away and within
+/// the 2.5 ulps the rule allows. Lane 0 of the signed row gets 2²⁴, 1, 1, −2²⁴: in f32 that
+/// tree gives 1, the f64 sum 2, which every backend must return.
+#[test]
+fn nonnegative_row_sums_add_a_trip_in_f32_and_signed_ones_stay_exact() {
+    let eps = 2f32.powi(-12);
+    let squares = || {
+        trip_rows(8, [1.0, eps, eps, eps])
+            .pow(2.0)
+            .sum(&[1], false, None)
+    };
+    let exact = 1.0 + 2f32.powi(-22);
+    assert_eq!(on(smelt::Target::Reference, &squares), vec![exact; 8]);
+    assert_eq!(
+        on(smelt::Target::Cpu, &squares),
+        vec![1.0 + 2f32.powi(-23); 8]
+    );
+    let big = 2f32.powi(24);
+    let signed = || trip_rows(8, [big, 1.0, 1.0, -big]).sum(&[1], false, None);
+    for backend in smelt::Target::HOST {
+        assert_eq!(on(backend, &signed), vec![2.0; 8], "{}", backend.name());
+    }
+}

@@ -284,6 +284,117 @@ impl Kernel {
         out
     }
 
+    /// Which SSA values are never negative: a bool or `uint8` value, or a float that is +0,
+    /// −0, positive, +∞ or NaN but never below zero and never −∞ (`None`-typed stores are
+    /// `false`). A sum of such values has no cancellation and every partial sum is at most the
+    /// whole, so the CPU backend may add a few of them in f32 before its f64 accumulators
+    /// (`codegen/src/cpu/translate/rows.rs`): the result moves by a few units in the last
+    /// place at most, and overflows only where the whole sum does. The rules are local and
+    /// conservative: `|x|`, `x²`, `exp`, `sqrt`, `sigmoid`, `relu`; sums, products, maxima and
+    /// selections of such values; `pow` by an even integer constant, or of such a value by a
+    /// constant ≥ 0. Division is not among them (`x / −0` is −∞).
+    pub fn nonnegative(&self) -> Vec<bool> {
+        let dtypes = self.value_dtypes();
+        let mut out: Vec<bool> = Vec::with_capacity(self.body.len());
+        let konst = |v: ValueId| match self.body[v] {
+            Instr::Const { value, .. } => Some(value.as_f64()),
+            Instr::Load { .. }
+            | Instr::Unary { .. }
+            | Instr::Binary { .. }
+            | Instr::Where { .. }
+            | Instr::Cast { .. }
+            | Instr::Reduce { .. }
+            | Instr::Store { .. }
+            | Instr::Random { .. } => None,
+        };
+        for (i, instr) in self.body.iter().enumerate() {
+            let unsigned = matches!(dtypes[i], Some(DType::Bool | DType::U8));
+            let float = dtypes[i].is_some_and(|d| d.is_float());
+            let known = match *instr {
+                Instr::Const { value, .. } => float && value.as_f64() >= 0.0,
+                Instr::Unary { op, x, .. } => {
+                    float
+                        && match op {
+                            UnaryOp::Abs
+                            | UnaryOp::Square
+                            | UnaryOp::Exp
+                            | UnaryOp::Exp2
+                            | UnaryOp::Sqrt
+                            | UnaryOp::Sigmoid
+                            | UnaryOp::Relu => true,
+                            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => {
+                                out[x]
+                            }
+                            UnaryOp::Neg
+                            | UnaryOp::Sign
+                            | UnaryOp::Expm1
+                            | UnaryOp::Log
+                            | UnaryOp::Log2
+                            | UnaryOp::Log1p
+                            | UnaryOp::Rsqrt
+                            | UnaryOp::Reciprocal
+                            | UnaryOp::Sin
+                            | UnaryOp::Cos
+                            | UnaryOp::Tan
+                            | UnaryOp::Tanh
+                            | UnaryOp::Erf
+                            | UnaryOp::LogicalNot
+                            | UnaryOp::BitwiseNot
+                            | UnaryOp::IsNan
+                            | UnaryOp::IsInf
+                            | UnaryOp::IsFinite
+                            | UnaryOp::Angle => false,
+                        }
+                }
+                Instr::Binary { op, a, b, .. } => {
+                    float
+                        && match op {
+                            BinaryOp::Mul => a == b || out[a] && out[b],
+                            BinaryOp::Add | BinaryOp::Minimum => out[a] && out[b],
+                            BinaryOp::Maximum => out[a] || out[b],
+                            BinaryOp::Pow => match konst(b) {
+                                Some(e) => e.is_finite() && e % 2.0 == 0.0 || out[a] && e >= 0.0,
+                                None => false,
+                            },
+                            BinaryOp::Sub
+                            | BinaryOp::Div
+                            | BinaryOp::DivTrunc
+                            | BinaryOp::DivFloor
+                            | BinaryOp::Remainder
+                            | BinaryOp::Fmod
+                            | BinaryOp::Atan2
+                            | BinaryOp::Eq
+                            | BinaryOp::Ne
+                            | BinaryOp::Lt
+                            | BinaryOp::Le
+                            | BinaryOp::Gt
+                            | BinaryOp::Ge
+                            | BinaryOp::LogicalAnd
+                            | BinaryOp::LogicalOr
+                            | BinaryOp::LogicalXor
+                            | BinaryOp::BitAnd
+                            | BinaryOp::BitOr
+                            | BinaryOp::BitXor => false,
+                        }
+                }
+                Instr::Where { a, b, .. } => out[a] && out[b],
+                Instr::Cast { x, .. } => float && out[x],
+                Instr::Reduce { op, x } => {
+                    float
+                        && out[x]
+                        && match op {
+                            ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Min => true,
+                            // An empty row's maximum is −∞.
+                            ReduceOp::Max | ReduceOp::All | ReduceOp::Any => false,
+                        }
+                }
+                Instr::Load { .. } | Instr::Random { .. } | Instr::Store { .. } => false,
+            };
+            out.push(unsigned || known);
+        }
+        out
+    }
+
     /// Chooses the loop order of an elementwise kernel (one without reduced dims, whose points
     /// may run in any order): the dim along which the most loads and stores are contiguous
     /// (stride exactly 1) becomes the innermost, so those accesses stream and vectorise;
@@ -1016,5 +1127,73 @@ mod tests {
                 Level::Row
             ]
         );
+    }
+
+    /// The sign rules of [`Kernel::nonnegative`]: squares, `exp`, `|x|` and what sums,
+    /// multiplies or selects them are never negative; a load, a difference, a quotient, an
+    /// odd power and a negative constant may be.
+    #[test]
+    fn nonnegative_follows_squares_and_exponentials() {
+        let f = DType::F32;
+        let un = |op, x| Instr::Unary { op, x, compute: f };
+        let bin = |op, a, b| Instr::Binary {
+            op,
+            a,
+            b,
+            compute: f,
+        };
+        let konst = |v: f64| Instr::Const {
+            value: Scalar::Float(v),
+            dtype: f,
+        };
+        let k = Kernel {
+            name: "signs".into(),
+            shape: vec![4],
+            reduce_axes: 0,
+            args: vec![Arg {
+                dtype: f,
+                len: 4,
+                access: Access::Read,
+            }],
+            body: vec![
+                Instr::Load {
+                    arg: 0,
+                    index: Index {
+                        strides: vec![1],
+                        offset: 0,
+                    },
+                },
+                konst(2.0),
+                konst(3.0),
+                konst(-1.0),
+                bin(BinaryOp::Pow, 0, 1),
+                bin(BinaryOp::Pow, 0, 2),
+                bin(BinaryOp::Mul, 0, 0),
+                un(UnaryOp::Exp, 0),
+                bin(BinaryOp::Add, 4, 7),
+                bin(BinaryOp::Sub, 4, 7),
+                bin(BinaryOp::Div, 4, 7),
+                bin(BinaryOp::Maximum, 0, 1),
+                bin(BinaryOp::Mul, 0, 7),
+                Instr::Where {
+                    cond: 0,
+                    a: 6,
+                    b: 8,
+                },
+                Instr::Where {
+                    cond: 0,
+                    a: 6,
+                    b: 3,
+                },
+                bin(BinaryOp::Pow, 7, 2),
+                un(UnaryOp::Abs, 9),
+                un(UnaryOp::Tanh, 7),
+            ],
+        };
+        let want = [
+            false, true, true, false, true, false, true, true, true, false, false, true, false,
+            true, false, true, true, false,
+        ];
+        assert_eq!(k.nonnegative(), want);
     }
 }
