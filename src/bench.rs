@@ -372,6 +372,11 @@ fn checked_row(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Row, String>
     })
 }
 
+/// Untimed realisations of each mode before `--warm`'s timed ones: as many calls as `bench.py`
+/// (the anchors' harness) makes before it times PyTorch or the hand C: a first call and three
+/// warm-ups.
+const WARM_UPS: usize = 4;
+
 /// Times the rows of one workload: each repetition realizes every mode once (and the GEMM
 /// crate alone once, for the matmul), each after a [`Flush`], then runs one STREAM triad.
 /// Interleaved, the modes and the bandwidth limit are measured over the same seconds, so a
@@ -381,7 +386,8 @@ fn checked_row(name: &str, mode: Mode, inputs: &[Tensor]) -> Result<Row, String>
 ///
 /// Without a flush (`--warm`), the repetitions run back to back, and the triads run three
 /// before and three after them: a triad runs on threads of its own, and the runtime's workers,
-/// asleep meanwhile, would start the next repetition late (see [`Flush`]).
+/// asleep meanwhile, would start the next repetition late (see [`Flush`]). [`WARM_UPS`]
+/// untimed repetitions follow the first triads.
 #[allow(clippy::too_many_arguments)]
 fn time_rows(
     name: &str,
@@ -404,6 +410,11 @@ fn time_rows(
     let (between, around) = if flush.is_some() { (1, 0) } else { (0, 3) };
     let cold = || flush.iter().for_each(|f| f.run());
     triads(stream, around);
+    if flush.is_none() {
+        // Back to back, as `bench.py` times PyTorch: its first call and three warm-ups come
+        // between its triads and the timed calls, and so do these.
+        measure::time_interleaved_with(name, modes, inputs, WARM_UPS, &mut || {}, &mut || {})?;
+    }
     let times =
         measure::time_interleaved_with(name, modes, inputs, reps, &mut || cold(), &mut || {
             if let Some(b) = baseline.as_mut() {
