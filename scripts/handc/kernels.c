@@ -1,11 +1,11 @@
 // Hand-fused C for WORKLOADS.md's memory-bound workloads, at smelt's vector width: 128-bit
 // SSE/AVX intrinsics with FMA, two OpenMP threads over rows, outputs allocated once and reused
 // (2 MiB aligned, advised as huge pages), the same algorithms as smelt's kernels (f64 sum
-// lanes, two-pass variance, polynomial exp of the same degree, GELU's tail as smelt computes
-// it), the same software prefetches (2 KiB ahead of streamed inputs; the next row during a
-// row's later passes) and streaming stores where smelt's kernels stream (ew_chain, gelu_tanh,
-// transpose_add's tiles, permute_scale, softmax_rows with its stash in a scratch row, and
-// layernorm; not a row of sums).
+// lanes, a trip of never-negative terms added in f32 first, two-pass variance, polynomial exp
+// of the same degree, GELU's tail as smelt computes it), the same software prefetches (2 KiB
+// ahead of streamed inputs; the next row during a row's later passes) and streaming stores
+// where smelt's kernels stream (ew_chain, gelu_tanh, transpose_add's tiles, permute_scale,
+// softmax_rows with its stash in a scratch row, and layernorm; not a row of sums).
 // It is the yardstick for "within 15 % of hand-written C": run it and `smelt bench` back to
 // back (scripts/handc.sh).
 //
@@ -242,6 +242,23 @@ static double sum8(__m128d *a) {
             acc[2 * u + 1] = _mm_add_pd(acc[2 * u + 1], hi_pd(v));                         \
         }
 
+// The same for values that are never negative (squares, exponentials), as smelt's row pass
+// adds them: a trip's four vectors in f32 as a tree, (v0 + v1) + (v2 + v3), widened once.
+#define ROW_SUM_NONNEG(len, PF, EXPR)                                                      \
+    __m128d acc[8];                                                                        \
+    for (int q = 0; q < 8; q++) acc[q] = _mm_setzero_pd();                                 \
+    for (size_t i = 0; i < (len); i += 16) {                                               \
+        __m128 t[4];                                                                       \
+        for (int u = 0; u < 4; u++) {                                                      \
+            if (u == 0) PF;                                                                \
+            size_t k = i + 4 * u;                                                          \
+            t[u] = (EXPR);                                                                 \
+        }                                                                                  \
+        __m128 v = _mm_add_ps(_mm_add_ps(t[0], t[1]), _mm_add_ps(t[2], t[3]));             \
+        acc[0] = _mm_add_pd(acc[0], _mm_cvtps_pd(v));                                      \
+        acc[1] = _mm_add_pd(acc[1], hi_pd(v));                                             \
+    }
+
 static void softmax_rows(void) {
 #pragma omp parallel
     {
@@ -261,7 +278,7 @@ static void softmax_rows(void) {
             __m128 m = _mm_max_ps(_mm_max_ps(m4[0], m4[1]), _mm_max_ps(m4[2], m4[3]));
             m = _mm_max_ps(m, _mm_shuffle_ps(m, m, 0x4e));
             m = _mm_max_ps(m, _mm_shuffle_ps(m, m, 0xb1));
-            ROW_SUM(N, fetch(x + N + i), ({
+            ROW_SUM_NONNEG(N, fetch(x + N + i), ({
                         __m128 e = exp_neg(_mm_sub_ps(_mm_loadu_ps(x + k), m));
                         _mm_store_ps(scratch + k, e);
                         e;
@@ -281,7 +298,7 @@ static void sum_sq_diff(void) {
 #pragma omp parallel for schedule(static)
     for (size_t r = 0; r < N; r++) {
         const float *a = A + r * N, *b = B + r * N;
-        ROW_SUM(N, (pf(a + i), pf(b + i)), ({
+        ROW_SUM_NONNEG(N, (pf(a + i), pf(b + i)), ({
                     __m128 d = _mm_sub_ps(_mm_loadu_ps(a + k), _mm_loadu_ps(b + k));
                     _mm_mul_ps(d, d);
                 }));
@@ -306,7 +323,7 @@ static void layernorm(void) {
             __m128 m = ps(mean);
             float var;
             {
-                ROW_SUM(LC, fetch(x + LC + i), ({
+                ROW_SUM_NONNEG(LC, fetch(x + LC + i), ({
                             __m128 d = _mm_sub_ps(_mm_loadu_ps(x + k), m);
                             _mm_mul_ps(d, d);
                         }));
