@@ -296,101 +296,44 @@ impl Kernel {
     pub fn nonnegative(&self) -> Vec<bool> {
         let dtypes = self.value_dtypes();
         let mut out: Vec<bool> = Vec::with_capacity(self.body.len());
-        let konst = |v: ValueId| match self.body[v] {
-            Instr::Const { value, .. } => Some(value.as_f64()),
-            Instr::Load { .. }
-            | Instr::Unary { .. }
-            | Instr::Binary { .. }
-            | Instr::Where { .. }
-            | Instr::Cast { .. }
-            | Instr::Reduce { .. }
-            | Instr::Store { .. }
-            | Instr::Random { .. } => None,
+        let konst = |v: ValueId| {
+            if let Instr::Const { value, .. } = self.body[v] {
+                Some(value.as_f64())
+            } else {
+                None
+            }
         };
+        // Ops not named here are not known to be non-negative: an op added later is `false`
+        // until a rule says otherwise.
         for (i, instr) in self.body.iter().enumerate() {
             let unsigned = matches!(dtypes[i], Some(DType::Bool | DType::U8));
             let float = dtypes[i].is_some_and(|d| d.is_float());
             let known = match *instr {
-                Instr::Const { value, .. } => float && value.as_f64() >= 0.0,
+                Instr::Const { value, .. } => value.as_f64() >= 0.0,
                 Instr::Unary { op, x, .. } => {
-                    float
-                        && match op {
-                            UnaryOp::Abs
-                            | UnaryOp::Square
-                            | UnaryOp::Exp
-                            | UnaryOp::Exp2
-                            | UnaryOp::Sqrt
-                            | UnaryOp::Sigmoid
-                            | UnaryOp::Relu => true,
-                            UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round | UnaryOp::Trunc => {
-                                out[x]
-                            }
-                            UnaryOp::Neg
-                            | UnaryOp::Sign
-                            | UnaryOp::Expm1
-                            | UnaryOp::Log
-                            | UnaryOp::Log2
-                            | UnaryOp::Log1p
-                            | UnaryOp::Rsqrt
-                            | UnaryOp::Reciprocal
-                            | UnaryOp::Sin
-                            | UnaryOp::Cos
-                            | UnaryOp::Tan
-                            | UnaryOp::Tanh
-                            | UnaryOp::Erf
-                            | UnaryOp::LogicalNot
-                            | UnaryOp::BitwiseNot
-                            | UnaryOp::IsNan
-                            | UnaryOp::IsInf
-                            | UnaryOp::IsFinite
-                            | UnaryOp::Angle => false,
-                        }
+                    use UnaryOp as U;
+                    matches!(op, U::Abs | U::Square | U::Exp | U::Exp2 | U::Sqrt)
+                        || matches!(op, U::Sigmoid | U::Relu)
+                        || matches!(op, U::Floor | U::Ceil | U::Round | U::Trunc) && out[x]
                 }
                 Instr::Binary { op, a, b, .. } => {
-                    float
-                        && match op {
-                            BinaryOp::Mul => a == b || out[a] && out[b],
-                            BinaryOp::Add | BinaryOp::Minimum => out[a] && out[b],
-                            BinaryOp::Maximum => out[a] || out[b],
-                            BinaryOp::Pow => match konst(b) {
-                                Some(e) => e.is_finite() && e % 2.0 == 0.0 || out[a] && e >= 0.0,
-                                None => false,
-                            },
-                            BinaryOp::Sub
-                            | BinaryOp::Div
-                            | BinaryOp::DivTrunc
-                            | BinaryOp::DivFloor
-                            | BinaryOp::Remainder
-                            | BinaryOp::Fmod
-                            | BinaryOp::Atan2
-                            | BinaryOp::Eq
-                            | BinaryOp::Ne
-                            | BinaryOp::Lt
-                            | BinaryOp::Le
-                            | BinaryOp::Gt
-                            | BinaryOp::Ge
-                            | BinaryOp::LogicalAnd
-                            | BinaryOp::LogicalOr
-                            | BinaryOp::LogicalXor
-                            | BinaryOp::BitAnd
-                            | BinaryOp::BitOr
-                            | BinaryOp::BitXor => false,
-                        }
+                    let both = out[a] && out[b];
+                    let even_power = |e: f64| e.is_finite() && e % 2.0 == 0.0;
+                    op == BinaryOp::Mul && (a == b || both)
+                        || matches!(op, BinaryOp::Add | BinaryOp::Minimum) && both
+                        || op == BinaryOp::Maximum && (out[a] || out[b])
+                        || op == BinaryOp::Pow
+                            && konst(b).is_some_and(|e| even_power(e) || out[a] && e >= 0.0)
                 }
                 Instr::Where { a, b, .. } => out[a] && out[b],
-                Instr::Cast { x, .. } => float && out[x],
+                Instr::Cast { x, .. } => out[x],
+                // An empty row's maximum is −∞.
                 Instr::Reduce { op, x } => {
-                    float
-                        && out[x]
-                        && match op {
-                            ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Min => true,
-                            // An empty row's maximum is −∞.
-                            ReduceOp::Max | ReduceOp::All | ReduceOp::Any => false,
-                        }
+                    matches!(op, ReduceOp::Sum | ReduceOp::Prod | ReduceOp::Min) && out[x]
                 }
                 Instr::Load { .. } | Instr::Random { .. } | Instr::Store { .. } => false,
             };
-            out.push(unsigned || known);
+            out.push(unsigned || float && known);
         }
         out
     }
